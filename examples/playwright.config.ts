@@ -1,0 +1,28 @@
+import fs from 'node:fs';
+import { defineConfig, devices } from '@playwright/test';
+
+const port = Number(process.env.DEMO_SITE_PORT ?? 4173);
+// Playwright cannot download its browser here; Debian's chromium is used where it is installed.
+const executablePath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => fs.existsSync(candidate));
+const launchOptions = executablePath ? { executablePath } : {};
+
+export default defineConfig({
+  testDir: './tests',
+  retries: 1,
+  timeout: 15_000,
+  reporter: [['list']],
+  use: {
+    baseURL: process.env.PLAYWRIGHT_BASE_URL ?? process.env.BASE_URL ?? `http://127.0.0.1:${port}`,
+    launchOptions,
+  },
+  projects: [
+    { name: 'desktop', use: { ...devices['Desktop Chrome'], launchOptions } },
+    { name: 'mobile', use: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, launchOptions } },
+  ],
+  webServer: {
+    command: `node site/serve.mjs ${port}`,
+    url: `http://127.0.0.1:${port}/healthz`,
+    reuseExistingServer: true,
+    timeout: 10_000,
+  },
+});

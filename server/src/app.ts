@@ -1,0 +1,35 @@
+import express, { Router } from 'express';
+import { authenticate } from './auth/middleware.ts';
+import type { AppDeps } from './context.ts';
+import { errorMiddleware, unknownPath } from './http/errors.ts';
+import { requestLogging } from './http/logging.ts';
+import { createRegistry, generateDocument } from './http/openapi.ts';
+import type { RouteContext } from './http/route.ts';
+import { systemRoutes } from './system/routes.ts';
+import { userRoutes } from './users/routes.ts';
+import { environmentRoutes } from './environments/routes.ts';
+
+/** Builds the Express app; no I/O happens until it serves requests. */
+export function createApp(deps: AppDeps) {
+  const registry = createRegistry();
+  const api = Router();
+  const open = Router();
+  const ctx: RouteContext = { api, open, registry };
+
+  userRoutes(ctx, deps.sql);
+  environmentRoutes(ctx, deps.sql);
+
+  let document: ReturnType<typeof generateDocument> | null = null;
+  systemRoutes(ctx, deps, () => (document ??= generateDocument(registry, deps.config.publicUrl)));
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(requestLogging(deps.logger));
+  app.use(open);
+  app.use('/api', authenticate(deps.sql), express.json({ limit: deps.config.bodyLimit }));
+  app.use(api);
+  app.use(unknownPath);
+  app.use(errorMiddleware);
+  return { app, openApiDocument: () => (document ??= generateDocument(registry, deps.config.publicUrl)) };
+}

@@ -1,0 +1,3 @@
+import { runCli } from './cli.ts';
+
+runCli(process.argv.slice(2));

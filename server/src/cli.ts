@@ -1,0 +1,165 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { createKey } from './auth/store.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { openDatabaseForCli } from './db.ts';
+import { DataDirLockedError } from './embedded.ts';
+import { createLogger } from './logger.ts';
+import { migrate } from './migrate.ts';
+import { addMember, createProject, getProject } from './projects/store.ts';
+import { startServer } from './server.ts';
+import { chatAccountSchema, newUserSchema, scmAccountSchema } from './users/schema.ts';
+import { createUser, linkAccount, userExists } from './users/store.ts';
+
+const USAGE = `usage: proctor <command>
+  serve                                         start the service
+  migrate                                       apply pending migrations
+  project create --name N --repo PATH|URL [--repo-name owner/name]
+  user create --email E --name N
+  member add --project P --user U
+  user link --user U (--chat JSON | --scm JSON)
+  key create (--project P | --user U)`;
+
+class UsageError extends Error {}
+
+type Flags = Record<string, string | undefined>;
+
+function required(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function projectIdFlag(flags: Flags): number {
+  const id = Number(required(flags, 'project'));
+  if (!Number.isInteger(id) || id < 1) throw new UsageError('--project must be a project id (a positive integer)');
+  return id;
+}
+
+function parseJsonFlag<S extends z.ZodType>(schema: S, raw: string, flag: string): z.infer<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new UsageError(`--${flag} must be JSON`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new UsageError(`--${flag}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+function defaultRepoName(repo: string): string {
+  const cleaned = repo.replace(/\.git$/, '').replace(/\/+$/, '');
+  const parts = cleaned.split(/[/:]/).filter(Boolean);
+  return parts.slice(-2).join('/') || cleaned;
+}
+
+async function serve(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const server = await startServer(config, logger);
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await server.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** Runs one data command against whichever database the server uses. */
+async function withDatabase<T>(work: (db: Awaited<ReturnType<typeof openDatabaseForCli>>) => Promise<T>): Promise<T> {
+  const db = await openDatabaseForCli(loadConfig());
+  try {
+    await migrate(db.sql);
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function dataCommand(words: string[], flags: Flags): Promise<string> {
+  const command = words.join(' ');
+  return withDatabase(async ({ sql }) => {
+    switch (command) {
+      case 'migrate':
+        return 'migrations up to date';
+      case 'project create': {
+        const repo = required(flags, 'repo');
+        const project = await createProject(sql, { name: required(flags, 'name'), repoUrl: repo, repoName: flags['repo-name'] ?? defaultRepoName(repo) });
+        return String(project.id);
+      }
+      case 'user create': {
+        const input = parseJsonFlag(newUserSchema, JSON.stringify({ email: flags.email, name: flags.name }), 'email/--name');
+        return createUser(sql, input);
+      }
+      case 'member add': {
+        const projectId = projectIdFlag(flags);
+        const userId = required(flags, 'user');
+        if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
+        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
+        await addMember(sql, projectId, userId);
+        return 'ok';
+      }
+      case 'user link': {
+        const userId = required(flags, 'user');
+        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
+        if (flags.chat) await linkAccount(sql, userId, { kind: 'chat', account: parseJsonFlag(chatAccountSchema, flags.chat, 'chat') });
+        else if (flags.scm) await linkAccount(sql, userId, { kind: 'scm', account: parseJsonFlag(scmAccountSchema, flags.scm, 'scm') });
+        else throw new UsageError('give --chat JSON or --scm JSON');
+        return 'ok';
+      }
+      case 'key create': {
+        if (flags.project) {
+          const projectId = projectIdFlag(flags);
+          if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
+          return createKey(sql, { projectId });
+        }
+        const userId = required(flags, 'user');
+        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
+        return createKey(sql, { userId });
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: Object.fromEntries(
+      ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm'].map((flag) => [flag, { type: 'string' as const }]),
+    ),
+    strict: true,
+  });
+  if (positionals.length === 0) throw new UsageError('no command given');
+  if (positionals[0] === 'serve') {
+    await serve();
+    return -1;
+  }
+  process.stdout.write(`${await dataCommand(positionals, values as Flags)}\n`);
+  return 0;
+}
+
+/** Runs the CLI and exits with its status; `serve` keeps the process alive until a signal. */
+export function runCli(argv: string[]): void {
+  main(argv).then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (error: unknown) => {
+      if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+        process.stderr.write(`proctor: ${(error as Error).message}\n${USAGE}\n`);
+        process.exit(2);
+      }
+      if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+        process.stderr.write(`proctor: ${error.message}\n`);
+        process.exit(1);
+      }
+      process.stderr.write(`proctor: ${(error as Error).stack ?? String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+
+const portSchema = z.coerce.number().int().min(0).max(65535);
+
+const envSchema = z.object({
+  PORT: portSchema.default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  PROCTOR_DATA_DIR: z.string().min(1).default('.proctor'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  PROCTOR_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  PROCTOR_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/i, 'must look like 5mb or 512kb').default('5mb'),
+  PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  publicUrl: string;
+  signingSecret: string | null;
+  bodyLimit: string;
+  dbPoolMax: number;
+  demo: boolean;
+  logLevel: Env['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {}
+
+/** Reads the configuration from the environment; a bad variable is named in the error. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL ?? null,
+    dataDir: path.resolve(e.PROCTOR_DATA_DIR),
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    signingSecret: e.PROCTOR_SIGNING_SECRET ?? null,
+    bodyLimit: e.PROCTOR_BODY_LIMIT,
+    dbPoolMax: e.PROCTOR_DB_POOL_MAX,
+    demo: e.PROCTOR_DEMO === 'true',
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+export function randomSecret(): string {
+  return randomBytes(32).toString('base64url');
+}

@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/** Room for the server's connection plus CLI commands run while it serves. */
+const SOCKET_CONNECTIONS = 4;
+
+interface LockContent {
+  pid: number;
+  host: string;
+  port: number;
+  startedAt: string;
+}
+
+export class DataDirLockedError extends Error {}
+
+export interface Embedded {
+  url: string;
+  close(): Promise<void>;
+}
+
+function lockPath(dataDir: string): string {
+  return path.join(dataDir, 'server.lock');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readLock(dataDir: string): LockContent | null {
+  try {
+    return JSON.parse(fs.readFileSync(lockPath(dataDir), 'utf8')) as LockContent;
+  } catch {
+    return null;
+  }
+}
+
+/** The lock of a server that is running on this data directory now, if any. */
+export function readLiveLock(dataDir: string): LockContent | null {
+  const lock = readLock(dataDir);
+  return lock && lock.pid !== process.pid && isAlive(lock.pid) && lock.port > 0 ? lock : null;
+}
+
+/** Takes the data directory's lock file, or says who holds it; a dead holder's lock is taken over. */
+function acquireLock(dataDir: string): void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = fs.openSync(lockPath(dataDir), 'wx');
+      fs.writeSync(fd, JSON.stringify({ pid: process.pid, host: '', port: 0, startedAt: new Date().toISOString() }));
+      fs.closeSync(fd);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = readLock(dataDir);
+      if (holder && holder.pid !== process.pid && isAlive(holder.pid)) {
+        throw new DataDirLockedError(
+          `the data directory ${dataDir} is in use by another Proctor process (pid ${holder.pid}, started ${holder.startedAt}); ` +
+            'stop it, or set PROCTOR_DATA_DIR to another directory, or DATABASE_URL to a PostgreSQL server',
+        );
+      }
+      fs.rmSync(lockPath(dataDir), { force: true });
+    }
+  }
+  throw new DataDirLockedError(`could not take the lock file ${lockPath(dataDir)}`);
+}
+
+function writeLock(dataDir: string, content: LockContent): void {
+  const temporary = `${lockPath(dataDir)}.${process.pid}`;
+  fs.writeFileSync(temporary, JSON.stringify(content));
+  fs.renameSync(temporary, lockPath(dataDir));
+}
+
+/** Starts PGlite on `<dataDir>/pgdata` behind a loopback socket server, under the lock file. */
+export async function openEmbedded(dataDir: string): Promise<Embedded> {
+  fs.mkdirSync(dataDir, { recursive: true });
+  acquireLock(dataDir);
+  const release = () => {
+    const lock = readLock(dataDir);
+    if (lock?.pid === process.pid) fs.rmSync(lockPath(dataDir), { force: true });
+  };
+  try {
+    const db = await PGlite.create({ dataDir: path.join(dataDir, 'pgdata') });
+    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: SOCKET_CONNECTIONS });
+    await server.start();
+    const [host = '127.0.0.1', port = '0'] = server.getServerConn().split(':');
+    writeLock(dataDir, { pid: process.pid, host, port: Number(port), startedAt: new Date().toISOString() });
+    process.once('exit', release);
+    return {
+      url: `postgres://postgres@${host}:${port}/postgres`,
+      close: async () => {
+        await server.stop();
+        await db.close();
+        release();
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}

@@ -1,0 +1,78 @@
+import { Cron } from 'croner';
+import { z } from 'zod';
+import { pagination } from '../http/openapi.ts';
+import { paginationQuery } from '../http/pagination.ts';
+
+function isCron(expression: string): boolean {
+  try {
+    new Cron(expression, { paused: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const name = z.string().min(1).max(200);
+const slug = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be URL-friendly: letters, digits, ".", "_" or "-", starting with a letter or digit');
+const runnerProjectsMatch = z.array(
+  z.string().min(1).refine((item) => !item.startsWith('!'), 'must not start with "!"; put ignored projects in runner_projects_ignore'),
+);
+const runnerProjectsIgnore = z.array(z.string().min(1));
+const scheduledTrigger = z
+  .string()
+  .refine(isCron, 'must be a valid cron expression, such as "0 6 * * 1-5"')
+  .nullable();
+
+export const environmentSchema = z
+  .object({
+    id: z.number().int(),
+    project_id: z.number().int(),
+    slug: z.string(),
+    name: z.string(),
+    runner_projects_match: z.array(z.string()),
+    runner_projects_ignore: z.array(z.string()),
+    is_disabled: z.boolean().nullable(),
+    env_files: z.array(z.string()),
+    scheduled_trigger: z.string().nullable(),
+    created_at: z.iso.datetime().nullable(),
+    updated_at: z.iso.datetime().nullable(),
+  })
+  .openapi('Environment');
+
+export const createEnvironmentSchema = z
+  .object({
+    name,
+    slug,
+    runner_projects_match: runnerProjectsMatch.default([]),
+    runner_projects_ignore: runnerProjectsIgnore.default([]),
+    scheduled_trigger: scheduledTrigger.default(null),
+  })
+  .strict()
+  .openapi('CreateEnvironment');
+
+export const updateEnvironmentSchema = z
+  .object({
+    name: name.optional(),
+    slug: slug.optional(),
+    is_disabled: z.boolean().optional(),
+    runner_projects_match: runnerProjectsMatch.optional(),
+    runner_projects_ignore: runnerProjectsIgnore.optional(),
+    scheduled_trigger: scheduledTrigger.optional(),
+  })
+  .strict()
+  .openapi('UpdateEnvironment');
+
+export const environmentParams = z.object({ id: z.coerce.number().int().min(1) }).strict();
+export const environmentListQuery = z.object(paginationQuery(20, 100)).strict();
+export const environmentListResponse = z.object({
+  data: z.object({ environments: z.array(environmentSchema) }),
+  pagination,
+});
+
+export type Environment = z.infer<typeof environmentSchema>;
+export type CreateEnvironment = z.infer<typeof createEnvironmentSchema>;
+export type UpdateEnvironment = z.infer<typeof updateEnvironmentSchema>;

@@ -1,0 +1,98 @@
+import type { Tx } from '../db.ts';
+import type { CreateEnvironment, UpdateEnvironment } from './schema.ts';
+
+export interface EnvironmentRow {
+  id: number;
+  project_id: number;
+  slug: string;
+  name: string;
+  runner_projects_match: string[];
+  runner_projects_ignore: string[];
+  is_disabled: boolean | null;
+  env_files: string[];
+  scheduled_trigger: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns = (sql: Tx) =>
+  sql`id, project_id, slug, name, runner_projects_match, runner_projects_ignore, is_disabled, env_files,
+      scheduled_trigger, created_at, updated_at`;
+
+export class SlugTakenError extends Error {}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string }).code === '23505';
+}
+
+export async function createEnvironment(sql: Tx, projectId: number, input: CreateEnvironment): Promise<EnvironmentRow> {
+  try {
+    const [row] = await sql<EnvironmentRow[]>`
+      insert into environments (project_id, slug, name, runner_projects_match, runner_projects_ignore, scheduled_trigger)
+      values (${projectId}, ${input.slug}, ${input.name}, ${input.runner_projects_match}, ${input.runner_projects_ignore},
+              ${input.scheduled_trigger})
+      returning ${columns(sql)}`;
+    return row as EnvironmentRow;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new SlugTakenError(input.slug);
+    throw error;
+  }
+}
+
+export async function getEnvironment(sql: Tx, projectId: number, id: number): Promise<EnvironmentRow | null> {
+  const [row] = await sql<EnvironmentRow[]>`
+    select ${columns(sql)} from environments where project_id = ${projectId} and id = ${id}`;
+  return row ?? null;
+}
+
+export async function getEnvironmentBySlug(sql: Tx, projectId: number, slug: string): Promise<EnvironmentRow | null> {
+  const [row] = await sql<EnvironmentRow[]>`
+    select ${columns(sql)} from environments where project_id = ${projectId} and slug = ${slug}`;
+  return row ?? null;
+}
+
+export async function listEnvironments(
+  sql: Tx,
+  projectId: number,
+  limit: number,
+  offset: number,
+): Promise<{ rows: EnvironmentRow[]; total: number }> {
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from environments where project_id = ${projectId}`;
+  const rows = await sql<EnvironmentRow[]>`
+    select ${columns(sql)} from environments where project_id = ${projectId}
+    order by id limit ${limit} offset ${offset}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+export async function updateEnvironment(
+  sql: Tx,
+  projectId: number,
+  id: number,
+  patch: UpdateEnvironment,
+): Promise<EnvironmentRow | null> {
+  const fields = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  if (Object.keys(fields).length === 0) return getEnvironment(sql, projectId, id);
+  try {
+    const [row] = await sql<EnvironmentRow[]>`
+      update environments set ${sql(fields)}, updated_at = now()
+      where project_id = ${projectId} and id = ${id}
+      returning ${columns(sql)}`;
+    return row ?? null;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new SlugTakenError(String(patch.slug));
+    throw error;
+  }
+}
+
+export async function setEnvironmentDiscovery(
+  sql: Tx,
+  id: number,
+  discovered: { envFiles: string[] },
+): Promise<void> {
+  await sql`update environments set env_files = ${discovered.envFiles}, updated_at = now() where id = ${id}`;
+}
+
+export async function deleteEnvironment(sql: Tx, projectId: number, id: number): Promise<boolean> {
+  const rows = await sql`delete from environments where project_id = ${projectId} and id = ${id} returning id`;
+  return rows.length > 0;
+}

@@ -1,0 +1,84 @@
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { z } from 'zod';
+
+/** Which error body a route family answers with (interface.md, Errors). */
+export type ErrorShape = 'general' | 'flat';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (what: string) => new HttpError(404, `${what} not found`);
+
+export class ValidationError extends HttpError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+
+/** One message that names every failing field, e.g. `body.slug: Too small: ...`. */
+export function describeZodError(where: string, error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const field = [where, ...issue.path.map(String)].join('.');
+      return `${field}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+export function setErrorShape(shape: ErrorShape): RequestHandler {
+  return (_req, res, next) => {
+    res.locals.errorShape = shape;
+    next();
+  };
+}
+
+export function sendError(res: Response, status: number, message: string): void {
+  // 401 and 403 use the general shape on every route (decisions.md, Finer points).
+  const shape: ErrorShape = status === 401 || status === 403 ? 'general' : (res.locals.errorShape ?? 'general');
+  res.status(status).json(shape === 'flat' ? { error: message } : { data: null, error: { message } });
+}
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+}
+
+function statusAndMessage(error: unknown): [number, string] {
+  if (error instanceof HttpError) return [error.status, error.message];
+  const parserError = error as BodyParserError;
+  switch (parserError?.type) {
+    case 'entity.parse.failed':
+      return [400, `body: malformed JSON (${parserError.message})`];
+    case 'entity.too.large':
+      return [413, 'body: request body exceeds the size limit'];
+    case 'encoding.unsupported':
+      return [415, 'body: unsupported content encoding'];
+    case 'request.aborted':
+      return [400, 'body: request aborted'];
+  }
+  if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+    return [parserError.status, parserError.message];
+  }
+  return [500, 'internal server error'];
+}
+
+/** The one error middleware, registered last. */
+export const errorMiddleware: ErrorRequestHandler = (error, req, res, _next) => {
+  const [status, message] = statusAndMessage(error);
+  if (status >= 500) res.locals.log?.error({ err: error }, 'request failed');
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendError(res, status, message);
+};
+
+export const unknownPath: RequestHandler = (req, _res, next) => {
+  next(new HttpError(404, `no route for ${req.method} ${req.path}`));
+};

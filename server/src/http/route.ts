@@ -1,0 +1,98 @@
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { Request, Response, Router } from 'express';
+import type { z } from 'zod';
+import { requireScope, type Scope } from '../auth/middleware.ts';
+import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
+import { flatError, generalError } from './openapi.ts';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
+  method: Method;
+  /** Express syntax, `/api/snoozes/:id`; documented as `/api/snoozes/{id}`. */
+  path: string;
+  tag: string;
+  summary: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** The documented success body; omit for non-JSON answers, then give `produces`. */
+  response?: z.ZodType;
+  produces?: string;
+  status?: number;
+  /** Public routes take no key and have no project scope. */
+  public?: boolean;
+  errorShape?: ErrorShape;
+  handler: (input: {
+    params: z.infer<P>;
+    query: z.infer<Q>;
+    body: z.infer<B>;
+    scope: Scope;
+    req: Request;
+    res: Response;
+  }) => Promise<unknown>;
+}
+
+export interface RouteContext {
+  /** Routes behind the bearer key, under /api. */
+  api: Router;
+  /** Public routes: no key, no project scope. */
+  open: Router;
+  registry: OpenAPIRegistry;
+}
+
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ValidationError(describeZodError(where, result.error));
+  return result.data;
+}
+
+function toOpenApiPath(path: string): string {
+  return path.replace(/:(\w+)/g, '{$1}');
+}
+
+/**
+ * Registers one route: the Express handler and its OpenAPI entry, from the same zod schemas
+ * that validate its params, query and body.
+ */
+export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+  ctx: RouteContext,
+  spec: RouteSpec<P, Q, B>,
+): void {
+  const status = spec.status ?? 200;
+  const errorBody = spec.errorShape === 'flat' ? flatError : generalError;
+  const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorBody } } });
+  const config: RouteConfig = {
+    method: spec.method,
+    path: toOpenApiPath(spec.path),
+    tags: [spec.tag],
+    summary: spec.summary,
+    security: spec.public ? [] : [{ bearer: [] }],
+    request: {
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.query ? { query: spec.query } : {}),
+      ...(spec.body ? { body: { content: { 'application/json': { schema: spec.body } }, required: true } } : {}),
+    },
+    responses: {
+      [status]: spec.response
+        ? { description: 'Success', content: { 'application/json': { schema: spec.response } } }
+        : { description: 'Success', content: { [spec.produces ?? 'application/octet-stream']: { schema: { type: 'string' } } } },
+      400: errorResponse('A param, query or body field failed validation; the message names it'),
+      ...(spec.public ? {} : { 401: { description: 'Missing or wrong key', content: { 'application/json': { schema: generalError } } } }),
+      ...(spec.public ? {} : { 403: { description: 'Not allowed in this project', content: { 'application/json': { schema: generalError } } } }),
+      404: errorResponse('Not found in this project'),
+    },
+  };
+  ctx.registry.registerPath(config);
+
+  (spec.public ? ctx.open : ctx.api)[spec.method](spec.path, async (req: Request, res: Response) => {
+    if (spec.errorShape) res.locals.errorShape = spec.errorShape;
+    const scope = spec.public ? (undefined as unknown as Scope) : requireScope(res);
+    const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
+    const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
+    const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body') : (undefined as z.infer<B>);
+    const result = await spec.handler({ params, query, body, scope, req, res });
+    if (!res.headersSent) res.status(status).json(result);
+  });
+}

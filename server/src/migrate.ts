@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Sql } from './db.ts';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+/** Any fixed number; every Proctor process that migrates takes the same lock. */
+const MIGRATION_LOCK_KEY = 4_715_002_231;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return fs
+    .readdirSync(dir)
+    .filter((file) => /^\d{3}_[\w-]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.replace(/\.sql$/, ''),
+      sql: fs.readFileSync(path.join(dir, file), 'utf8'),
+    }));
+}
+
+/**
+ * Applies the pending migrations, each in its own transaction under an advisory lock, so that
+ * servers starting at once apply each migration exactly once. Returns the names applied.
+ */
+export async function migrate(sql: Sql, migrations = listMigrations()): Promise<string[]> {
+  const applied: string[] = [];
+  for (const migration of migrations) {
+    const didApply = await sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+      await tx`create table if not exists schema_migrations (
+        version integer primary key,
+        name text not null,
+        applied_at timestamptz not null default now()
+      )`;
+      const [done] = await tx`select 1 from schema_migrations where version = ${migration.version}`;
+      if (done) return false;
+      await tx.unsafe(migration.sql);
+      await tx`insert into schema_migrations (version, name) values (${migration.version}, ${migration.name})`;
+      return true;
+    });
+    if (didApply) applied.push(migration.name);
+  }
+  return applied;
+}

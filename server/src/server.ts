@@ -1,0 +1,55 @@
+import { createServer, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import type { Clock } from './context.ts';
+import { openDatabase } from './db.ts';
+import { seedDemo } from './demo.ts';
+import { migrate } from './migrate.ts';
+import { resolveSigningSecret } from './system/store.ts';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+/** Opens the database, migrates, seeds the demo on an empty database, and serves. */
+export async function startServer(config: Config, logger: Logger, clock: Clock = () => new Date()): Promise<RunningServer> {
+  const database = await openDatabase(config);
+  try {
+    const applied = await migrate(database.sql);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
+    const { app } = createApp({ sql: database.sql, config, logger, clock, signingSecret });
+    const httpServer = createServer(app);
+    const port = await listen(httpServer, config.port, config.host);
+    logger.info({ port, embedded: database.embedded }, 'listening');
+    if (config.demo) await seedDemo(database.sql, config, port);
+
+    let closing: Promise<void> | null = null;
+    const close = () =>
+      (closing ??= (async () => {
+        // Stop accepting, let in-flight requests finish, then close the database.
+        const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+        httpServer.closeIdleConnections();
+        await stopped;
+        await database.close();
+      })());
+    return { url: `http://127.0.0.1:${port}`, port, close };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import type { Tx } from '../db.ts';
+import type { ChatAccount, ScmAccount, User } from './schema.ts';
+
+export async function createUser(sql: Tx, input: { email: string; name: string; picture: string }): Promise<string> {
+  const id = randomUUID();
+  await sql`insert into users (id, email, name, picture) values (${id}, ${input.email}, ${input.name}, ${input.picture})`;
+  return id;
+}
+
+export async function linkAccount(
+  sql: Tx,
+  userId: string,
+  link: { kind: 'chat'; account: ChatAccount } | { kind: 'scm'; account: ScmAccount },
+): Promise<void> {
+  await sql`insert into connected_accounts (user_id, kind, account) values (${userId}, ${link.kind}, ${sql.json(link.account)})`;
+}
+
+/** A user as a member of the project sees it; a user outside the project does not exist there. */
+export async function getUserInProject(sql: Tx, projectId: number, userId: string): Promise<User | null> {
+  const [user] = await sql<{ id: string; email: string; name: string; picture: string }[]>`
+    select u.id, u.email, u.name, u.picture
+    from users u join memberships m on m.user_id = u.id
+    where u.id = ${userId} and m.project_id = ${projectId}`;
+  if (!user) return null;
+  const accounts = await sql<{ kind: 'chat' | 'scm'; account: ChatAccount | ScmAccount }[]>`
+    select kind, account from connected_accounts where user_id = ${userId} order by id`;
+  return {
+    ...user,
+    connected_accounts: {
+      chat: accounts.filter((a) => a.kind === 'chat').map((a) => a.account as ChatAccount),
+      scm: accounts.filter((a) => a.kind === 'scm').map((a) => a.account as ScmAccount),
+    },
+  };
+}
+
+export async function userExists(sql: Tx, userId: string): Promise<boolean> {
+  const [row] = await sql`select 1 from users where id = ${userId}`;
+  return row !== undefined;
+}

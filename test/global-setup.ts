@@ -1,0 +1,35 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Set when no DATABASE_URL is given: one embedded PostgreSQL shared by every test file. */
+    embeddedDatabaseUrl: string | null;
+  }
+}
+
+/**
+ * With DATABASE_URL, each test file makes its own throwaway database on that server. Without it,
+ * one embedded PostgreSQL serves every file (PGlite has a single database), and files keep apart
+ * by making their own projects.
+ */
+export default async function setup(project: TestProject) {
+  if (process.env.DATABASE_URL) {
+    project.provide('embeddedDatabaseUrl', null);
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-test-pglite-'));
+  const db = await PGlite.create({ dataDir: dir });
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 40 });
+  await server.start();
+  project.provide('embeddedDatabaseUrl', `postgres://postgres@${server.getServerConn()}/postgres`);
+  return async () => {
+    await server.stop();
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+}

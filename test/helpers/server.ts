@@ -1,0 +1,81 @@
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { Writable } from 'node:stream';
+import { createApp } from '../../server/src/app.ts';
+import { createKey } from '../../server/src/auth/store.ts';
+import { loadConfig } from '../../server/src/config.ts';
+import type { Sql } from '../../server/src/db.ts';
+import { createLogger } from '../../server/src/logger.ts';
+import { addMember, createProject } from '../../server/src/projects/store.ts';
+import { createUser } from '../../server/src/users/store.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+
+/** A clock the test moves by hand. */
+export class TestClock {
+  constructor(public now: Date = new Date()) {}
+  readonly read = () => new Date(this.now);
+  advance(ms: number): void {
+    this.now = new Date(this.now.getTime() + ms);
+  }
+}
+
+export interface TestServer {
+  url: string;
+  sql: Sql;
+  db: TestDatabase;
+  clock: TestClock;
+  /** Every log line the app wrote. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** The app in this process on a port of its own, over the test file's database. */
+export async function startTestServer(options: { env?: Record<string, string>; clock?: TestClock } = {}): Promise<TestServer> {
+  const db = await createTestDatabase();
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'test-signing-secret-0123456789', ...options.env });
+  const clock = options.clock ?? new TestClock();
+  const { app } = createApp({ sql: db.sql, config, logger: createLogger('info', sink), clock: clock.read, signingSecret: config.signingSecret as string });
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  config.publicUrl = url;
+  return {
+    url,
+    sql: db.sql,
+    db,
+    clock,
+    logs,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await db.drop();
+    },
+  };
+}
+
+export interface SeededProject {
+  projectId: number;
+  key: string;
+}
+
+let seeded = 0;
+
+export async function seedProject(sql: Sql, name = `project ${++seeded}`): Promise<SeededProject> {
+  const project = await createProject(sql, { name, repoUrl: '/nonexistent', repoName: `acme/${name.replace(/\W+/g, '-')}` });
+  return { projectId: project.id, key: await createKey(sql, { projectId: project.id }) };
+}
+
+export async function seedUser(sql: Sql, projectIds: number[]): Promise<{ userId: string; key: string }> {
+  const userId = await createUser(sql, { email: `user${Date.now()}${++seeded}@example.com`, name: `User ${seeded}`, picture: '' });
+  for (const projectId of projectIds) await addMember(sql, projectId, userId);
+  return { userId, key: await createKey(sql, { userId }) };
+}
