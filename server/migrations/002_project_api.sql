@@ -55,6 +55,8 @@ create table test_cases (
   suites text[] not null default '{}',
   runner_project text not null,
   tags text[] not null default '{}',
+  -- Set by PUT /api/test-cases/{id}/tags: runs then leave the tags as they were set.
+  tags_set_by_hand boolean not null default false,
   line integer,
   "column" integer,
   is_active boolean not null default true,

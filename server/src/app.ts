@@ -8,6 +8,9 @@ import type { RouteContext } from './http/route.ts';
 import { systemRoutes } from './system/routes.ts';
 import { userRoutes } from './users/routes.ts';
 import { environmentRoutes } from './environments/routes.ts';
+import { resourceRoutes } from './resources/routes.ts';
+import { snoozeRoutes } from './snoozes/routes.ts';
+import { testCaseRoutes } from './testcases/routes.ts';
 
 /** Builds the Express app; no I/O happens until it serves requests. */
 export function createApp(deps: AppDeps) {
@@ -18,6 +21,9 @@ export function createApp(deps: AppDeps) {
 
   userRoutes(ctx, deps.sql);
   environmentRoutes(ctx, deps.sql);
+  snoozeRoutes(ctx, deps);
+  resourceRoutes(ctx, deps);
+  testCaseRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   systemRoutes(ctx, deps, () => (document ??= generateDocument(registry, deps.config.publicUrl)));

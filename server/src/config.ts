@@ -12,6 +12,7 @@ const envSchema = z.object({
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   PROCTOR_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/i, 'must look like 5mb or 512kb').default('5mb'),
+  PROCTOR_UPLOAD_LIMIT_MB: z.coerce.number().int().min(1).max(10_240).default(100),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -27,6 +28,7 @@ export interface Config {
   publicUrl: string;
   signingSecret: string | null;
   bodyLimit: string;
+  uploadLimitBytes: number;
   dbPoolMax: number;
   demo: boolean;
   logLevel: Env['LOG_LEVEL'];
@@ -51,6 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     signingSecret: e.PROCTOR_SIGNING_SECRET ?? null,
     bodyLimit: e.PROCTOR_BODY_LIMIT,
+    uploadLimitBytes: e.PROCTOR_UPLOAD_LIMIT_MB * 1024 * 1024,
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
     demo: e.PROCTOR_DEMO === 'true',
     logLevel: e.LOG_LEVEL,

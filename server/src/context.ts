@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Sql } from './db.ts';
+import type { BlobStorage } from './resources/storage.ts';
 
 export type Clock = () => Date;
 
@@ -11,4 +12,5 @@ export interface AppDeps {
   logger: Logger;
   clock: Clock;
   signingSecret: string;
+  storage: BlobStorage;
 }

@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
+import path from 'node:path';
 import type { Logger } from 'pino';
+import { FileStorage } from './resources/storage.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Clock } from './context.ts';
@@ -32,7 +34,8 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     const applied = await migrate(database.sql);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
-    const { app } = createApp({ sql: database.sql, config, logger, clock, signingSecret });
+    const storage = new FileStorage(path.join(config.dataDir, 'files'));
+    const { app } = createApp({ sql: database.sql, config, logger, clock, signingSecret, storage });
     const httpServer = createServer(app);
     const port = await listen(httpServer, config.port, config.host);
     logger.info({ port, embedded: database.embedded }, 'listening');

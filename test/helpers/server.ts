@@ -1,4 +1,8 @@
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { FileStorage } from '../../server/src/resources/storage.ts';
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import { createApp } from '../../server/src/app.ts';
@@ -21,6 +25,7 @@ export class TestClock {
 
 export interface TestServer {
   url: string;
+  filesDir: string;
   sql: Sql;
   db: TestDatabase;
   clock: TestClock;
@@ -41,13 +46,23 @@ export async function startTestServer(options: { env?: Record<string, string>; c
   });
   const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'test-signing-secret-0123456789', ...options.env });
   const clock = options.clock ?? new TestClock();
-  const { app } = createApp({ sql: db.sql, config, logger: createLogger('info', sink), clock: clock.read, signingSecret: config.signingSecret as string });
+  const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-files-'));
+  const storage = new FileStorage(filesDir);
+  const { app } = createApp({
+    sql: db.sql,
+    config,
+    logger: createLogger('info', sink),
+    clock: clock.read,
+    signingSecret: config.signingSecret as string,
+    storage,
+  });
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   config.publicUrl = url;
   return {
     url,
+    filesDir,
     sql: db.sql,
     db,
     clock,
@@ -58,6 +73,7 @@ export async function startTestServer(options: { env?: Record<string, string>; c
         server.closeAllConnections();
       });
       await db.drop();
+      fs.rmSync(filesDir, { recursive: true, force: true });
     },
   };
 }
@@ -78,4 +94,24 @@ export async function seedUser(sql: Sql, projectIds: number[]): Promise<{ userId
   const userId = await createUser(sql, { email: `user${Date.now()}${++seeded}@example.com`, name: `User ${seeded}`, picture: '' });
   for (const projectId of projectIds) await addMember(sql, projectId, userId);
   return { userId, key: await createKey(sql, { userId }) };
+}
+
+export async function seedEnvironment(sql: Sql, projectId: number, slug = 'staging'): Promise<number> {
+  const [row] = await sql<{ id: number }[]>`
+    insert into environments (project_id, slug, name) values (${projectId}, ${slug}, ${slug}) returning id`;
+  return (row as { id: number }).id;
+}
+
+/** A finished run row, for tests of things that only refer to runs. */
+export async function seedRun(sql: Sql, projectId: number, environmentId: number): Promise<number> {
+  const [row] = await sql<{ id: number }[]>`
+    insert into test_runs (project_id, environment_id, state, origin) values (${projectId}, ${environmentId}, 'passed', 'api')
+    returning id`;
+  return (row as { id: number }).id;
+}
+
+/** A runner-style 41-character test id. */
+export function testId(n: number): string {
+  const hex = n.toString(16).padStart(20, '0');
+  return `${hex}-${'a'.repeat(20)}`;
 }

@@ -66,7 +66,7 @@ export const updateEnvironmentSchema = z
   .strict()
   .openapi('UpdateEnvironment');
 
-export const environmentParams = z.object({ id: z.coerce.number().int().min(1) }).strict();
+export { idParams as environmentParams } from '../http/fields.ts';
 export const environmentListQuery = z.object(paginationQuery(20, 100)).strict();
 export const environmentListResponse = z.object({
   data: z.object({ environments: z.array(environmentSchema) }),

@@ -1,0 +1,147 @@
+import { actingUserId, type Scope } from '../auth/middleware.ts';
+import type { AppDeps } from '../context.ts';
+import type { Tx } from '../db.ts';
+import { getEnvironment } from '../environments/store.ts';
+import { HttpError, notFound, ValidationError } from '../http/errors.ts';
+import { idParams } from '../http/fields.ts';
+import { offsetOf, paginate } from '../http/pagination.ts';
+import { addRoute, type RouteContext } from '../http/route.ts';
+import { runExists } from '../runs/lookup.ts';
+import {
+  addTestIdsSchema,
+  createSnoozeSchema,
+  snoozeListQuery,
+  snoozeListResponse,
+  snoozeResponse,
+  updateSnoozeSchema,
+} from './schema.ts';
+import * as store from './store.ts';
+
+const TAG = 'Snoozes';
+
+async function checkEnvironment(sql: Tx, scope: Scope, environmentId: number | null | undefined): Promise<void> {
+  if (environmentId == null) return;
+  if (!(await getEnvironment(sql, scope.projectId, environmentId))) {
+    throw new HttpError(404, `body.scoped_to_environment_id: environment ${environmentId} not found`);
+  }
+}
+
+function futureDate(value: string, now: Date, field: string): Date {
+  const date = new Date(value);
+  if (date <= now) throw new ValidationError(`body.${field}: must be in the future`);
+  return date;
+}
+
+export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const { sql, clock } = deps;
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/snoozes',
+    tag: TAG,
+    summary: 'Snooze known failures until a time, in one environment or all',
+    body: createSnoozeSchema,
+    response: snoozeResponse,
+    handler: async ({ body, scope }) => {
+      const now = clock();
+      const snoozeUntil = futureDate(body.snooze_until, now, 'snooze_until');
+      await checkEnvironment(sql, scope, body.scoped_to_environment_id);
+      if (body.created_from_test_run_id !== undefined && !(await runExists(sql, scope.projectId, body.created_from_test_run_id))) {
+        throw new HttpError(404, `body.created_from_test_run_id: test run ${body.created_from_test_run_id} not found`);
+      }
+      const snooze = await store.createSnooze(
+        sql,
+        scope.projectId,
+        {
+          testIds: body.test_ids,
+          snoozeUntil,
+          description: body.description ?? null,
+          createdBy: actingUserId(scope),
+          environmentId: body.scoped_to_environment_id ?? null,
+          createdFromRunId: body.created_from_test_run_id ?? null,
+        },
+        now,
+      );
+      return { data: { snooze } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/snoozes',
+    tag: TAG,
+    summary: 'List snoozes: active (default), expired or all',
+    query: snoozeListQuery,
+    response: snoozeListResponse,
+    handler: async ({ query, scope }) => {
+      const { rows, total } = await store.listSnoozes(sql, scope.projectId, {
+        status: query.status,
+        environmentId: query.environment_id,
+        now: clock(),
+        limit: query.per_page,
+        offset: offsetOf(query.page, query.per_page),
+      });
+      return { data: { snoozes: rows }, pagination: paginate(total, query.page, query.per_page) };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'patch',
+    path: '/api/snoozes/:id',
+    tag: TAG,
+    summary: 'Update a snooze; expire_now ends it at once',
+    params: idParams,
+    body: updateSnoozeSchema,
+    response: snoozeResponse,
+    handler: async ({ params, body, scope }) => {
+      const now = clock();
+      if (body.expire_now && body.snooze_until !== undefined) {
+        throw new ValidationError('body.expire_now: cannot be combined with snooze_until');
+      }
+      await checkEnvironment(sql, scope, body.scoped_to_environment_id);
+      const snooze = await store.updateSnooze(
+        sql,
+        scope.projectId,
+        params.id,
+        {
+          snooze_until: body.expire_now ? now : body.snooze_until !== undefined ? futureDate(body.snooze_until, now, 'snooze_until') : undefined,
+          description: body.description,
+          scoped_to_environment_id: body.scoped_to_environment_id,
+          test_ids: body.test_ids,
+        },
+        now,
+      );
+      if (!snooze) throw notFound('snooze');
+      return { data: { snooze } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/snoozes/:id/test-ids',
+    tag: TAG,
+    summary: 'Add test ids to a snooze (as a set)',
+    params: idParams,
+    body: addTestIdsSchema,
+    response: snoozeResponse,
+    handler: async ({ params, body, scope }) => {
+      const snooze = await store.addSnoozeTestIds(sql, scope.projectId, params.id, body.test_ids, clock());
+      if (!snooze) throw notFound('snooze');
+      return { data: { snooze } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'delete',
+    path: '/api/snoozes/:id',
+    tag: TAG,
+    summary: 'Delete a snooze permanently; returns it',
+    params: idParams,
+    response: snoozeResponse,
+    handler: async ({ params, scope }) => {
+      const snooze = await store.deleteSnooze(sql, scope.projectId, params.id);
+      if (!snooze) throw notFound('snooze');
+      return { data: { snooze } };
+    },
+  });
+}

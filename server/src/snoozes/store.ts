@@ -1,0 +1,111 @@
+import type { Tx } from '../db.ts';
+import type { SnoozeStatus } from './schema.ts';
+
+export interface SnoozeRow {
+  id: number;
+  test_ids: string[];
+  snooze_until: Date;
+  description: string | null;
+  created_from_test_run_id: number | null;
+  created_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+  scoped_to_environment_id: number | null;
+}
+
+const columns = (sql: Tx) =>
+  sql`id, test_ids, snooze_until, description, created_from_test_run_id, created_by, created_at, updated_at,
+      scoped_to_environment_id`;
+
+export interface NewSnooze {
+  testIds: string[];
+  snoozeUntil: Date;
+  description: string | null;
+  createdBy: string | null;
+  environmentId: number | null;
+  createdFromRunId: number | null;
+}
+
+export async function createSnooze(sql: Tx, projectId: number, input: NewSnooze, now: Date): Promise<SnoozeRow> {
+  const [row] = await sql<SnoozeRow[]>`
+    insert into snoozes (project_id, test_ids, snooze_until, description, created_by, scoped_to_environment_id,
+                         created_from_test_run_id, created_at, updated_at)
+    values (${projectId}, ${[...new Set(input.testIds)]}, ${input.snoozeUntil}, ${input.description}, ${input.createdBy},
+            ${input.environmentId}, ${input.createdFromRunId}, ${now}, ${now})
+    returning ${columns(sql)}`;
+  return row as SnoozeRow;
+}
+
+export async function getSnooze(sql: Tx, projectId: number, id: number): Promise<SnoozeRow | null> {
+  const [row] = await sql<SnoozeRow[]>`select ${columns(sql)} from snoozes where project_id = ${projectId} and id = ${id}`;
+  return row ?? null;
+}
+
+function statusFilter(sql: Tx, status: SnoozeStatus, now: Date) {
+  if (status === 'active') return sql`and snooze_until > ${now}`;
+  if (status === 'expired') return sql`and snooze_until <= ${now}`;
+  return sql``;
+}
+
+/** With an environment, the snoozes that apply there: scoped to it, or to all environments. */
+function environmentFilter(sql: Tx, environmentId: number | undefined) {
+  if (environmentId === undefined) return sql``;
+  return sql`and (scoped_to_environment_id is null or scoped_to_environment_id = ${environmentId})`;
+}
+
+export async function listSnoozes(
+  sql: Tx,
+  projectId: number,
+  filter: { status: SnoozeStatus; environmentId?: number; now: Date; limit: number; offset: number },
+): Promise<{ rows: SnoozeRow[]; total: number }> {
+  const where = sql`project_id = ${projectId} ${statusFilter(sql, filter.status, filter.now)} ${environmentFilter(sql, filter.environmentId)}`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from snoozes where ${where}`;
+  const rows = await sql<SnoozeRow[]>`
+    select ${columns(sql)} from snoozes where ${where} order by id desc limit ${filter.limit} offset ${filter.offset}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+export interface SnoozePatch {
+  snooze_until?: Date;
+  description?: string | null;
+  scoped_to_environment_id?: number | null;
+  test_ids?: string[];
+}
+
+export async function updateSnooze(sql: Tx, projectId: number, id: number, patch: SnoozePatch, now: Date): Promise<SnoozeRow | null> {
+  const fields: Record<string, unknown> = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  if (patch.test_ids) fields.test_ids = [...new Set(patch.test_ids)];
+  fields.updated_at = now;
+  const [row] = await sql<SnoozeRow[]>`
+    update snoozes set ${sql(fields)} where project_id = ${projectId} and id = ${id} returning ${columns(sql)}`;
+  return row ?? null;
+}
+
+export async function addSnoozeTestIds(sql: Tx, projectId: number, id: number, testIds: string[], now: Date): Promise<SnoozeRow | null> {
+  const [row] = await sql<SnoozeRow[]>`
+    update snoozes
+    set test_ids = array(select distinct unnest(test_ids || ${testIds}::text[]) order by 1), updated_at = ${now}
+    where project_id = ${projectId} and id = ${id}
+    returning ${columns(sql)}`;
+  return row ?? null;
+}
+
+export async function deleteSnooze(sql: Tx, projectId: number, id: number): Promise<SnoozeRow | null> {
+  const [row] = await sql<SnoozeRow[]>`
+    delete from snoozes where project_id = ${projectId} and id = ${id} returning ${columns(sql)}`;
+  return row ?? null;
+}
+
+/** The test ids among `testIds` that an active snooze covers in the environment at `at`. */
+export async function snoozedTestIds(sql: Tx, projectId: number, environmentId: number, testIds: string[], at: Date): Promise<Set<string>> {
+  if (testIds.length === 0) return new Set();
+  const rows = await sql<{ test_id: string }[]>`
+    select distinct t.test_id
+    from snoozes s, unnest(s.test_ids) as t(test_id)
+    where s.project_id = ${projectId}
+      and s.snooze_until > ${at}
+      and (s.scoped_to_environment_id is null or s.scoped_to_environment_id = ${environmentId})
+      and s.test_ids && ${testIds}::text[]
+      and t.test_id = any(${testIds}::text[])`;
+  return new Set(rows.map((row) => row.test_id));
+}

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { positiveId, runnerTestId } from '../http/fields.ts';
+import { pagination } from '../http/openapi.ts';
+import { paginationQuery } from '../http/pagination.ts';
+
+export const testCaseSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    file_path: z.string(),
+    suites: z.array(z.string()),
+    runner_project: z.string(),
+    tags: z.array(z.string()),
+    created_at: z.string(),
+    updated_at: z.string(),
+    first_seen_commit_sha: z.string().nullable(),
+    last_seen_commit_sha: z.string().nullable(),
+  })
+  .openapi('TestCase');
+
+export const testCaseListQuery = z
+  .object({
+    project_id: positiveId,
+    file_path: z.string().min(1).optional().describe('prefix match'),
+    runner_project: z.string().min(1).optional(),
+    tags: z.string().optional().describe('comma-separated; a test with any of them matches; @smoke and smoke alike'),
+    first_seen_commit_sha: z.string().min(1).optional(),
+    last_seen_commit_sha: z.string().min(1).optional(),
+    is_active: z.enum(['true', 'false']).default('true'),
+    search: z.string().min(1).max(200).optional().describe('substring of name, file path or suites, case-insensitive'),
+    ...paginationQuery(100, 1000),
+  })
+  .strict();
+
+export const testCaseParams = z.object({ id: runnerTestId }).strict();
+export const replaceTagsSchema = z
+  .object({ tags: z.array(z.string().min(1).max(100).regex(/^@?[^\s,@]+$/, 'must be one word, such as @smoke')).max(100) })
+  .strict()
+  .openapi('ReplaceTags');
+
+export const testCaseListResponse = z.object({ data: z.object({ test_cases: z.array(testCaseSchema) }), pagination });
+export const testCaseResponse = z.object({ data: z.object({ test_case: testCaseSchema }) });
+
+export type TestCaseListQuery = z.infer<typeof testCaseListQuery>;

@@ -1,0 +1,112 @@
+import type { Tx } from '../db.ts';
+import { parseTagList } from '../http/fields.ts';
+import type { TestCaseListQuery } from './schema.ts';
+
+export interface TestCaseRow {
+  id: string;
+  name: string;
+  file_path: string;
+  suites: string[];
+  runner_project: string;
+  tags: string[];
+  created_at: Date;
+  updated_at: Date;
+  first_seen_commit_sha: string | null;
+  last_seen_commit_sha: string | null;
+}
+
+const columns = (sql: Tx) =>
+  sql`id, name, file_path, suites, runner_project, tags, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
+
+/** A test as the runner lists it. */
+export interface ListedTest {
+  id: string;
+  title: string;
+  file_path: string;
+  suites: string[];
+  runner_project: string;
+  tags: string[];
+  line: number | null;
+  column: number | null;
+}
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Adds or refreshes the listed tests in the project's inventory, in one statement. */
+export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedTest[], commit: string | null, now: Date): Promise<void> {
+  if (tests.length === 0) return;
+  const rows = tests.map((t) => ({
+    project_id: projectId,
+    id: t.id,
+    name: t.title,
+    file_path: t.file_path,
+    suites: t.suites,
+    runner_project: t.runner_project,
+    tags: t.tags,
+    line: t.line,
+    column: t.column,
+  }));
+  await sql`
+    insert into test_cases as tc (project_id, id, name, file_path, suites, runner_project, tags, line, "column",
+                                  is_active, first_seen_commit_sha, last_seen_commit_sha, created_at, updated_at)
+    select x.project_id, x.id, x.name, x.file_path, array(select jsonb_array_elements_text(x.suites)), x.runner_project,
+           array(select jsonb_array_elements_text(x.tags)), x.line, x."column",
+           true, ${commit}, ${commit}, ${now}, ${now}
+    from jsonb_to_recordset(${sql.json(rows)}) as x(project_id int, id text, name text, file_path text, suites jsonb,
+                                                   runner_project text, tags jsonb, line int, "column" int)
+    on conflict (project_id, id) do update set
+      name = excluded.name,
+      file_path = excluded.file_path,
+      suites = excluded.suites,
+      runner_project = excluded.runner_project,
+      tags = case when tc.tags_set_by_hand then tc.tags else excluded.tags end,
+      line = excluded.line,
+      "column" = excluded."column",
+      is_active = true,
+      first_seen_commit_sha = coalesce(tc.first_seen_commit_sha, excluded.first_seen_commit_sha),
+      last_seen_commit_sha = coalesce(excluded.last_seen_commit_sha, tc.last_seen_commit_sha),
+      updated_at = excluded.updated_at`;
+}
+
+/** After a complete run: tests of the covered runner projects that it no longer listed are inactive. */
+export async function deactivateUnlisted(sql: Tx, projectId: number, runnerProjects: string[], listedIds: string[], now: Date): Promise<void> {
+  if (runnerProjects.length === 0) return;
+  await sql`
+    update test_cases set is_active = false, updated_at = ${now}
+    where project_id = ${projectId} and is_active and runner_project = any(${runnerProjects}::text[])
+      and not (id = any(${listedIds}::text[]))`;
+}
+
+export async function listTestCases(sql: Tx, projectId: number, q: TestCaseListQuery): Promise<{ rows: TestCaseRow[]; total: number }> {
+  const tags = parseTagList(q.tags);
+  const search = q.search ? `%${escapeLike(q.search.toLowerCase())}%` : null;
+  const where = sql`
+    project_id = ${projectId}
+    ${q.is_active === 'true' ? sql`and is_active` : sql``}
+    ${q.file_path ? sql`and file_path like ${`${escapeLike(q.file_path)}%`}` : sql``}
+    ${q.runner_project ? sql`and runner_project = ${q.runner_project}` : sql``}
+    ${tags.length > 0 ? sql`and tags && ${tags}::text[]` : sql``}
+    ${q.first_seen_commit_sha ? sql`and first_seen_commit_sha = ${q.first_seen_commit_sha}` : sql``}
+    ${q.last_seen_commit_sha ? sql`and last_seen_commit_sha = ${q.last_seen_commit_sha}` : sql``}
+    ${
+      search
+        ? sql`and (lower(name) like ${search} or lower(file_path) like ${search} or lower(array_to_string(suites, ' ')) like ${search})`
+        : sql``
+    }`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from test_cases where ${where}`;
+  const rows = await sql<TestCaseRow[]>`
+    select ${columns(sql)} from test_cases where ${where}
+    order by file_path, line nulls last, name, runner_project
+    limit ${q.per_page} offset ${(q.page - 1) * q.per_page}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+export async function replaceTags(sql: Tx, projectId: number, id: string, tags: string[], now: Date): Promise<TestCaseRow | null> {
+  const [row] = await sql<TestCaseRow[]>`
+    update test_cases set tags = ${tags}, tags_set_by_hand = true, updated_at = ${now}
+    where project_id = ${projectId} and id = ${id}
+    returning ${columns(sql)}`;
+  return row ?? null;
+}
