@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,8 @@ declare module 'vitest' {
  * by making their own projects.
  */
 export default async function setup(project: TestProject) {
+  // Playwright loads the reporter as the compiled package entry, as a user's config would.
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'reporter/tsconfig.json'], { stdio: 'inherit' });
   if (process.env.DATABASE_URL) {
     project.provide('embeddedDatabaseUrl', null);
     return;

@@ -52,6 +52,9 @@ create table test_run_shards (
   -- Playwright's end status of the shard: passed, failed, timedout, interrupted; 'crashed' when
   -- the process ended without one. Null while the shard runs.
   status text,
+  -- The shard listed its whole share of the suite (no grep, project or file filter).
+  complete boolean not null default false,
+  errors text[] not null default '{}',
   started_at timestamptz not null default now(),
   ended_at timestamptz,
   primary key (test_run_id, shard)

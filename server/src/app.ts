@@ -11,6 +11,7 @@ import { environmentRoutes } from './environments/routes.ts';
 import { resourceRoutes } from './resources/routes.ts';
 import { snoozeRoutes } from './snoozes/routes.ts';
 import { testCaseRoutes } from './testcases/routes.ts';
+import { runRoutes } from './runs/routes.ts';
 
 /** Builds the Express app; no I/O happens until it serves requests. */
 export function createApp(deps: AppDeps) {
@@ -24,6 +25,7 @@ export function createApp(deps: AppDeps) {
   snoozeRoutes(ctx, deps);
   resourceRoutes(ctx, deps);
   testCaseRoutes(ctx, deps);
+  runRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   systemRoutes(ctx, deps, () => (document ??= generateDocument(registry, deps.config.publicUrl)));

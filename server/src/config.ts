@@ -13,6 +13,8 @@ const envSchema = z.object({
   PROCTOR_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   PROCTOR_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/i, 'must look like 5mb or 512kb').default('5mb'),
   PROCTOR_UPLOAD_LIMIT_MB: z.coerce.number().int().min(1).max(10_240).default(100),
+  PROCTOR_SHARD_TIMEOUT_S: z.coerce.number().int().min(1).default(1800),
+  PROCTOR_SWEEP_INTERVAL_S: z.coerce.number().min(0.05).default(15),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -29,6 +31,8 @@ export interface Config {
   signingSecret: string | null;
   bodyLimit: string;
   uploadLimitBytes: number;
+  shardTimeoutMs: number;
+  sweepIntervalMs: number;
   dbPoolMax: number;
   demo: boolean;
   logLevel: Env['LOG_LEVEL'];
@@ -54,6 +58,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingSecret: e.PROCTOR_SIGNING_SECRET ?? null,
     bodyLimit: e.PROCTOR_BODY_LIMIT,
     uploadLimitBytes: e.PROCTOR_UPLOAD_LIMIT_MB * 1024 * 1024,
+    shardTimeoutMs: e.PROCTOR_SHARD_TIMEOUT_S * 1000,
+    sweepIntervalMs: e.PROCTOR_SWEEP_INTERVAL_S * 1000,
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
     demo: e.PROCTOR_DEMO === 'true',
     logLevel: e.LOG_LEVEL,

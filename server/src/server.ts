@@ -8,6 +8,7 @@ import type { Clock } from './context.ts';
 import { openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
+import { startSweeper } from './runs/sweeper.ts';
 import { resolveSigningSecret } from './system/store.ts';
 
 export interface RunningServer {
@@ -40,6 +41,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     const port = await listen(httpServer, config.port, config.host);
     logger.info({ port, embedded: database.embedded }, 'listening');
     if (config.demo) await seedDemo(database.sql, config, port);
+    const sweeper = startSweeper(database.sql, clock, logger, { intervalMs: config.sweepIntervalMs, shardTimeoutMs: config.shardTimeoutMs });
 
     let closing: Promise<void> | null = null;
     const close = () =>
@@ -48,6 +50,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
         const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         httpServer.closeIdleConnections();
         await stopped;
+        await sweeper.stop();
         await database.close();
       })());
     return { url: `http://127.0.0.1:${port}`, port, close };

@@ -1,0 +1,134 @@
+import path from 'node:path';
+import type { TestCase, TestResult } from '@playwright/test/reporter';
+import { stripAnsi } from './ansi.ts';
+import { failureSignature } from './signature.ts';
+
+const TAIL_CHARS = 4000;
+
+export interface ListedTest {
+  id: string;
+  title: string;
+  file_path: string;
+  suites: string[];
+  runner_project: string;
+  tags: string[];
+  line: number | null;
+  column: number | null;
+}
+
+export interface Attempt {
+  test_id: string;
+  retry: number;
+  status: TestResult['status'];
+  duration: number;
+  error_message: string | null;
+  error_location: string | null;
+  stdout_tail: string | null;
+  stderr_tail: string | null;
+  started_at: string | null;
+  final: {
+    outcome: 'expected' | 'unexpected' | 'flaky' | 'skipped';
+    title: string;
+    file_path: string;
+    runner_project: string;
+    total_duration: number;
+    error_message: string | null;
+    failure_group_id: string | null;
+  } | null;
+}
+
+function relative(rootDir: string, file: string): string {
+  return path.relative(rootDir, file).split(path.sep).join('/');
+}
+
+function runnerProject(test: TestCase): string {
+  return test.parent.project()?.name ?? '';
+}
+
+export function listTest(test: TestCase, rootDir: string): ListedTest {
+  return {
+    id: test.id,
+    title: test.title,
+    file_path: relative(rootDir, test.location.file),
+    // titlePath: root, project, file, ...describes, title
+    suites: test.titlePath().slice(3, -1),
+    runner_project: runnerProject(test),
+    tags: [...test.tags],
+    line: test.location.line ?? null,
+    column: test.location.column ?? null,
+  };
+}
+
+function tail(chunks: (string | Buffer)[]): string | null {
+  if (chunks.length === 0) return null;
+  const text = stripAnsi(chunks.map(String).join(''));
+  return text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text;
+}
+
+function errorText(result: TestResult): string | null {
+  const messages = (result.errors.length > 0 ? result.errors : result.error ? [result.error] : [])
+    .map((error) => stripAnsi(error.message ?? error.value ?? ''))
+    .filter(Boolean);
+  return messages.length > 0 ? messages.join('\n\n').slice(0, 20_000) : null;
+}
+
+/** Whether Playwright will run this test again after this attempt. */
+function willRetry(test: TestCase, result: TestResult): boolean {
+  if (result.status === 'skipped' || result.status === 'interrupted') return false;
+  return result.status !== test.expectedStatus && result.retry < test.retries;
+}
+
+export function toAttempt(test: TestCase, result: TestResult, rootDir: string): Attempt {
+  const location = result.error?.location;
+  const attempt: Attempt = {
+    test_id: test.id,
+    retry: result.retry,
+    status: result.status,
+    duration: Math.max(0, Math.round(result.duration)),
+    error_message: errorText(result),
+    error_location: location ? `${relative(rootDir, location.file)}:${location.line}:${location.column}` : null,
+    stdout_tail: tail(result.stdout),
+    stderr_tail: tail(result.stderr),
+    started_at: result.startTime ? result.startTime.toISOString() : null,
+    final: null,
+  };
+  if (willRetry(test, result)) return attempt;
+  const outcome = test.outcome();
+  const failing = outcome === 'flaky' ? test.results.find((r) => r.status !== test.expectedStatus) : result;
+  const finalError = outcome === 'expected' || outcome === 'skipped' ? null : failing ? errorText(failing) : null;
+  attempt.final = {
+    outcome,
+    title: test.title,
+    file_path: relative(rootDir, test.location.file),
+    runner_project: runnerProject(test),
+    total_duration: test.results.reduce((sum, r) => sum + Math.max(0, Math.round(r.duration)), 0),
+    error_message: finalError,
+    failure_group_id:
+      outcome === 'unexpected' && finalError
+        ? failureSignature({
+            message: finalError,
+            file: location ? relative(rootDir, location.file) : relative(rootDir, test.location.file),
+            line: location?.line ?? test.location.line,
+          })
+        : null,
+  };
+  return attempt;
+}
+
+/** A shard's list is the whole suite's share unless the command line filtered tests. */
+export function listIsComplete(argv: string[]): boolean {
+  const testIndex = argv.indexOf('test');
+  const args = testIndex >= 0 ? argv.slice(testIndex + 1) : [];
+  const filtering = /^(-g|--grep|--grep-invert|--last-failed|--only-changed|--test-list|--test-list-invert)(=|$)/;
+  const valued = /^(--project|--shard|--reporter|--config|-c|--workers|-j|--retries|--timeout|--output|--max-failures|--repeat-each|--global-timeout)$/;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (filtering.test(arg)) return false;
+    if (valued.test(arg)) {
+      i++;
+      continue;
+    }
+    if (!arg.startsWith('-')) return false;
+  }
+  return true;
+}

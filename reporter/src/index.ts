@@ -1,0 +1,73 @@
+import path from 'node:path';
+import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
+import { stripAnsi } from './ansi.ts';
+import { listIsComplete, listTest, toAttempt } from './collect.ts';
+import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
+import { type DeliveryReport, Uploader } from './uploader.ts';
+
+export type { ProctorReporterOptions } from './settings.ts';
+export { failureSignature, failureMode } from './signature.ts';
+
+/**
+ * Uploads a Playwright run's results to Proctor. Use in playwright.config.ts as
+ * `['proctor/reporter', { url, apiKey, projectId, environment }]` (or PROCTOR_* variables).
+ * An upload failure is reported in one line and never changes the test outcome.
+ */
+export default class ProctorReporter implements Reporter {
+  private readonly options: ProctorReporterOptions;
+  private uploader: Uploader | null = null;
+  private rootDir = process.cwd();
+  private disabledReason: string | null = null;
+  private readonly errors: string[] = [];
+
+  constructor(options: ProctorReporterOptions = {}) {
+    this.options = options;
+  }
+
+  printsToStdio(): boolean {
+    return false;
+  }
+
+  onBegin(config: FullConfig, suite: Suite): void {
+    this.rootDir = config.configFile ? path.dirname(config.configFile) : config.rootDir;
+    const resolved = resolveSettings(this.options, process.env, this.rootDir);
+    if (!resolved.ok) {
+      this.disabledReason = resolved.reason;
+      return;
+    }
+    this.uploader = new Uploader(resolved.settings);
+    this.uploader.start({
+      tests: suite.allTests().map((test) => listTest(test, this.rootDir)),
+      complete: listIsComplete(process.argv),
+      shard: config.shard?.current ?? 1,
+      totalShards: config.shard?.total ?? 1,
+      startedAt: new Date(),
+    });
+  }
+
+  onTestEnd(test: TestCase, result: TestResult): void {
+    this.uploader?.add(toAttempt(test, result, this.rootDir));
+  }
+
+  onError(error: TestError): void {
+    this.errors.push(stripAnsi(error.message ?? error.value ?? 'unknown error').slice(0, 20_000));
+  }
+
+  async onEnd(result: FullResult): Promise<void> {
+    if (!this.uploader) {
+      process.stdout.write(`[proctor] results not uploaded: ${this.disabledReason ?? 'the reporter did not start'}\n`);
+      return;
+    }
+    const report = await this.uploader.finish(result.status, this.errors);
+    process.stdout.write(`${describe(report)}\n`);
+  }
+}
+
+function describe(report: DeliveryReport): string {
+  const where = report.runId ? `run #${report.runId}` : 'no run';
+  const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
+  const state = report.state ? ` (${report.state})` : '';
+  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${link}`;
+  const reasons = [...new Set(report.failures)].slice(0, 5).join('; ');
+  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${link}; not delivered: ${reasons}`;
+}

@@ -1,0 +1,97 @@
+import { execFileSync } from 'node:child_process';
+
+export interface ProctorReporterOptions {
+  url?: string;
+  apiKey?: string;
+  projectId?: number | string;
+  environment?: string;
+  /** Results per upload batch. */
+  batchSize?: number;
+  /** Longest a result waits before its batch is sent, in ms. */
+  flushIntervalMs?: number;
+  /** Attempts per request on network errors and 429/502/503/504. */
+  maxAttempts?: number;
+  /** Longest single wait between attempts, in ms. */
+  maxBackoffMs?: number;
+}
+
+export interface ReporterSettings {
+  url: string;
+  apiKey: string;
+  projectId: string | null;
+  environment: string | null;
+  runId: number | null;
+  shard: number | null;
+  runKey: string | null;
+  commit: string | null;
+  branch: string | null;
+  buildUrl: string | null;
+  batchSize: number;
+  flushIntervalMs: number;
+  maxAttempts: number;
+  maxBackoffMs: number;
+}
+
+export type SettingsResult = { ok: true; settings: ReporterSettings } | { ok: false; reason: string };
+
+function git(args: string[], cwd: string): string | null {
+  try {
+    return execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).toString().trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Shards of one CI build share a run through this key; with none, each invocation is its own run. */
+export function ciRunKey(env: NodeJS.ProcessEnv): string | null {
+  if (env.PROCTOR_RUN_KEY) return env.PROCTOR_RUN_KEY;
+  if (env.GITHUB_RUN_ID) return `github-${env.GITHUB_RUN_ID}-${env.GITHUB_RUN_ATTEMPT ?? '1'}`;
+  if (env.CI_PIPELINE_ID) return `gitlab-${env.CI_PIPELINE_ID}`;
+  if (env.BUILDKITE_BUILD_ID) return `buildkite-${env.BUILDKITE_BUILD_ID}`;
+  if (env.CIRCLE_WORKFLOW_ID) return `circleci-${env.CIRCLE_WORKFLOW_ID}`;
+  if (env.BUILD_TAG && env.JENKINS_URL) return `jenkins-${env.BUILD_TAG}`;
+  return null;
+}
+
+function ciBuildUrl(env: NodeJS.ProcessEnv): string | null {
+  if (env.GITHUB_RUN_ID && env.GITHUB_REPOSITORY) {
+    return `${env.GITHUB_SERVER_URL ?? 'https://github.com'}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
+  }
+  return env.CI_PIPELINE_URL ?? env.BUILDKITE_BUILD_URL ?? env.CIRCLE_BUILD_URL ?? env.BUILD_URL ?? null;
+}
+
+function positiveInteger(value: string | undefined): number | null {
+  return value && /^[1-9]\d*$/.test(value) ? Number(value) : null;
+}
+
+/** Options win over the environment; `PROCTOR_RUN_ID` (set by Proctor's executor) reports into that run. */
+export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.ProcessEnv, cwd: string): SettingsResult {
+  const url = (options.url ?? env.PROCTOR_URL ?? '').replace(/\/+$/, '');
+  const apiKey = options.apiKey ?? env.PROCTOR_API_KEY ?? '';
+  if (!url) return { ok: false, reason: 'no server URL: set the url option or PROCTOR_URL' };
+  if (!apiKey) return { ok: false, reason: 'no API key: set the apiKey option or PROCTOR_API_KEY' };
+  const runId = positiveInteger(env.PROCTOR_RUN_ID);
+  const environment = options.environment ?? env.PROCTOR_ENVIRONMENT ?? null;
+  if (!runId && !environment) return { ok: false, reason: 'no environment: set the environment option or PROCTOR_ENVIRONMENT' };
+  const projectId = options.projectId ?? env.PROCTOR_PROJECT_ID;
+  const runKey = ciRunKey(env);
+  return {
+    ok: true,
+    settings: {
+      url,
+      apiKey,
+      projectId: projectId === undefined || projectId === '' ? null : String(projectId),
+      environment,
+      runId,
+      shard: positiveInteger(env.PROCTOR_SHARD),
+      runKey: runKey && environment ? `${environment}:${runKey}` : null,
+      commit: env.PROCTOR_COMMIT ?? env.GITHUB_SHA ?? env.CI_COMMIT_SHA ?? git(['rev-parse', 'HEAD'], cwd),
+      branch: env.PROCTOR_BRANCH ?? (env.GITHUB_HEAD_REF || env.GITHUB_REF_NAME) ?? env.CI_COMMIT_REF_NAME ?? git(['rev-parse', '--abbrev-ref', 'HEAD'], cwd),
+      buildUrl: ciBuildUrl(env),
+      batchSize: options.batchSize ?? 200,
+      flushIntervalMs: options.flushIntervalMs ?? 1000,
+      maxAttempts: options.maxAttempts ?? 12,
+      maxBackoffMs: options.maxBackoffMs ?? 8000,
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import type { Attempt, ListedTest } from './collect.ts';
+import type { ReporterSettings } from './settings.ts';
+import { DeliveryError, postJson, type TransportOptions } from './transport.ts';
+
+export interface ShardStart {
+  tests: ListedTest[];
+  complete: boolean;
+  shard: number;
+  totalShards: number;
+  startedAt: Date;
+}
+
+export interface DeliveryReport {
+  runId: number | null;
+  delivered: number;
+  total: number;
+  failures: string[];
+  state: string | null;
+  summaryUrl: string | null;
+}
+
+/**
+ * Sends the shard's begin, its results in batches by size and time, and its end, one request at
+ * a time in that order. Hooks only enqueue; `finish` awaits everything.
+ */
+export class Uploader {
+  private readonly transport: TransportOptions;
+  private chain: Promise<void> = Promise.resolve();
+  private pending: Attempt[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private runId: number | null;
+  private shard = 1;
+  /** Set when the run cannot take more (unknown, cancelled, finished): later sends are skipped. */
+  private stopReason: string | null = null;
+  private total = 0;
+  private delivered = 0;
+  private readonly failures: string[] = [];
+  private endResponse: { state: string; summary_url: string } | null = null;
+
+  constructor(private readonly settings: ReporterSettings) {
+    this.transport = {
+      url: settings.url,
+      apiKey: settings.apiKey,
+      projectId: settings.projectId,
+      maxAttempts: settings.maxAttempts,
+      maxBackoffMs: settings.maxBackoffMs,
+    };
+    this.runId = settings.runId;
+  }
+
+  start(start: ShardStart): void {
+    this.shard = this.settings.shard ?? start.shard;
+    this.enqueue(async () => {
+      if (this.runId === null) {
+        const response = await postJson<{ data: { test_run: { id: number } } }>(this.transport, '/api/test-runs/report', {
+          environment: this.settings.environment,
+          run_key: this.settings.runKey,
+          total_shards: start.totalShards,
+          branch: this.settings.branch,
+          commit: this.settings.commit,
+          build_url: this.settings.buildUrl,
+        });
+        this.runId = response.data.test_run.id;
+      }
+      await postJson(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, {
+        tests: start.tests,
+        commit: this.settings.commit,
+        complete: start.complete,
+        started_at: start.startedAt.toISOString(),
+      });
+    }, 'start the run');
+  }
+
+  add(attempt: Attempt): void {
+    this.total++;
+    this.pending.push(attempt);
+    if (this.pending.length >= this.settings.batchSize) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.settings.flushIntervalMs);
+  }
+
+  async finish(status: string, errors: string[]): Promise<DeliveryReport> {
+    this.flush();
+    this.enqueue(async () => {
+      const response = await postJson<{ data: { state: string; summary_url: string } }>(
+        this.transport,
+        `/api/test-runs/${this.runId}/shards/${this.shard}/end`,
+        { status, errors },
+      );
+      this.endResponse = response.data;
+    }, 'end the shard');
+    await this.chain;
+    return {
+      runId: this.runId,
+      delivered: this.delivered,
+      total: this.total,
+      failures: this.failures,
+      state: this.endResponse?.state ?? null,
+      summaryUrl: this.endResponse?.summary_url ?? null,
+    };
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.enqueue(async () => {
+      await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results: batch });
+      this.delivered += batch.length;
+    }, `send ${batch.length} result(s)`);
+  }
+
+  /** Requests run one after another; a failure is recorded, never thrown into Playwright. */
+  private enqueue(work: () => Promise<void>, what: string): void {
+    this.chain = this.chain.then(async () => {
+      if (this.stopReason) {
+        this.failures.push(`could not ${what}: ${this.stopReason}`);
+        return;
+      }
+      try {
+        await work();
+      } catch (error) {
+        const message = (error as Error).message;
+        this.failures.push(`could not ${what}: ${message}`);
+        const status = error instanceof DeliveryError ? error.status : null;
+        if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
+      }
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import { escapeXml as e } from '../../../badge/src/xml.ts';
+import type { Project } from '../projects/store.ts';
+import type { SummaryDetail } from './schema.ts';
+import type { RunRow } from './store.ts';
+
+const STATE_COLOURS: Record<string, string> = {
+  passed: '#1a7f37',
+  failed: '#cf222e',
+  error: '#9a6700',
+  cancelled: '#57606a',
+  running: '#0969da',
+  queued: '#0969da',
+  pending: '#0969da',
+};
+
+function formatDuration(ms: number | null): string {
+  if (ms === null) return '–';
+  if (ms < 1000) return `${ms} ms`;
+  const seconds = ms / 1000;
+  return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+}
+
+function testRow(t: SummaryDetail): string {
+  const group = t.failure_group_id ? `<a href="#group-${e(t.failure_group_id)}">${e(t.failure_group_id)}</a>` : '';
+  const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
+  const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
+  return `<tr class="${e(t.status)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${snoozed}</td>
+<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)} · ${e(t.runner_project)}</div>${error}</td>
+<td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
+}
+
+function section(title: string, tests: SummaryDetail[]): string {
+  if (tests.length === 0) return '';
+  return `<h2>${e(title)} (${tests.length})</h2>
+<table><thead><tr><th>Status</th><th>Test</th><th>Duration</th><th>Retries</th><th>Failure group</th></tr></thead>
+<tbody>${tests.map(testRow).join('\n')}</tbody></table>`;
+}
+
+function projectBreakdown(tests: SummaryDetail[]): string {
+  const byProject = new Map<string, Record<string, number>>();
+  for (const t of tests) {
+    const counts = byProject.get(t.runner_project) ?? { passed: 0, failed: 0, flaky: 0, skipped: 0 };
+    counts[t.status] = (counts[t.status] ?? 0) + 1;
+    byProject.set(t.runner_project, counts);
+  }
+  const rows = [...byProject.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, c]) => `<tr><td>${e(name)}</td><td>${c.passed}</td><td>${c.failed}</td><td>${c.flaky}</td><td>${c.skipped}</td></tr>`);
+  return `<h2>By runner project</h2><table class="breakdown"><thead><tr><th>Project</th><th>Passed</th><th>Failed</th><th>Flaky</th><th>Skipped</th></tr></thead>
+<tbody>${rows.join('')}</tbody></table>`;
+}
+
+function failureGroups(tests: SummaryDetail[]): string {
+  const groups = new Map<string, SummaryDetail[]>();
+  for (const t of tests) if (t.failure_group_id) groups.set(t.failure_group_id, [...(groups.get(t.failure_group_id) ?? []), t]);
+  if (groups.size === 0) return '';
+  const items = [...groups.entries()].map(
+    ([id, members]) =>
+      `<li id="group-${e(id)}"><code>${e(id)}</code>: ${members.map((m) => `${e(m.title)} (${e(m.runner_project)})`).join(', ')}</li>`,
+  );
+  return `<h2>Failure groups (${groups.size})</h2><ul class="groups">${items.join('')}</ul>`;
+}
+
+/** The run as a person reads it: counts, failures first with their error text, flaky, snoozed, per project. */
+export function renderRunPage(project: Project, run: RunRow, tests: SummaryDetail[]): string {
+  const failed = tests.filter((t) => t.status === 'failed');
+  const flaky = tests.filter((t) => t.status === 'flaky');
+  const others = tests.filter((t) => t.status === 'passed' || t.status === 'skipped');
+  const colour = STATE_COLOURS[run.state] ?? '#57606a';
+  const counts: [string, number][] = [
+    ['Total', run.total_count],
+    ['Passed', run.success_count],
+    ['Failed', run.failed_count],
+    ['Flaky', run.flaky_count],
+    ['Skipped', run.skipped_count],
+    ['Snoozed', run.snoozed_count],
+  ];
+  const reason = run.error_reason ?? run.cancel_reason;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Run #${run.id} ${e(run.state)} · ${e(project.name)} · ${e(run.environment_name)}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1f2328}
+h1{font-size:1.5rem;margin:0 0 .25rem} .state{color:#fff;background:${colour};border-radius:1rem;padding:.1rem .7rem;font-size:1rem}
+.meta{color:#57606a;margin-bottom:1rem} .counts{display:flex;gap:.75rem;flex-wrap:wrap;margin:1rem 0}
+.count{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;min-width:5rem} .count b{display:block;font-size:1.4rem}
+table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
+.tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
+.tag.flaky{background:#bf8700} .tag.skipped{background:#8c959f} .tag.snoozed{background:#6639ba}
+.file{color:#57606a;font-size:.85rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;max-height:20rem;overflow:auto}
+pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap}
+</style></head><body>
+<h1>Run #${run.id} <span class="state">${e(run.state)}</span></h1>
+<div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
+${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
+· duration ${e(formatDuration(run.duration))}${run.build_url ? ` · build <a href="${e(run.build_url)}">${e(run.build_url)}</a>` : ''}</div>
+${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
+<div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
+${section('Failed', failed)}
+${section('Flaky', flaky)}
+${failureGroups(tests)}
+${projectBreakdown(tests)}
+${section('Passed and skipped', others)}
+</body></html>`;
+}

@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import type { AppDeps } from '../context.ts';
+import { getEnvironmentBySlug } from '../environments/store.ts';
+import { HttpError, notFound } from '../http/errors.ts';
+import { offsetOf, paginate } from '../http/pagination.ts';
+import { addRoute, type RouteContext } from '../http/route.ts';
+import { getProject } from '../projects/store.ts';
+import { beginShard, endShard, recordResults } from './ingest.ts';
+import { renderRunPage } from './page.ts';
+import { presentRun, summaryTokenMatches } from './present.ts';
+import {
+  reportRunSchema,
+  resultBatchSchema,
+  runListQuery,
+  runListResponse,
+  runParams,
+  runReadResponse,
+  shardBeginSchema,
+  shardEndSchema,
+  shardParams,
+} from './schema.ts';
+import * as store from './store.ts';
+
+const TAG = 'Test runs';
+const REPORTING = 'Reporting (used by the Playwright reporter)';
+
+export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const { sql, clock, config, signingSecret } = deps;
+  const present = (row: store.RunRow) => presentRun(row, config.publicUrl, signingSecret);
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/test-runs',
+    tag: TAG,
+    summary: 'List runs, newest first',
+    query: runListQuery,
+    response: runListResponse,
+    handler: async ({ query, scope }) => {
+      const { rows, total } = await store.listRuns(sql, scope.projectId, {
+        environment: query.environment,
+        states: query.state ? query.state.split(',') : [],
+        branch: query.branch,
+        limit: query.per_page,
+        offset: offsetOf(query.page, query.per_page),
+      });
+      return { data: { test_runs: rows.map(present) }, pagination: paginate(total, query.page, query.per_page) };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/test-runs/:id',
+    tag: TAG,
+    summary: 'Read a run with its results and project',
+    params: runParams,
+    response: runReadResponse,
+    handler: async ({ params, scope }) => {
+      const run = await store.getRun(sql, scope.projectId, params.id);
+      if (!run) throw notFound('test run');
+      const project = await getProject(sql, scope.projectId);
+      if (!project) throw notFound('project');
+      const flattenedSummaryDetails = await store.getSummaryDetails(sql, run.id);
+      return {
+        data: {
+          test_run: {
+            project: { id: project.id, name: project.name, repo_name: project.repo_name },
+            testRun: present(run),
+            flattenedSummaryDetails,
+          },
+        },
+      };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/report',
+    tag: REPORTING,
+    summary: 'Start (or join, by run_key) a report-only run: the reporter in your own CI, without a trigger',
+    body: reportRunSchema,
+    response: z.object({ data: z.object({ test_run: z.object({ id: z.number().int() }) }) }),
+    handler: async ({ body, scope }) => {
+      const environment = await getEnvironmentBySlug(sql, scope.projectId, body.environment);
+      if (!environment) throw new HttpError(404, `body.environment: no environment with slug "${body.environment}"`);
+      if (environment.is_disabled) throw new HttpError(409, `environment "${body.environment}" is disabled`);
+      const id = await store.findOrCreateReportRun(
+        sql,
+        scope.projectId,
+        {
+          environmentId: environment.id,
+          runKey: body.run_key,
+          totalShards: body.total_shards,
+          branch: body.branch,
+          commit: body.commit,
+          buildUrl: body.build_url,
+        },
+        clock(),
+      );
+      return { data: { test_run: { id } } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/shards/:shard/begin',
+    tag: REPORTING,
+    summary: "A shard begins: its list of tests and the commit; the run is running",
+    params: shardParams,
+    body: shardBeginSchema,
+    response: z.object({ data: z.object({ success: z.boolean() }) }),
+    handler: async ({ params, body, scope }) => {
+      await sql.begin((tx) => beginShard(tx, scope.projectId, params.id, params.shard, body, clock()));
+      return { data: { success: true } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/results',
+    tag: REPORTING,
+    summary: 'A batch of test attempts (gzip accepted); idempotent per run, test and retry',
+    params: runParams,
+    body: resultBatchSchema,
+    response: z.object({ data: z.object({ received: z.number().int(), recorded: z.number().int() }) }),
+    handler: async ({ params, body, scope }) => {
+      const recorded = await sql.begin((tx) => recordResults(tx, scope.projectId, params.id, body.shard, body.results, clock()));
+      return { data: { received: body.results.length, recorded } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/shards/:shard/end',
+    tag: REPORTING,
+    summary: "A shard ends with Playwright's status; the last one completes the run",
+    params: shardParams,
+    body: shardEndSchema,
+    response: z.object({ data: z.object({ success: z.boolean(), state: z.string(), summary_url: z.string() }) }),
+    handler: async ({ params, body, scope }) => {
+      await sql.begin((tx) => endShard(tx, scope.projectId, params.id, params.shard, body, clock()));
+      const run = await store.getRun(sql, scope.projectId, params.id);
+      if (!run) throw notFound('test run');
+      return { data: { success: true, state: run.state, summary_url: present(run).summary_url } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/runs/:id',
+    tag: TAG,
+    summary: "The run's page for a person (summary_url): counts, failures with their errors, flaky, snoozed",
+    public: true,
+    params: runParams,
+    query: z.object({ token: z.string().min(1).max(100) }).strict(),
+    produces: 'text/html',
+    handler: async ({ params, query, res }) => {
+      if (!summaryTokenMatches(signingSecret, params.id, query.token)) throw notFound('test run');
+      const run = await store.getRunById(sql, params.id);
+      if (!run) throw notFound('test run');
+      const project = await getProject(sql, run.project_id);
+      if (!project) throw notFound('project');
+      const tests = await store.getSummaryDetails(sql, run.id);
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.setHeader('cache-control', 'no-store');
+      res.setHeader('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
+      res.send(renderRunPage(project, run, tests));
+    },
+  });
+}

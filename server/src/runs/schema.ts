@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import { positiveId, runnerTestId, timestamp } from '../http/fields.ts';
+import { pagination } from '../http/openapi.ts';
+import { paginationQuery } from '../http/pagination.ts';
+
+export const RUN_STATES = ['pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled'] as const;
+export const TERMINAL_STATES = ['passed', 'failed', 'error', 'cancelled'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const summaryDetailSchema = z
+  .object({
+    test_case_id: z.string(),
+    title: z.string(),
+    file_path: z.string(),
+    runner_project: z.string(),
+    status: z.enum(['passed', 'failed', 'flaky', 'skipped']),
+    snoozed: z.boolean(),
+    duration: z.number().int().describe('milliseconds, all attempts'),
+    retries: z.number().int(),
+    error_message: z.string().nullable(),
+    failure_group_id: z.string().nullable(),
+  })
+  .openapi('SummaryDetail');
+
+export const testRunSchema = z
+  .object({
+    id: z.number().int(),
+    state: z.enum(RUN_STATES),
+    total_count: z.number().int(),
+    success_count: z.number().int(),
+    failed_count: z.number().int(),
+    skipped_count: z.number().int(),
+    flaky_count: z.number().int(),
+    duration: z.number().int().nullable().describe('milliseconds from run_started_at to run_ended_at'),
+    test_run_branch: z.string().nullable(),
+    environment_id: z.number().int(),
+    environment_slug: z.string(),
+    environment_name: z.string(),
+    build_url: z.string().nullable(),
+    build_branch: z.string().nullable(),
+    commit: z.string().nullable(),
+    created_at: z.string(),
+    run_started_at: z.string().nullable(),
+    run_ended_at: z.string().nullable(),
+    test_run_head_sha: z.string().nullable(),
+    summary_url: z.string(),
+    total_shards: z.number().int(),
+    rerun_source_id: z.number().int().nullable(),
+    error_reason: z.string().nullable(),
+    cancel_reason: z.string().nullable(),
+  })
+  .openapi('TestRun');
+
+export const runReadResponse = z.object({
+  data: z.object({
+    test_run: z.object({
+      project: z.object({ id: z.number().int(), name: z.string(), repo_name: z.string() }),
+      testRun: testRunSchema,
+      flattenedSummaryDetails: z.array(summaryDetailSchema),
+    }),
+  }),
+});
+
+export const runListQuery = z
+  .object({
+    ...paginationQuery(20, 100),
+    environment: z.string().min(1).optional().describe('environment slug'),
+    state: z
+      .string()
+      .regex(new RegExp(`^(${RUN_STATES.join('|')})(,(${RUN_STATES.join('|')}))*$`), `must be comma-separated states: ${RUN_STATES.join(', ')}`)
+      .optional(),
+    branch: z.string().min(1).optional(),
+  })
+  .strict();
+export const runListResponse = z.object({ data: z.object({ test_runs: z.array(testRunSchema) }), pagination });
+
+export const runParams = z.object({ id: positiveId }).strict();
+export const shardParams = z.object({ id: positiveId, shard: z.coerce.number().int().min(1).max(1000) }).strict();
+
+/** The reporter's report-only run: created by its first shard, found by the others through run_key. */
+export const reportRunSchema = z
+  .object({
+    environment: z.string().min(1),
+    run_key: z.string().min(1).max(200).nullable().default(null),
+    total_shards: z.number().int().min(1).max(1000).default(1),
+    branch: z.string().max(500).nullable().default(null),
+    commit: z.string().max(100).nullable().default(null),
+    build_url: z.string().max(2000).nullable().default(null),
+  })
+  .strict()
+  .openapi('ReportRun');
+
+export const listedTestSchema = z
+  .object({
+    id: runnerTestId,
+    title: z.string().max(2000),
+    file_path: z.string().max(2000),
+    suites: z.array(z.string().max(2000)).max(50),
+    runner_project: z.string().max(500),
+    tags: z.array(z.string().max(200)).max(100),
+    line: z.number().int().nullable(),
+    column: z.number().int().nullable(),
+  })
+  .strict();
+
+export const shardBeginSchema = z
+  .object({
+    tests: z.array(listedTestSchema).max(100_000),
+    commit: z.string().max(100).nullable().default(null),
+    /** True when the shard's list is the whole suite's share (no grep, project or file filter). */
+    complete: z.boolean().default(false),
+    started_at: timestamp.optional(),
+  })
+  .strict()
+  .openapi('ShardBegin');
+
+const finalOutcomeSchema = z
+  .object({
+    outcome: z.enum(['expected', 'unexpected', 'flaky', 'skipped']),
+    title: z.string().max(2000),
+    file_path: z.string().max(2000),
+    runner_project: z.string().max(500),
+    total_duration: z.number().int().min(0),
+    error_message: z.string().max(20_000).nullable(),
+    failure_group_id: z.string().max(200).nullable(),
+  })
+  .strict();
+
+export const attemptSchema = z
+  .object({
+    test_id: runnerTestId,
+    retry: z.number().int().min(0).max(100),
+    status: z.enum(['passed', 'failed', 'timedOut', 'skipped', 'interrupted']),
+    duration: z.number().int().min(0),
+    error_message: z.string().max(20_000).nullable(),
+    error_location: z.string().max(2000).nullable(),
+    stdout_tail: z.string().max(10_000).nullable(),
+    stderr_tail: z.string().max(10_000).nullable(),
+    started_at: timestamp.nullable(),
+    final: finalOutcomeSchema.nullable(),
+  })
+  .strict();
+
+export const resultBatchSchema = z
+  .object({ shard: z.number().int().min(1).max(1000), results: z.array(attemptSchema).min(1).max(5000) })
+  .strict()
+  .openapi('ResultBatch');
+
+export const shardEndSchema = z
+  .object({
+    status: z.enum(['passed', 'failed', 'timedout', 'interrupted']),
+    errors: z.array(z.string().max(20_000)).max(50).default([]),
+  })
+  .strict()
+  .openapi('ShardEnd');
+
+export type Attempt = z.infer<typeof attemptSchema>;
+export type ShardBegin = z.infer<typeof shardBeginSchema>;
+export type ShardEnd = z.infer<typeof shardEndSchema>;
+export type ReportRun = z.infer<typeof reportRunSchema>;
+export type TestRun = z.infer<typeof testRunSchema>;
+export type SummaryDetail = z.infer<typeof summaryDetailSchema>;

@@ -1,0 +1,106 @@
+import type { Tx } from '../db.ts';
+import type { RunState, SummaryDetail } from './schema.ts';
+
+export interface RunRow {
+  id: number;
+  project_id: number;
+  environment_id: number;
+  environment_slug: string;
+  environment_name: string;
+  state: RunState;
+  origin: 'api' | 'schedule' | 'reporter';
+  total_shards: number;
+  test_run_branch: string | null;
+  build_url: string | null;
+  build_branch: string | null;
+  commit: string | null;
+  test_run_head_sha: string | null;
+  total_count: number;
+  success_count: number;
+  failed_count: number;
+  skipped_count: number;
+  flaky_count: number;
+  snoozed_count: number;
+  duration: number | null;
+  error_reason: string | null;
+  cancel_reason: string | null;
+  cancelled_by: string | null;
+  rerun_source_id: number | null;
+  created_at: Date;
+  run_started_at: Date | null;
+  run_ended_at: Date | null;
+}
+
+const columns = (sql: Tx) => sql`
+  r.id, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
+  r.total_shards, r.test_run_branch, r.build_url, r.build_branch, r."commit", r.test_run_head_sha, r.total_count,
+  r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
+  r.cancel_reason, r.cancelled_by, r.rerun_source_id, r.created_at, r.run_started_at, r.run_ended_at`;
+
+export async function getRun(sql: Tx, projectId: number, id: number): Promise<RunRow | null> {
+  const [row] = await sql<RunRow[]>`
+    select ${columns(sql)} from test_runs r join environments e on e.id = r.environment_id
+    where r.project_id = ${projectId} and r.id = ${id}`;
+  return row ?? null;
+}
+
+/** For the public summary page, whose signed link carries no project scope. */
+export async function getRunById(sql: Tx, id: number): Promise<RunRow | null> {
+  const [row] = await sql<RunRow[]>`
+    select ${columns(sql)} from test_runs r join environments e on e.id = r.environment_id where r.id = ${id}`;
+  return row ?? null;
+}
+
+export interface RunFilter {
+  environment?: string;
+  states: string[];
+  branch?: string;
+  limit: number;
+  offset: number;
+}
+
+export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): Promise<{ rows: RunRow[]; total: number }> {
+  const where = sql`
+    r.project_id = ${projectId}
+    ${filter.environment ? sql`and e.slug = ${filter.environment}` : sql``}
+    ${filter.states.length > 0 ? sql`and r.state = any(${filter.states}::text[])` : sql``}
+    ${filter.branch ? sql`and r.test_run_branch = ${filter.branch}` : sql``}`;
+  const [count] = await sql<{ total: number }[]>`
+    select count(*)::int as total from test_runs r join environments e on e.id = r.environment_id where ${where}`;
+  const rows = await sql<RunRow[]>`
+    select ${columns(sql)} from test_runs r join environments e on e.id = r.environment_id
+    where ${where} order by r.id desc limit ${filter.limit} offset ${filter.offset}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+export async function getSummaryDetails(sql: Tx, runId: number): Promise<SummaryDetail[]> {
+  return sql<SummaryDetail[]>`
+    select test_case_id, title, file_path, runner_project, status, snoozed, duration, retries, error_message, failure_group_id
+    from test_run_tests
+    where test_run_id = ${runId} and status is not null
+    order by case status when 'failed' then 0 when 'flaky' then 1 when 'passed' then 2 else 3 end, file_path, title, runner_project`;
+}
+
+export interface ReportRunInput {
+  environmentId: number;
+  runKey: string | null;
+  totalShards: number;
+  branch: string | null;
+  commit: string | null;
+  buildUrl: string | null;
+}
+
+/** The run of a report-only invocation: created by the first shard, shared by the others through the run key. */
+export async function findOrCreateReportRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<number> {
+  const [created] = await sql<{ id: number }[]>`
+    insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
+                           test_run_head_sha, build_url, created_at, queued_at, run_started_at, last_activity_at)
+    values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
+            ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
+    on conflict (project_id, run_key) do nothing
+    returning id`;
+  if (created) return created.id;
+  const [existing] = await sql<{ id: number }[]>`
+    select id from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
+  return (existing as { id: number }).id;
+}
