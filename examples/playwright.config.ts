@@ -5,6 +5,8 @@ const port = Number(process.env.DEMO_SITE_PORT ?? 4173);
 // Playwright cannot download its browser here; Debian's chromium is used where it is installed.
 const executablePath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => fs.existsSync(candidate));
 const launchOptions = executablePath ? { executablePath } : {};
+// Proctor passes a build's URL as PLAYWRIGHT_BASE_URL and BASE_URL; anything but an absolute URL is ignored.
+const givenBaseUrl = [process.env.PLAYWRIGHT_BASE_URL, process.env.BASE_URL].find((url) => url && /^https?:\/\//.test(url));
 
 export default defineConfig({
   testDir: './tests',
@@ -12,7 +14,7 @@ export default defineConfig({
   timeout: 15_000,
   reporter: [['list']],
   use: {
-    baseURL: process.env.PLAYWRIGHT_BASE_URL ?? process.env.BASE_URL ?? `http://127.0.0.1:${port}`,
+    baseURL: givenBaseUrl ?? `http://127.0.0.1:${port}`,
     launchOptions,
   },
   projects: [

@@ -28,9 +28,6 @@ export interface Attempt {
   started_at: string | null;
   final: {
     outcome: 'expected' | 'unexpected' | 'flaky' | 'skipped';
-    title: string;
-    file_path: string;
-    runner_project: string;
     total_duration: number;
     error_message: string | null;
     failure_group_id: string | null;
@@ -98,9 +95,6 @@ export function toAttempt(test: TestCase, result: TestResult, rootDir: string): 
   const finalError = outcome === 'expected' || outcome === 'skipped' ? null : failing ? errorText(failing) : null;
   attempt.final = {
     outcome,
-    title: test.title,
-    file_path: relative(rootDir, test.location.file),
-    runner_project: runnerProject(test),
     total_duration: test.results.reduce((sum, r) => sum + Math.max(0, Math.round(r.duration)), 0),
     error_message: finalError,
     failure_group_id:

@@ -30,13 +30,14 @@ export default class ProctorReporter implements Reporter {
 
   onBegin(config: FullConfig, suite: Suite): void {
     this.rootDir = config.configFile ? path.dirname(config.configFile) : config.rootDir;
-    const resolved = resolveSettings(this.options, process.env, this.rootDir);
+    const resolved = resolveSettings(this.options, process.env);
     if (!resolved.ok) {
       this.disabledReason = resolved.reason;
       return;
     }
     this.uploader = new Uploader(resolved.settings);
     this.uploader.start({
+      projectDir: this.rootDir,
       tests: suite.allTests().map((test) => listTest(test, this.rootDir)),
       complete: listIsComplete(process.argv),
       shard: config.shard?.current ?? 1,

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 
 export interface ProctorReporterOptions {
   url?: string;
@@ -34,12 +34,23 @@ export interface ReporterSettings {
 
 export type SettingsResult = { ok: true; settings: ReporterSettings } | { ok: false; reason: string };
 
-function git(args: string[], cwd: string): string | null {
-  try {
-    return execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).toString().trim() || null;
-  } catch {
-    return null;
-  }
+function git(args: string[], cwd: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('git', args, { cwd, timeout: 5000 }, (error, stdout) => resolve(error ? null : stdout.trim() || null));
+  });
+}
+
+/**
+ * The commit and branch when no variable names them, from git in the project's folder; run in the
+ * upload chain so that Playwright's start never waits for git.
+ */
+export async function resolveRevision(settings: ReporterSettings, cwd: string): Promise<void> {
+  const [commit, branch] = await Promise.all([
+    settings.commit ? settings.commit : git(['rev-parse', 'HEAD'], cwd),
+    settings.branch ? settings.branch : git(['rev-parse', '--abbrev-ref', 'HEAD'], cwd),
+  ]);
+  settings.commit = commit;
+  settings.branch = branch;
 }
 
 /** Shards of one CI build share a run through this key; with none, each invocation is its own run. */
@@ -65,7 +76,7 @@ function positiveInteger(value: string | undefined): number | null {
 }
 
 /** Options win over the environment; `PROCTOR_RUN_ID` (set by Proctor's executor) reports into that run. */
-export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.ProcessEnv, cwd: string): SettingsResult {
+export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.ProcessEnv): SettingsResult {
   const url = (options.url ?? env.PROCTOR_URL ?? '').replace(/\/+$/, '');
   const apiKey = options.apiKey ?? env.PROCTOR_API_KEY ?? '';
   if (!url) return { ok: false, reason: 'no server URL: set the url option or PROCTOR_URL' };
@@ -85,12 +96,12 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       runId,
       shard: positiveInteger(env.PROCTOR_SHARD),
       runKey: runKey && environment ? `${environment}:${runKey}` : null,
-      commit: env.PROCTOR_COMMIT ?? env.GITHUB_SHA ?? env.CI_COMMIT_SHA ?? git(['rev-parse', 'HEAD'], cwd),
-      branch: env.PROCTOR_BRANCH ?? (env.GITHUB_HEAD_REF || env.GITHUB_REF_NAME) ?? env.CI_COMMIT_REF_NAME ?? git(['rev-parse', '--abbrev-ref', 'HEAD'], cwd),
+      commit: env.PROCTOR_COMMIT || env.GITHUB_SHA || env.CI_COMMIT_SHA || null,
+      branch: env.PROCTOR_BRANCH || env.GITHUB_HEAD_REF || env.GITHUB_REF_NAME || env.CI_COMMIT_REF_NAME || null,
       buildUrl: ciBuildUrl(env),
       batchSize: options.batchSize ?? 200,
       flushIntervalMs: options.flushIntervalMs ?? 1000,
-      maxAttempts: options.maxAttempts ?? 12,
+      maxAttempts: options.maxAttempts ?? positiveInteger(env.PROCTOR_UPLOAD_MAX_ATTEMPTS) ?? 12,
       maxBackoffMs: options.maxBackoffMs ?? 8000,
     },
   };

@@ -1,8 +1,14 @@
 import type { Attempt, ListedTest } from './collect.ts';
-import type { ReporterSettings } from './settings.ts';
+import { type ReporterSettings, resolveRevision } from './settings.ts';
 import { DeliveryError, postJson, type TransportOptions } from './transport.ts';
 
+/** Result batches under way at once: the server parses one while it writes the other. */
+const IN_FLIGHT = 2;
+/** Tests per begin request. */
+const LIST_CHUNK = 5000;
+
 export interface ShardStart {
+  projectDir: string;
   tests: ListedTest[];
   complete: boolean;
   shard: number;
@@ -25,7 +31,9 @@ export interface DeliveryReport {
  */
 export class Uploader {
   private readonly transport: TransportOptions;
+  /** Requests in order: the start, then result batches (up to IN_FLIGHT at once), then the end. */
   private chain: Promise<void> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<void>>();
   private pending: Attempt[] = [];
   private timer: NodeJS.Timeout | null = null;
   private runId: number | null;
@@ -51,6 +59,7 @@ export class Uploader {
   start(start: ShardStart): void {
     this.shard = this.settings.shard ?? start.shard;
     this.enqueue(async () => {
+      await resolveRevision(this.settings, start.projectDir);
       if (this.runId === null) {
         const response = await postJson<{ data: { test_run: { id: number } } }>(this.transport, '/api/test-runs/report', {
           environment: this.settings.environment,
@@ -62,12 +71,15 @@ export class Uploader {
         });
         this.runId = response.data.test_run.id;
       }
-      await postJson(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, {
-        tests: start.tests,
-        commit: this.settings.commit,
-        complete: start.complete,
-        started_at: start.startedAt.toISOString(),
-      });
+      // Large suites list in several requests, each well under the server's body limit; begin is idempotent.
+      for (let from = 0; from === 0 || from < start.tests.length; from += LIST_CHUNK) {
+        await postJson(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, {
+          tests: start.tests.slice(from, from + LIST_CHUNK),
+          commit: this.settings.commit,
+          complete: start.complete,
+          started_at: start.startedAt.toISOString(),
+        });
+      }
     }, 'start the run');
   }
 
@@ -89,6 +101,7 @@ export class Uploader {
       this.endResponse = response.data;
     }, 'end the shard');
     await this.chain;
+    await Promise.all(this.inFlight);
     return {
       runId: this.runId,
       delivered: this.delivered,
@@ -105,15 +118,22 @@ export class Uploader {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.enqueue(async () => {
-      await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results: batch });
-      this.delivered += batch.length;
-    }, `send ${batch.length} result(s)`);
+    this.enqueue(
+      async () => {
+        await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results: batch });
+        this.delivered += batch.length;
+      },
+      `send ${batch.length} result(s)`,
+      { concurrent: true },
+    );
   }
 
-  /** Requests run one after another; a failure is recorded, never thrown into Playwright. */
-  private enqueue(work: () => Promise<void>, what: string): void {
-    this.chain = this.chain.then(async () => {
+  /**
+   * Queues a request; a failure is recorded, never thrown into Playwright. Concurrent work (result
+   * batches) starts once IN_FLIGHT allows; other work waits for everything before it.
+   */
+  private enqueue(work: () => Promise<void>, what: string, options: { concurrent?: boolean } = {}): void {
+    const guarded = async () => {
       if (this.stopReason) {
         this.failures.push(`could not ${what}: ${this.stopReason}`);
         return;
@@ -126,6 +146,16 @@ export class Uploader {
         const status = error instanceof DeliveryError ? error.status : null;
         if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
       }
+    };
+    this.chain = this.chain.then(async () => {
+      if (!options.concurrent) {
+        await Promise.all(this.inFlight);
+        await guarded();
+        return;
+      }
+      while (this.inFlight.size >= IN_FLIGHT) await Promise.race(this.inFlight);
+      const request: Promise<void> = guarded().finally(() => this.inFlight.delete(request));
+      this.inFlight.add(request);
     });
   }
 }

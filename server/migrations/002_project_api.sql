@@ -49,7 +49,7 @@ create index resources_project on resources (project_id, id);
 -- The runner's 41-character test id is unique within a project.
 create table test_cases (
   project_id integer not null references projects (id) on delete cascade,
-  id text not null,
+  id text collate "C" not null,
   name text not null,
   file_path text not null,
   suites text[] not null default '{}',

@@ -60,28 +60,22 @@ create table test_run_shards (
   primary key (test_run_id, shard)
 );
 
--- One row per test of a run: listed at begin, given its final outcome when its last attempt ends.
+-- One row per test of a run, as its shard listed it at begin.
 create table test_run_tests (
   test_run_id integer not null references test_runs (id) on delete cascade,
-  test_case_id text not null,
+  test_case_id text collate "C" not null,
   project_id integer not null,
   title text not null,
   file_path text not null,
   runner_project text not null,
-  status text check (status in ('passed', 'failed', 'flaky', 'skipped')),
-  snoozed boolean not null default false,
-  duration integer not null default 0,
-  retries integer not null default 0,
-  error_message text,
-  failure_group_id text,
-  ended_at timestamptz,
   primary key (test_run_id, test_case_id)
 );
 
 -- Every attempt of every test, as the reporter sent it; idempotent per (run, test, retry).
+-- Runner test ids are hex: byte order is their order, and "C" keeps index comparisons cheap.
 create table test_results (
   test_run_id integer not null references test_runs (id) on delete cascade,
-  test_case_id text not null,
+  test_case_id text collate "C" not null,
   retry integer not null,
   shard integer not null default 1,
   status text not null check (status in ('passed', 'failed', 'timedOut', 'skipped', 'interrupted')),
@@ -91,6 +85,13 @@ create table test_results (
   stdout_tail text,
   stderr_tail text,
   started_at timestamptz,
+  -- The test's last attempt carries its final outcome, so a batch is one insert.
+  is_final boolean not null default false,
+  outcome text check (outcome in ('passed', 'failed', 'flaky', 'skipped')),
+  snoozed boolean not null default false,
+  total_duration integer,
+  final_error_message text,
+  failure_group_id text,
   primary key (test_run_id, test_case_id, retry)
 );
 

@@ -12,6 +12,7 @@ import { resourceRoutes } from './resources/routes.ts';
 import { snoozeRoutes } from './snoozes/routes.ts';
 import { testCaseRoutes } from './testcases/routes.ts';
 import { runRoutes } from './runs/routes.ts';
+import { badgeRoutes } from './badges/routes.ts';
 
 /** Builds the Express app; no I/O happens until it serves requests. */
 export function createApp(deps: AppDeps) {
@@ -26,6 +27,7 @@ export function createApp(deps: AppDeps) {
   resourceRoutes(ctx, deps);
   testCaseRoutes(ctx, deps);
   runRoutes(ctx, deps);
+  badgeRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   systemRoutes(ctx, deps, () => (document ??= generateDocument(registry, deps.config.publicUrl)));

@@ -15,6 +15,7 @@ const envSchema = z.object({
   PROCTOR_UPLOAD_LIMIT_MB: z.coerce.number().int().min(1).max(10_240).default(100),
   PROCTOR_SHARD_TIMEOUT_S: z.coerce.number().int().min(1).default(1800),
   PROCTOR_SWEEP_INTERVAL_S: z.coerce.number().min(0.05).default(15),
+  PROCTOR_BADGE_STATE_TTL_MS: z.coerce.number().int().min(0).default(1000),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -33,6 +34,7 @@ export interface Config {
   uploadLimitBytes: number;
   shardTimeoutMs: number;
   sweepIntervalMs: number;
+  badgeStateTtlMs: number;
   dbPoolMax: number;
   demo: boolean;
   logLevel: Env['LOG_LEVEL'];
@@ -60,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadLimitBytes: e.PROCTOR_UPLOAD_LIMIT_MB * 1024 * 1024,
     shardTimeoutMs: e.PROCTOR_SHARD_TIMEOUT_S * 1000,
     sweepIntervalMs: e.PROCTOR_SWEEP_INTERVAL_S * 1000,
+    badgeStateTtlMs: e.PROCTOR_BADGE_STATE_TTL_MS,
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
     demo: e.PROCTOR_DEMO === 'true',
     logLevel: e.LOG_LEVEL,

@@ -14,12 +14,20 @@ import { addMember, createProject } from '../../server/src/projects/store.ts';
 import { createUser } from '../../server/src/users/store.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
-/** A clock the test moves by hand. */
+/** A clock the test moves by hand: frozen at a time, or 'live' (real time plus what was advanced). */
 export class TestClock {
-  constructor(public now: Date = new Date()) {}
-  readonly read = () => new Date(this.now);
+  private frozen: Date | null;
+  private offsetMs = 0;
+  constructor(start: Date | 'live' = new Date()) {
+    this.frozen = start === 'live' ? null : start;
+  }
+  get now(): Date {
+    return this.frozen ? new Date(this.frozen) : new Date(Date.now() + this.offsetMs);
+  }
+  readonly read = () => this.now;
   advance(ms: number): void {
-    this.now = new Date(this.now.getTime() + ms);
+    if (this.frozen) this.frozen = new Date(this.frozen.getTime() + ms);
+    else this.offsetMs += ms;
   }
 }
 

@@ -34,12 +34,12 @@ export async function completeRun(sql: Tx, runId: number, now: Date, forcedReaso
     select state, project_id, total_shards, tags, test_case_ids, error_reason from test_runs where id = ${runId} for update`;
   if (!run || ['passed', 'failed', 'error', 'cancelled'].includes(run.state)) return;
   const [counts] = await sql<{ passed: number; failed: number; flaky: number; skipped: number; snoozed: number }[]>`
-    select count(*) filter (where status = 'passed')::int as passed,
-           count(*) filter (where status = 'failed')::int as failed,
-           count(*) filter (where status = 'flaky')::int as flaky,
-           count(*) filter (where status = 'skipped')::int as skipped,
-           count(*) filter (where status = 'failed' and snoozed)::int as snoozed
-    from test_run_tests where test_run_id = ${runId}`;
+    select count(*) filter (where outcome = 'passed')::int as passed,
+           count(*) filter (where outcome = 'failed')::int as failed,
+           count(*) filter (where outcome = 'flaky')::int as flaky,
+           count(*) filter (where outcome = 'skipped')::int as skipped,
+           count(*) filter (where outcome = 'failed' and snoozed)::int as snoozed
+    from test_results where test_run_id = ${runId} and is_final`;
   const c = counts as NonNullable<typeof counts>;
   const shards = await sql<ShardOutcome[]>`
     select shard, status, complete, errors from test_run_shards where test_run_id = ${runId} order by shard`;

@@ -15,11 +15,15 @@ interface LockedRun {
   total_shards: number;
 }
 
-/** Locks the run row for the batch; results for a finished run are refused so the reporter stops. */
-async function lockOpenRun(sql: Tx, projectId: number, runId: number): Promise<LockedRun> {
+/**
+ * Locks the run row; results for a finished run are refused so the reporter stops. Result batches
+ * take a key-share lock: batches of one run then write side by side (their count updates do not
+ * conflict with it), while completion's exclusive lock waits for them and they for it.
+ */
+async function lockOpenRun(sql: Tx, projectId: number, runId: number, mode: 'exclusive' | 'batch' = 'exclusive'): Promise<LockedRun> {
   const [run] = await sql<LockedRun[]>`
     select id, project_id, environment_id, state, total_shards from test_runs
-    where project_id = ${projectId} and id = ${runId} for update`;
+    where project_id = ${projectId} and id = ${runId} ${mode === 'batch' ? sql`for key share` : sql`for update`}`;
   if (!run) throw new HttpError(404, 'test run not found');
   if (TERMINAL.has(run.state)) throw new HttpError(409, `test run ${runId} is already ${run.state}`);
   return run;
@@ -50,6 +54,14 @@ export async function beginShard(sql: Tx, projectId: number, runId: number, shar
     on conflict (test_run_id, test_case_id) do nothing`;
 }
 
+/**
+ * Rows as JSON text without their null and false fields (json_to_recordset reads a missing key as
+ * null): a smaller payload that PostgreSQL parses faster than jsonb, which ingestion is bound by.
+ */
+function compactJson(rows: Record<string, unknown>[]): string {
+  return JSON.stringify(rows, (_key, value) => (value === null || value === false ? undefined : value));
+}
+
 function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): 'passed' | 'failed' | 'flaky' | 'skipped' {
   switch (outcome) {
     case 'expected':
@@ -64,87 +76,62 @@ function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): 'passed
 }
 
 /**
- * A batch of attempts: every attempt in one statement, idempotent per (run, test, retry); the
- * final outcomes in one more, with snoozes applied as they are recorded; the run's counts in one.
+ * A batch of attempts in one statement: every attempt inserted, idempotent per (run, test, retry),
+ * the final attempts carrying their outcome with snoozes applied as they are recorded, and the
+ * run's counts moved by the finals that were new. Returns how many attempts were new.
  */
 export async function recordResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<number> {
-  const run = await lockOpenRun(sql, projectId, runId);
-  const attemptRows = attempts.map((a) => ({
-    test_case_id: a.test_id,
-    retry: a.retry,
-    status: a.status,
-    duration: a.duration,
-    error_message: a.error_message,
-    error_location: a.error_location,
-    stdout_tail: a.stdout_tail,
-    stderr_tail: a.stderr_tail,
-    started_at: a.started_at,
-  }));
-  const inserted = await sql`
-    insert into test_results (test_run_id, test_case_id, retry, shard, status, duration, error_message, error_location,
-                              stdout_tail, stderr_tail, started_at)
-    select ${runId}, x.test_case_id, x.retry, ${shard}, x.status, x.duration, x.error_message, x.error_location,
-           x.stdout_tail, x.stderr_tail, x.started_at
-    from jsonb_to_recordset(${sql.json(attemptRows)}) as x(test_case_id text, retry int, status text, duration int,
-         error_message text, error_location text, stdout_tail text, stderr_tail text, started_at timestamptz)
-    on conflict (test_run_id, test_case_id, retry) do nothing
-    returning 1`;
-
-  const finals = attempts.filter((a) => a.final !== null);
-  if (finals.length > 0) {
-    const failing = finals.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
-    const snoozed = await snoozedTestIds(sql, projectId, run.environment_id, failing, now);
-    const finalRows = finals.map((a) => {
-      const final = a.final as NonNullable<Attempt['final']>;
-      const status = finalStatus(final.outcome);
-      return {
-        id: a.test_id,
-        title: final.title,
-        file_path: final.file_path,
-        runner_project: final.runner_project,
-        status,
-        snoozed: status === 'failed' && snoozed.has(a.test_id),
-        duration: final.total_duration,
-        retries: a.retry,
-        error_message: final.error_message,
-        failure_group_id: final.failure_group_id,
-      };
-    });
-    const [counts] = await sql<{ passed: number; failed: number; flaky: number; skipped: number; snoozed: number }[]>`
-      with finalised as (
-        insert into test_run_tests as t (test_run_id, test_case_id, project_id, title, file_path, runner_project, status,
-                                         snoozed, duration, retries, error_message, failure_group_id, ended_at)
-        select ${runId}, x.id, ${projectId}, x.title, x.file_path, x.runner_project, x.status, x.snoozed, x.duration,
-               x.retries, x.error_message, x.failure_group_id, ${now}
-        from jsonb_to_recordset(${sql.json(finalRows)}) as x(id text, title text, file_path text, runner_project text,
-             status text, snoozed boolean, duration int, retries int, error_message text, failure_group_id text)
-        on conflict (test_run_id, test_case_id) do update set
-          status = excluded.status, snoozed = excluded.snoozed, duration = excluded.duration, retries = excluded.retries,
-          error_message = excluded.error_message, failure_group_id = excluded.failure_group_id, ended_at = excluded.ended_at
-        where t.status is null
-        returning t.status, t.snoozed
-      )
-      select count(*) filter (where status = 'passed')::int as passed,
-             count(*) filter (where status = 'failed')::int as failed,
-             count(*) filter (where status = 'flaky')::int as flaky,
-             count(*) filter (where status = 'skipped')::int as skipped,
-             count(*) filter (where snoozed)::int as snoozed
-      from finalised`;
-    const c = counts as NonNullable<typeof counts>;
-    await sql`
+  const run = await lockOpenRun(sql, projectId, runId, 'batch');
+  const failing = attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
+  const snoozed = await snoozedTestIds(sql, projectId, run.environment_id, failing, now);
+  const rows = attempts.map((a) => {
+    const outcome = a.final ? finalStatus(a.final.outcome) : null;
+    return {
+      test_case_id: a.test_id,
+      retry: a.retry,
+      status: a.status,
+      duration: a.duration,
+      error_message: a.error_message,
+      error_location: a.error_location,
+      stdout_tail: a.stdout_tail,
+      stderr_tail: a.stderr_tail,
+      started_at: a.started_at,
+      is_final: a.final !== null,
+      outcome,
+      snoozed: outcome === 'failed' && snoozed.has(a.test_id),
+      total_duration: a.final?.total_duration ?? null,
+      final_error_message: a.final?.error_message ?? null,
+      failure_group_id: a.final?.failure_group_id ?? null,
+    };
+  });
+  const [result] = await sql<{ recorded: number }[]>`
+    with inserted as (
+      insert into test_results (test_run_id, test_case_id, retry, shard, status, duration, error_message, error_location,
+                                stdout_tail, stderr_tail, started_at, is_final, outcome, snoozed, total_duration,
+                                final_error_message, failure_group_id)
+      select ${runId}, x.test_case_id, x.retry, ${shard}, x.status, x.duration, x.error_message, x.error_location,
+             x.stdout_tail, x.stderr_tail, x.started_at, coalesce(x.is_final, false), x.outcome, coalesce(x.snoozed, false), x.total_duration,
+             x.final_error_message, x.failure_group_id
+      from json_to_recordset(${compactJson(rows)}::text::json) as x(test_case_id text, retry int, status text, duration int,
+           error_message text, error_location text, stdout_tail text, stderr_tail text, started_at timestamptz,
+           is_final boolean, outcome text, snoozed boolean, total_duration int, final_error_message text,
+           failure_group_id text)
+      on conflict (test_run_id, test_case_id, retry) do nothing
+      returning outcome, snoozed
+    ),
+    counted as (
       update test_runs set
-        success_count = success_count + ${c.passed},
-        failed_count = failed_count + ${c.failed},
-        flaky_count = flaky_count + ${c.flaky},
-        skipped_count = skipped_count + ${c.skipped},
-        snoozed_count = snoozed_count + ${c.snoozed},
-        total_count = total_count + ${c.passed + c.failed + c.flaky + c.skipped},
+        success_count = success_count + (select count(*) from inserted where outcome = 'passed'),
+        failed_count = failed_count + (select count(*) from inserted where outcome = 'failed'),
+        flaky_count = flaky_count + (select count(*) from inserted where outcome = 'flaky'),
+        skipped_count = skipped_count + (select count(*) from inserted where outcome = 'skipped'),
+        snoozed_count = snoozed_count + (select count(*) from inserted where snoozed),
+        total_count = total_count + (select count(*) from inserted where outcome is not null),
         last_activity_at = ${now}
-      where id = ${runId}`;
-  } else {
-    await sql`update test_runs set last_activity_at = ${now} where id = ${runId}`;
-  }
-  return inserted.length;
+      where id = ${runId}
+    )
+    select count(*)::int as recorded from inserted`;
+  return result?.recorded ?? 0;
 }
 
 export type ShardEndStatus = 'passed' | 'failed' | 'timedout' | 'interrupted' | 'crashed';

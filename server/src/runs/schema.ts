@@ -117,9 +117,6 @@ export const shardBeginSchema = z
 const finalOutcomeSchema = z
   .object({
     outcome: z.enum(['expected', 'unexpected', 'flaky', 'skipped']),
-    title: z.string().max(2000),
-    file_path: z.string().max(2000),
-    runner_project: z.string().max(500),
     total_duration: z.number().int().min(0),
     error_message: z.string().max(20_000).nullable(),
     failure_group_id: z.string().max(200).nullable(),

@@ -75,10 +75,13 @@ export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): P
 
 export async function getSummaryDetails(sql: Tx, runId: number): Promise<SummaryDetail[]> {
   return sql<SummaryDetail[]>`
-    select test_case_id, title, file_path, runner_project, status, snoozed, duration, retries, error_message, failure_group_id
-    from test_run_tests
-    where test_run_id = ${runId} and status is not null
-    order by case status when 'failed' then 0 when 'flaky' then 1 when 'passed' then 2 else 3 end, file_path, title, runner_project`;
+    select r.test_case_id, t.title, t.file_path, t.runner_project, r.outcome as status, r.snoozed,
+           r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id
+    from test_results r
+    join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+    where r.test_run_id = ${runId} and r.is_final
+    order by case r.outcome when 'failed' then 0 when 'flaky' then 1 when 'passed' then 2 else 3 end, t.file_path, t.title,
+             t.runner_project`;
 }
 
 export interface ReportRunInput {

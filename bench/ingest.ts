@@ -1,0 +1,161 @@
+// Results per second through the HTTP ingestion path (the reporter's own client: gzip, one batch
+// per request, one after another) against a raw COPY of the same rows into the same table,
+// measured in the same run. Target: HTTP at least 40% of COPY's rows per second, batches of 500.
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
+import { postJson } from '../reporter/src/transport.ts';
+import { benchDatabase, benchProject, benchServer, median, testIdOf } from './lib.ts';
+
+const BATCH = 500;
+const BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 40);
+const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? 5);
+const TARGET = 0.4;
+const IN_FLIGHT = 2;
+/** Rows already in test_results when the timing starts. */
+const HISTORY = Number(process.env.BENCH_INGEST_HISTORY ?? 200_000);
+
+function attempts(from: number, count: number) {
+  return Array.from({ length: count }, (_, i) => {
+    const n = from + i;
+    const failed = n % 10 === 0;
+    return {
+      test_id: testIdOf(n),
+      retry: 0,
+      status: failed ? ('failed' as const) : ('passed' as const),
+      duration: 100 + (n % 900),
+      error_message: failed ? `Error: expect(received).toBe(expected)\n\nExpected: ${n}\nReceived: ${n + 1}` : null,
+      error_location: failed ? `tests/t${n % 50}.spec.ts:${n % 200}:5` : null,
+      stdout_tail: null,
+      stderr_tail: null,
+      started_at: new Date().toISOString(),
+      final: {
+        outcome: failed ? ('unexpected' as const) : ('expected' as const),
+        total_duration: 100 + (n % 900),
+        error_message: failed ? 'Error: mismatch' : null,
+        failure_group_id: failed ? 'fg_bench' : null,
+      },
+    };
+  });
+}
+
+/** The table as a project's months of results leave it: HISTORY rows of earlier runs, untimed. */
+async function preloadHistory(db: Awaited<ReturnType<typeof benchDatabase>>, projectId: number, environmentId: number, rows: number): Promise<void> {
+  const perRun = 10_000;
+  for (let done = 0; done < rows; done += perRun) {
+    const [run] = await db.sql<{ id: number }[]>`
+      insert into test_runs (project_id, environment_id, state, origin) values (${projectId}, ${environmentId}, 'passed', 'reporter') returning id`;
+    const writable = await db.sql`
+      copy test_results (test_run_id, test_case_id, retry, status, duration, is_final, outcome, total_duration) from stdin with (format csv)`.writable();
+    const lines = Array.from({ length: perRun }, (_, i) => `${run?.id},${testIdOf(i)},0,passed,${100 + (i % 900)},true,passed,${100 + (i % 900)}\n`);
+    await pipeline(Readable.from([lines.join('')]), writable);
+  }
+  await db.sql`vacuum analyze test_results`;
+}
+
+async function newRun(db: Awaited<ReturnType<typeof benchDatabase>>, projectId: number, environmentId: number): Promise<number> {
+  const [run] = await db.sql<{ id: number }[]>`
+    insert into test_runs (project_id, environment_id, state, origin) values (${projectId}, ${environmentId}, 'running', 'reporter') returning id`;
+  return (run as { id: number }).id;
+}
+
+const csv = (value: string | number | boolean | null | undefined) => (value == null ? '' : `"${String(value).replace(/"/g, '""')}"`);
+
+function copyLines(runId: number, batch: ReturnType<typeof attempts>): string {
+  return batch
+    .map(
+      (a) =>
+        [
+          runId, a.test_id, a.retry, 1, a.status, a.duration, a.error_message, a.error_location, a.stdout_tail, a.stderr_tail, a.started_at,
+          true, a.final.outcome === 'unexpected' ? 'failed' : 'passed', false, a.final.total_duration, a.final.error_message, a.final.failure_group_id,
+        ]
+          .map(csv)
+          .join(',') + '\n',
+    )
+    .join('');
+}
+
+async function main(): Promise<void> {
+  if (!process.env.DATABASE_URL) throw new Error('bench/ingest needs DATABASE_URL (a PostgreSQL server): the embedded database has no COPY FROM STDIN');
+  const db = await benchDatabase();
+  const server = await benchServer(db);
+  try {
+    const { key, projectId, environmentId } = await benchProject(db.sql);
+    const transport = { url: server.url, apiKey: key, projectId: null, maxAttempts: 1, maxBackoffMs: 0 };
+    await preloadHistory(db, projectId, environmentId, HISTORY);
+    const total = BATCH * BATCHES;
+    const batches = Array.from({ length: BATCHES }, (_, b) => attempts(b * BATCH, BATCH));
+    // The reporter serialises and gzips in its own process: done before the clock starts.
+    const payloads = batches.map((batch) => new Blob([gzipSync(JSON.stringify({ shard: 1, results: batch }))]));
+    const listed = Array.from({ length: total }, (_, n) => ({
+      id: testIdOf(n), title: `test ${n}`, file_path: `tests/t${n % 50}.spec.ts`, suites: [], runner_project: 'chromium', tags: [], line: n, column: 1,
+    }));
+
+    /** One batch after another, IN_FLIGHT under way at once, as the reporter sends. */
+    async function timeHttp(): Promise<number> {
+      const runId = (await postJson<{ data: { test_run: { id: number } } }>(transport, '/api/test-runs/report', { environment: 'bench' })).data.test_run.id;
+      for (let from = 0; from < total; from += 5000) {
+        await postJson(transport, `/api/test-runs/${runId}/shards/1/begin`, { tests: listed.slice(from, from + 5000), complete: false });
+      }
+      const post = async (payload: Blob) => {
+        const response = await fetch(`${server.url}/api/test-runs/${runId}/results`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          body: payload,
+        });
+        if (!response.ok) throw new Error(`ingestion answered ${response.status}: ${await response.text()}`);
+        await response.arrayBuffer();
+      };
+      const started = performance.now();
+      const queue = [...payloads];
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          for (let payload = queue.shift(); payload; payload = queue.shift()) await post(payload);
+        }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from test_results where test_run_id = ${runId}`;
+      if (stored?.n !== total) throw new Error(`expected ${total} stored results, found ${stored?.n}`);
+      return total / seconds;
+    }
+
+    /** The same rows by one COPY streaming every batch: COPY's real throughput (a COPY per batch
+     * carries a fixed ~90 ms round trip here and would be a weak baseline). */
+    async function timeCopy(): Promise<number> {
+      const runId = await newRun(db, projectId, environmentId);
+      const chunks = batches.map((batch) => copyLines(runId, batch));
+      const started = performance.now();
+      const writable = await db.sql`
+        copy test_results (test_run_id, test_case_id, retry, shard, status, duration, error_message, error_location, stdout_tail,
+                           stderr_tail, started_at, is_final, outcome, snoozed, total_duration, final_error_message, failure_group_id)
+        from stdin with (format csv)`.writable();
+      await pipeline(Readable.from(chunks), writable);
+      return total / ((performance.now() - started) / 1000);
+    }
+
+    await timeHttp();
+    await timeCopy();
+    const httpRates: number[] = [];
+    const copyRates: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      httpRates.push(await timeHttp());
+      copyRates.push(await timeCopy());
+    }
+    const http = median(httpRates);
+    const copy = median(copyRates);
+    const ratio = http / copy;
+    const fmt = (rate: number) => Math.round(rate).toLocaleString('en');
+    console.log(
+      `bench/ingest: ${total} results in batches of ${BATCH}, ${IN_FLIGHT} in flight, ${ROUNDS} interleaved rounds, ` +
+        `test_results holding ${HISTORY.toLocaleString('en')} earlier rows (PostgreSQL)`,
+    );
+    console.log(`  HTTP ingestion : median ${fmt(http)} results/s (rounds: ${httpRates.map(fmt).join(', ')})`);
+    console.log(`  raw COPY       : median ${fmt(copy)} rows/s (rounds: ${copyRates.map(fmt).join(', ')})`);
+    console.log(`  ratio          : ${(ratio * 100).toFixed(1)}% of COPY (target ${TARGET * 100}%: ${ratio >= TARGET ? 'met' : 'NOT met'})`);
+  } finally {
+    await server.close();
+    await db.close();
+  }
+}
+
+await main();

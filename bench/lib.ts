@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { createApp } from '../server/src/app.ts';
+import { createKey } from '../server/src/auth/store.ts';
+import { loadConfig } from '../server/src/config.ts';
+import { connect, type Sql } from '../server/src/db.ts';
+import { createLogger } from '../server/src/logger.ts';
+import { migrate } from '../server/src/migrate.ts';
+import { createProject } from '../server/src/projects/store.ts';
+import { FileStorage } from '../server/src/resources/storage.ts';
+
+export interface BenchDatabase {
+  url: string;
+  sql: Sql;
+  close(): Promise<void>;
+}
+
+/** A throwaway database: on DATABASE_URL when set (as in CI), else an embedded one. */
+export async function benchDatabase(): Promise<BenchDatabase> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (adminUrl) {
+    const name = `proctor_bench_${randomBytes(4).toString('hex')}`;
+    const admin = connect(adminUrl, 1);
+    await admin.unsafe(`create database "${name}"`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const sql = connect(url.toString(), 10);
+    await migrate(sql);
+    return {
+      url: url.toString(),
+      sql,
+      close: async () => {
+        await sql.end();
+        await admin.unsafe(`drop database "${name}" with (force)`);
+        await admin.end();
+      },
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-'));
+  const db = await PGlite.create({ dataDir: dir });
+  const socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
+  await socket.start();
+  const url = `postgres://postgres@${socket.getServerConn()}/postgres`;
+  const sql = connect(url, 1);
+  await migrate(sql);
+  return {
+    url,
+    sql,
+    close: async () => {
+      await sql.end();
+      await socket.stop();
+      await db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface BenchServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
+  const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789', LOG_LEVEL: 'silent' });
+  const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-files-'));
+  const { app } = createApp({
+    sql: db.sql,
+    config,
+    logger: createLogger('silent'),
+    clock: () => new Date(),
+    signingSecret: config.signingSecret as string,
+    storage: new FileStorage(filesDir),
+  });
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  config.publicUrl = url;
+  return {
+    url,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      fs.rmSync(filesDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function benchProject(sql: Sql, slug = 'bench'): Promise<{ projectId: number; key: string; environmentId: number }> {
+  const project = await createProject(sql, { name: 'Bench', repoUrl: '/nonexistent', repoName: 'bench/bench' });
+  const [environment] = await sql<{ id: number }[]>`
+    insert into environments (project_id, slug, name) values (${project.id}, ${slug}, ${slug}) returning id`;
+  return { projectId: project.id, key: await createKey(sql, { projectId: project.id }), environmentId: (environment as { id: number }).id };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+export function testIdOf(n: number): string {
+  return `${n.toString(16).padStart(20, '0')}-${'b'.repeat(20)}`;
+}

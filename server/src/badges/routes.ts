@@ -1,0 +1,67 @@
+import { renderPng, renderSvg } from '../../../badge/src/render.ts';
+import type { AppDeps } from '../context.ts';
+import { addRoute, type RouteContext } from '../http/route.ts';
+import { etagOf, LruCache, type RenderedBadge } from './cache.ts';
+import { badgeSpec } from './present.ts';
+import { badgeParams, badgeQuery } from './schema.ts';
+import { type BadgeState, readBadgeState } from './store.ts';
+
+const CACHE_CONTROL = 'public, max-age=60, s-maxage=60, stale-while-revalidate=300';
+const CONTENT_TYPES = { svg: 'image/svg+xml; charset=utf-8', png: 'image/png', json: 'application/json; charset=utf-8' } as const;
+
+export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const rendered = new LruCache<RenderedBadge>(2000);
+  const states = new LruCache<{ state: BadgeState | null; at: number }>(5000);
+  const stateTtlMs = deps.config.badgeStateTtlMs;
+
+  /** The environment's state, read at most once per TTL per environment. */
+  async function stateOf(projectId: number, slug: string): Promise<BadgeState | null> {
+    const key = `${projectId}/${slug}`;
+    const now = deps.clock();
+    const cached = states.get(key);
+    if (cached && now.getTime() - cached.at < stateTtlMs) return cached.state;
+    const state = await readBadgeState(deps.sql, projectId, slug, now);
+    states.set(key, { state, at: now.getTime() });
+    return state;
+  }
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/badges/:project_id/:file',
+    tag: 'Badges',
+    summary: 'Status badge of an environment: <slug>.svg, <slug>.png or <slug>.json (shields.io endpoint); public',
+    public: true,
+    params: badgeParams,
+    query: badgeQuery,
+    produces: 'image/svg+xml',
+    handler: async ({ params, query, req, res }) => {
+      const dot = params.file.lastIndexOf('.');
+      const slug = params.file.slice(0, dot);
+      const format = params.file.slice(dot + 1) as keyof typeof CONTENT_TYPES;
+      const { spec, found } = badgeSpec(await stateOf(params.project_id, slug), query);
+      const key = JSON.stringify([format, format === 'png' ? query.scale : '1', spec]);
+      let badge = rendered.get(key);
+      if (!badge) {
+        const body =
+          format === 'json'
+            ? Buffer.from(JSON.stringify({ schemaVersion: 1, label: spec.label, message: spec.message, color: spec.color }))
+            : format === 'png'
+              ? renderPng(renderSvg(spec), query.scale === '2' ? 2 : 1)
+              : Buffer.from(renderSvg(spec));
+        badge = { body, contentType: CONTENT_TYPES[format], etag: etagOf(key) };
+        rendered.set(key, badge);
+      }
+      res.status(found ? 200 : 404);
+      res.setHeader('cache-control', CACHE_CONTROL);
+      res.setHeader('etag', badge.etag);
+      res.setHeader('content-type', badge.contentType);
+      res.setHeader('x-content-type-options', 'nosniff');
+      if (found && req.get('if-none-match') === badge.etag) {
+        res.status(304).end();
+        return;
+      }
+      res.end(badge.body);
+    },
+  });
+}
+
