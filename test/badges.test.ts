@@ -2,7 +2,6 @@ import { chromium } from '@playwright/test';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSvg, renderCounts, renderPng, renderSvg } from '../badge/src/render.ts';
-import { client } from './helpers/http.ts';
 import { countTextPixels, decodePng, hasPngSignature } from './helpers/png.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from './helpers/server.ts';
 

@@ -80,7 +80,7 @@ describe('the sample suite through the reporter', () => {
     expect(failed.map((d: { runner_project: string }) => d.runner_project).sort()).toEqual(['desktop', 'mobile']);
     for (const d of failed) {
       expect(d.error_message).toContain('Welcome back');
-      expect(d.error_message).not.toMatch(/\u001b\[/);
+      expect(d.error_message).not.toContain('\u001b[');
       expect(d.retries).toBe(1);
       expect(d.snoozed).toBe(false);
       expect(d.failure_group_id).toMatch(/^fg_[0-9a-f]{20}$/);

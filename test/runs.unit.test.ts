@@ -6,7 +6,6 @@ import { seedEnvironment, seedProject, startTestServer, testId, type TestServer 
 
 let server: TestServer;
 let projectId: number;
-let environmentId: number;
 let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
@@ -14,7 +13,7 @@ beforeAll(async () => {
   const project = await seedProject(server.sql);
   projectId = project.projectId;
   api = client(server.url, project.key);
-  environmentId = await seedEnvironment(server.sql, projectId, 'ci');
+  await seedEnvironment(server.sql, projectId, 'ci');
 });
 afterAll(async () => server?.close());
 
