@@ -51,7 +51,7 @@ describe('the sample suite through the reporter', () => {
   it('when the suite runs with the reporter, then the run is recorded with every count, state and detail', async () => {
     const run = await runSampleSuite({ env: reporterEnv(server.url, key) });
     expect(run.exitCode, run.output).toBe(1);
-    expect(run.output).toMatch(/\[proctor\] 14\/14 results delivered to run #\d+ \(failed\) http/);
+    expect(run.output).toMatch(/\[proctor\] 14\/14 results delivered to run #\d+ \(failed\), 2 failure\(s\) attached to failure groups http/);
     runId = runIdFrom(run.output);
     recorded = run.recorded;
     expect(recorded).toHaveLength(14);
@@ -111,6 +111,16 @@ describe('the sample suite through the reporter', () => {
     expect(snoozedRun.testRun).toMatchObject({ state: 'passed', ...EXPECTED_COUNTS });
     const failed = snoozedRun.flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'failed');
     expect(failed.every((d: { snoozed: boolean }) => d.snoozed)).toBe(true);
+
+    // The same failure in two separate runs lands in the same group, one sighting per run.
+    const firstRun = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.flattenedSummaryDetails;
+    const groupIds = new Set([...firstRun, ...snoozedRun.flattenedSummaryDetails].filter((d: { status: string }) => d.status === 'failed').map((d: { failure_group_id: string }) => d.failure_group_id));
+    expect(groupIds.size).toBe(1);
+    const group = (await api.get(`/api/failure-groups/${[...groupIds][0]}`)).body.data;
+    expect(group.failure_group).toMatchObject({ member_count: 2, occurrence_count: 4, last_test_run_id: snoozedRun.testRun.id, status: 'open' });
+    expect(group.failure_group.title).toContain('toHaveText');
+    expect(group.members.map((m: { test_case_id: string }) => m.test_case_id).sort()).toEqual(failing.sort());
+    expect(group.members.every((m: { sighting_count: number; state: string }) => m.sighting_count === 2 && m.state === 'active')).toBe(true);
     await api.delete(`/api/snoozes/${snooze.body.data.snooze.id}`);
   });
 
@@ -194,7 +204,7 @@ describe('faults', () => {
     try {
       expect(killedAt).toBeGreaterThan(0);
       expect(finishedAt - killedAt, 'the server was down while the suite still ran').toBeGreaterThan(3000);
-      expect(run.output).toMatch(/\[proctor\] 14\/14 results delivered to run #\d+ \(failed\)/);
+      expect(run.output).toMatch(/\[proctor\] 14\/14 results delivered to run #\d+ \(failed\), 2 failure\(s\) attached/);
       const runId = runIdFrom(run.output);
       expect(await storedAttempts(runId)).toEqual(asKeys(run.recorded));
       const testRun = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;

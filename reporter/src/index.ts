@@ -68,7 +68,8 @@ function describe(report: DeliveryReport): string {
   const where = report.runId ? `run #${report.runId}` : 'no run';
   const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
   const state = report.state ? ` (${report.state})` : '';
-  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${link}`;
+  const groups = report.attached > 0 ? `, ${report.attached} failure(s) attached to failure groups` : '';
+  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}`;
   const reasons = [...new Set(report.failures)].slice(0, 5).join('; ');
-  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${link}; not delivered: ${reasons}`;
+  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}; not delivered: ${reasons}`;
 }

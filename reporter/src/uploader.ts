@@ -20,6 +20,8 @@ export interface DeliveryReport {
   runId: number | null;
   delivered: number;
   total: number;
+  /** Final failures attached to their failure groups. */
+  attached: number;
   failures: string[];
   state: string | null;
   summaryUrl: string | null;
@@ -44,6 +46,9 @@ export class Uploader {
   private delivered = 0;
   private readonly failures: string[] = [];
   private endResponse: { state: string; summary_url: string } | null = null;
+  /** Final failures and their failure groups, attached once the results are in. */
+  private readonly groupMembers: { groupId: string; testId: string }[] = [];
+  private attached = 0;
 
   constructor(private readonly settings: ReporterSettings) {
     this.transport = {
@@ -85,6 +90,8 @@ export class Uploader {
 
   add(attempt: Attempt): void {
     this.total++;
+    const groupId = attempt.final?.failure_group_id;
+    if (groupId) this.groupMembers.push({ groupId, testId: attempt.test_id });
     this.pending.push(attempt);
     if (this.pending.length >= this.settings.batchSize) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.settings.flushIntervalMs);
@@ -92,6 +99,16 @@ export class Uploader {
 
   async finish(status: string, errors: string[]): Promise<DeliveryReport> {
     this.flush();
+    for (const { groupId, testId } of this.groupMembers) {
+      this.enqueue(
+        async () => {
+          await postJson(this.transport, `/api/failure-groups/${encodeURIComponent(groupId)}/members`, { test_run_id: this.runId, test_case_id: testId });
+          this.attached++;
+        },
+        `attach ${testId} to failure group ${groupId}`,
+        { concurrent: true },
+      );
+    }
     this.enqueue(async () => {
       const response = await postJson<{ data: { state: string; summary_url: string } }>(
         this.transport,
@@ -106,6 +123,7 @@ export class Uploader {
       runId: this.runId,
       delivered: this.delivered,
       total: this.total,
+      attached: this.attached,
       failures: this.failures,
       state: this.endResponse?.state ?? null,
       summaryUrl: this.endResponse?.summary_url ?? null,

@@ -13,6 +13,7 @@ import { snoozeRoutes } from './snoozes/routes.ts';
 import { testCaseRoutes } from './testcases/routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
+import { failureGroupRoutes } from './failuregroups/routes.ts';
 
 /** Builds the Express app; no I/O happens until it serves requests. */
 export function createApp(deps: AppDeps) {
@@ -28,6 +29,7 @@ export function createApp(deps: AppDeps) {
   testCaseRoutes(ctx, deps);
   runRoutes(ctx, deps);
   badgeRoutes(ctx, deps);
+  failureGroupRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   systemRoutes(ctx, deps, () => (document ??= generateDocument(registry, deps.config.publicUrl)));

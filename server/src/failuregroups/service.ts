@@ -1,0 +1,63 @@
+import { actingUserId, type Scope } from '../auth/middleware.ts';
+import type { Sql } from '../db.ts';
+import { HttpError } from '../http/errors.ts';
+import { decideAttach, foldMembers, type Member } from './members.ts';
+import * as store from './store.ts';
+
+function sourceOf(scope: Scope): 'machine' | 'human' {
+  return scope.principal.kind === 'user' ? 'human' : 'machine';
+}
+
+/**
+ * Records that a run's failing test belongs to a group: creates the group on first attach, appends
+ * the event its log calls for (none when the run was already seen), refreshes the rollups.
+ */
+export async function attachMember(sql: Sql, scope: Scope, groupId: string, testRunId: number, testCaseId: string, now: Date): Promise<Member> {
+  return sql.begin(async (tx) => {
+    const [run] = await tx<{ environment_id: number }[]>`
+      select environment_id from test_runs where project_id = ${scope.projectId} and id = ${testRunId}`;
+    if (!run) throw new HttpError(404, `body.test_run_id: test run ${testRunId} not found`);
+    const title = (await store.failureTitle(tx, testRunId, testCaseId)) ?? `Failures of ${testCaseId}`;
+    await store.lockGroup(tx, scope.projectId, groupId, title, now);
+    const events = await store.memberEvents(tx, scope.projectId, groupId, testCaseId);
+    const source = sourceOf(scope);
+    const decision = decideAttach(events, source, testRunId);
+    if (decision !== 'nothing') {
+      const event = {
+        test_case_id: testCaseId,
+        kind: decision,
+        source,
+        actor_id: actingUserId(scope),
+        test_run_id: testRunId,
+        environment_id: run.environment_id,
+        occurred_at: now,
+      };
+      await store.appendEvent(tx, scope.projectId, groupId, event);
+      events.push(event);
+      await store.refreshRollups(tx, scope.projectId, groupId, now, true);
+    }
+    return foldMembers(events)[0] as Member;
+  });
+}
+
+export async function detachMember(sql: Sql, scope: Scope, groupId: string, testCaseId: string, now: Date): Promise<Member> {
+  return sql.begin(async (tx) => {
+    if (!(await store.lockExistingGroup(tx, scope.projectId, groupId))) throw new HttpError(404, 'failure group not found');
+    const events = await store.memberEvents(tx, scope.projectId, groupId, testCaseId);
+    const current = foldMembers(events)[0];
+    if (!current) throw new HttpError(404, 'member not found in this failure group');
+    if (current.state === 'detached') return current;
+    const event = {
+      test_case_id: testCaseId,
+      kind: 'detach' as const,
+      source: sourceOf(scope),
+      actor_id: actingUserId(scope),
+      test_run_id: null,
+      environment_id: null,
+      occurred_at: now,
+    };
+    await store.appendEvent(tx, scope.projectId, groupId, event);
+    await store.refreshRollups(tx, scope.projectId, groupId, now, false);
+    return foldMembers([...events, event])[0] as Member;
+  });
+}

@@ -1,0 +1,119 @@
+import type { Tx } from '../db.ts';
+import { foldMembers, type MemberEvent } from './members.ts';
+
+export interface Diagnosis {
+  summary: string;
+  category: string;
+  author: string;
+  created_at: string;
+}
+
+export interface FailureGroupRow {
+  id: string;
+  title: string;
+  status: 'open' | 'resolved' | 'ignored';
+  diagnosis: Diagnosis | null;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  last_test_run_id: number | null;
+  member_count: number;
+  occurrence_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns = (sql: Tx) =>
+  sql`id, title, status, diagnosis, first_seen_at, last_seen_at, last_test_run_id, member_count, occurrence_count, created_at, updated_at`;
+
+/** The group's row, created on first sight, locked for this transaction: writers to a group take turns. */
+export async function lockGroup(sql: Tx, projectId: number, groupId: string, title: string, now: Date): Promise<void> {
+  await sql`
+    insert into failure_groups (project_id, id, title, first_seen_at, last_seen_at, created_at, updated_at)
+    values (${projectId}, ${groupId}, ${title}, ${now}, ${now}, ${now}, ${now})
+    on conflict (project_id, id) do nothing`;
+  await sql`select 1 from failure_groups where project_id = ${projectId} and id = ${groupId} for update`;
+}
+
+export async function lockExistingGroup(sql: Tx, projectId: number, groupId: string): Promise<boolean> {
+  const rows = await sql`select 1 from failure_groups where project_id = ${projectId} and id = ${groupId} for update`;
+  return rows.length > 0;
+}
+
+export async function memberEvents(sql: Tx, projectId: number, groupId: string, testCaseId?: string): Promise<MemberEvent[]> {
+  return sql<MemberEvent[]>`
+    select test_case_id, kind, source, actor_id, test_run_id, environment_id, occurred_at
+    from failure_group_events
+    where project_id = ${projectId} and group_id = ${groupId} ${testCaseId ? sql`and test_case_id = ${testCaseId}` : sql``}
+    order by id`;
+}
+
+export async function appendEvent(sql: Tx, projectId: number, groupId: string, event: MemberEvent): Promise<void> {
+  await sql`
+    insert into failure_group_events (project_id, group_id, test_case_id, kind, source, actor_id, test_run_id, environment_id, occurred_at)
+    values (${projectId}, ${groupId}, ${event.test_case_id}, ${event.kind}, ${event.source}, ${event.actor_id}, ${event.test_run_id},
+            ${event.environment_id}, ${event.occurred_at})`;
+}
+
+/** Rollups from the log: members now active, sightings, when and where it was seen last. A resolved group seen again reopens. */
+export async function refreshRollups(sql: Tx, projectId: number, groupId: string, now: Date, seenAgain: boolean): Promise<void> {
+  const members = foldMembers(await memberEvents(sql, projectId, groupId));
+  const [last] = await sql<{ occurred_at: Date; test_run_id: number | null; sightings: number; first_seen: Date }[]>`
+    select max(occurred_at) over () as occurred_at, test_run_id, count(*) over ()::int as sightings, min(occurred_at) over () as first_seen
+    from failure_group_events
+    where project_id = ${projectId} and group_id = ${groupId} and kind in ('attach', 'sighting')
+    order by id desc limit 1`;
+  await sql`
+    update failure_groups set
+      member_count = ${members.filter((m) => m.state === 'active').length},
+      occurrence_count = ${last?.sightings ?? 0},
+      first_seen_at = coalesce(${last?.first_seen ?? null}, first_seen_at),
+      last_seen_at = coalesce(${last?.occurred_at ?? null}, last_seen_at),
+      last_test_run_id = coalesce(${last?.test_run_id ?? null}, last_test_run_id),
+      status = case when ${seenAgain} and status = 'resolved' then 'open' else status end,
+      updated_at = ${now}
+    where project_id = ${projectId} and id = ${groupId}`;
+}
+
+export async function getGroup(sql: Tx, projectId: number, groupId: string): Promise<FailureGroupRow | null> {
+  const [row] = await sql<FailureGroupRow[]>`select ${columns(sql)} from failure_groups where project_id = ${projectId} and id = ${groupId}`;
+  return row ?? null;
+}
+
+export async function listGroups(
+  sql: Tx,
+  projectId: number,
+  filter: { status?: string; limit: number; offset: number },
+): Promise<{ rows: FailureGroupRow[]; total: number }> {
+  const where = sql`project_id = ${projectId} ${filter.status ? sql`and status = ${filter.status}` : sql``}`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from failure_groups where ${where}`;
+  const rows = await sql<FailureGroupRow[]>`
+    select ${columns(sql)} from failure_groups where ${where} order by last_seen_at desc, id limit ${filter.limit} offset ${filter.offset}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+export async function updateGroup(
+  sql: Tx,
+  projectId: number,
+  groupId: string,
+  patch: { status?: string; diagnosis?: Diagnosis },
+  now: Date,
+): Promise<FailureGroupRow | null> {
+  const [row] = await sql<FailureGroupRow[]>`
+    update failure_groups set
+      status = coalesce(${patch.status ?? null}, status),
+      diagnosis = coalesce(${patch.diagnosis ? sql.json(patch.diagnosis as unknown as Record<string, string>) : null}::jsonb, diagnosis),
+      updated_at = ${now}
+    where project_id = ${projectId} and id = ${groupId}
+    returning ${columns(sql)}`;
+  return row ?? null;
+}
+
+/** The failing test's error in the run, first line: a new group's title. */
+export async function failureTitle(sql: Tx, runId: number, testCaseId: string): Promise<string | null> {
+  const [row] = await sql<{ message: string | null; title: string | null }[]>`
+    select r.final_error_message as message, t.title
+    from test_run_tests t left join test_results r on r.test_run_id = t.test_run_id and r.test_case_id = t.test_case_id and r.is_final
+    where t.test_run_id = ${runId} and t.test_case_id = ${testCaseId}`;
+  const firstLine = row?.message?.split('\n').find((line) => line.trim())?.trim();
+  return firstLine ? firstLine.slice(0, 300) : (row?.title ?? null);
+}
