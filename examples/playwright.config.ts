@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import { defineConfig, devices } from '@playwright/test';
 
-const port = Number(process.env.DEMO_SITE_PORT ?? 4173);
+// A port of its own per invocation unless one is given, so that shards and runs side by side do not
+// share a site; set in the environment so that Playwright's workers see the same one.
+process.env.DEMO_SITE_PORT ??= String(20_000 + Math.floor(Math.random() * 40_000));
+const port = Number(process.env.DEMO_SITE_PORT);
 // Playwright cannot download its browser here; Debian's chromium is used where it is installed.
 const executablePath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => fs.existsSync(candidate));
 const launchOptions = executablePath ? { executablePath } : {};

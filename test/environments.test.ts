@@ -25,6 +25,7 @@ describe('environments', () => {
       runner_projects_ignore: [],
       is_disabled: null,
       env_files: [],
+      runner_projects: [],
       scheduled_trigger: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),

@@ -23,7 +23,7 @@ export function createApp(deps: AppDeps) {
   const ctx: RouteContext = { api, open, registry };
 
   userRoutes(ctx, deps.sql);
-  environmentRoutes(ctx, deps.sql);
+  environmentRoutes(ctx, deps);
   snoozeRoutes(ctx, deps);
   resourceRoutes(ctx, deps);
   testCaseRoutes(ctx, deps);

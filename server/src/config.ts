@@ -16,6 +16,11 @@ const envSchema = z.object({
   PROCTOR_SHARD_TIMEOUT_S: z.coerce.number().int().min(1).default(1800),
   PROCTOR_SWEEP_INTERVAL_S: z.coerce.number().min(0.05).default(15),
   PROCTOR_BADGE_STATE_TTL_MS: z.coerce.number().int().min(0).default(1000),
+  PROCTOR_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(1),
+  PROCTOR_RUN_TIMEOUT_MIN: z.coerce.number().min(0.01).default(60),
+  PROCTOR_EXECUTOR_POLL_MS: z.coerce.number().int().min(10).default(1000),
+  PROCTOR_HEARTBEAT_MS: z.coerce.number().int().min(10).default(2000),
+  PROCTOR_LOST_RUN_S: z.coerce.number().min(0.1).default(30),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -35,6 +40,7 @@ export interface Config {
   shardTimeoutMs: number;
   sweepIntervalMs: number;
   badgeStateTtlMs: number;
+  executor: { concurrency: number; runTimeoutMs: number; pollMs: number; heartbeatMs: number; lostRunMs: number };
   dbPoolMax: number;
   demo: boolean;
   logLevel: Env['LOG_LEVEL'];
@@ -63,6 +69,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shardTimeoutMs: e.PROCTOR_SHARD_TIMEOUT_S * 1000,
     sweepIntervalMs: e.PROCTOR_SWEEP_INTERVAL_S * 1000,
     badgeStateTtlMs: e.PROCTOR_BADGE_STATE_TTL_MS,
+    executor: {
+      concurrency: e.PROCTOR_EXECUTOR_CONCURRENCY,
+      runTimeoutMs: e.PROCTOR_RUN_TIMEOUT_MIN * 60_000,
+      pollMs: e.PROCTOR_EXECUTOR_POLL_MS,
+      heartbeatMs: e.PROCTOR_HEARTBEAT_MS,
+      lostRunMs: e.PROCTOR_LOST_RUN_S * 1000,
+    },
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
     demo: e.PROCTOR_DEMO === 'true',
     logLevel: e.LOG_LEVEL,

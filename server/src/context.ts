@@ -5,6 +5,11 @@ import type { BlobStorage } from './resources/storage.ts';
 
 export type Clock = () => Date;
 
+/** The executor as the API sees it: cancel stops a run this process executes. */
+export interface RunControl {
+  stopRun(runId: number): Promise<void>;
+}
+
 /** What every feature may need; tests inject their own clock. */
 export interface AppDeps {
   sql: Sql;
@@ -13,4 +18,5 @@ export interface AppDeps {
   clock: Clock;
   signingSecret: string;
   storage: BlobStorage;
+  runControl?: RunControl;
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Executor } from '../../server/src/executor/executor.ts';
 import { FileStorage } from '../../server/src/resources/storage.ts';
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
@@ -43,7 +44,9 @@ export interface TestServer {
 }
 
 /** The app in this process on a port of its own, over the test file's database. */
-export async function startTestServer(options: { env?: Record<string, string>; clock?: TestClock } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { env?: Record<string, string>; clock?: TestClock; executor?: boolean } = {},
+): Promise<TestServer> {
   const db = await createTestDatabase();
   const logs: string[] = [];
   const sink = new Writable({
@@ -56,7 +59,9 @@ export async function startTestServer(options: { env?: Record<string, string>; c
   const clock = options.clock ?? new TestClock();
   const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-files-'));
   const storage = new FileStorage(filesDir);
+  let executor: Executor | null = null;
   const { app } = createApp({
+    runControl: { stopRun: async (runId) => executor?.stopRun(runId) },
     sql: db.sql,
     config,
     logger: createLogger('info', sink),
@@ -68,6 +73,18 @@ export async function startTestServer(options: { env?: Record<string, string>; c
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   config.publicUrl = url;
+  if (options.executor) {
+    executor = new Executor(db.sql, clock.read, createLogger('info', sink), {
+      workerId: `test-${process.pid}-${Math.random().toString(16).slice(2, 10)}`,
+      concurrency: config.executor.concurrency,
+      pollMs: 100,
+      heartbeatMs: 500,
+      runTimeoutMs: config.executor.runTimeoutMs,
+      workRoot: path.join(filesDir, 'work'),
+      reporterUrl: url,
+    });
+    executor.start();
+  }
   return {
     url,
     filesDir,
@@ -76,6 +93,7 @@ export async function startTestServer(options: { env?: Record<string, string>; c
     clock,
     logs,
     close: async () => {
+      await executor?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

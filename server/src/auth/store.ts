@@ -23,3 +23,15 @@ export async function createKey(sql: Tx, owner: { projectId: number } | { userId
     values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null})`;
   return key.plain;
 }
+
+/** A key for one run's reporter, made by the executor; it goes when the run ends. */
+export async function createRunKey(sql: Tx, projectId: number, runId: number): Promise<string> {
+  const key = generateKey('project');
+  await sql`
+    insert into api_keys (id, secret_hash, project_id, test_run_id) values (${key.id}, ${key.secretHash}, ${projectId}, ${runId})`;
+  return key.plain;
+}
+
+export async function deleteRunKeys(sql: Tx, runId: number): Promise<void> {
+  await sql`delete from api_keys where test_run_id = ${runId}`;
+}

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import type { Sql } from '../db.ts';
+import path from 'node:path';
+import type { AppDeps } from '../context.ts';
+import { syncEnvironment } from '../executor/sync.ts';
+import { getProject } from '../projects/store.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
@@ -27,7 +30,8 @@ async function slugConflictsAs409<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function environmentRoutes(ctx: RouteContext, sql: Sql): void {
+export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const { sql } = deps;
   const common = { tag: TAG, errorShape: 'flat' as const };
 
   addRoute(ctx, {
@@ -83,6 +87,27 @@ export function environmentRoutes(ctx: RouteContext, sql: Sql): void {
       const environment = await slugConflictsAs409(() => store.updateEnvironment(sql, scope.projectId, params.id, body));
       if (!environment) throw notFound('environment');
       return { data: { environment } };
+    },
+  });
+
+  addRoute(ctx, {
+    ...common,
+    method: 'post',
+    path: '/api/environments/:id/sync',
+    summary: "Refresh the environment's runner projects, env files and the project's test cases from the test repository; answers when done",
+    params: environmentParams,
+    response: z.object({ data: z.object({ success: z.boolean() }) }),
+    handler: async ({ params, scope }) => {
+      const environment = await store.getEnvironment(sql, scope.projectId, params.id);
+      if (!environment) throw notFound('environment');
+      const project = await getProject(sql, scope.projectId);
+      if (!project) throw notFound('project');
+      try {
+        await syncEnvironment(sql, { projectId: project.id, environmentId: environment.id, repoUrl: project.repo_url }, path.join(deps.config.dataDir, 'work'), deps.clock());
+      } catch (error) {
+        throw new HttpError(409, `the test repository could not be read: ${(error as Error).message}`);
+      }
+      return { data: { success: true } };
     },
   });
 

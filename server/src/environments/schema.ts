@@ -37,6 +37,7 @@ export const environmentSchema = z
     runner_projects_ignore: z.array(z.string()),
     is_disabled: z.boolean().nullable(),
     env_files: z.array(z.string()),
+    runner_projects: z.array(z.string()).describe('the runner projects the last sync found in the test repository'),
     scheduled_trigger: z.string().nullable(),
     created_at: z.iso.datetime().nullable(),
     updated_at: z.iso.datetime().nullable(),

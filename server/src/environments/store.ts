@@ -10,13 +10,14 @@ export interface EnvironmentRow {
   runner_projects_ignore: string[];
   is_disabled: boolean | null;
   env_files: string[];
+  runner_projects: string[];
   scheduled_trigger: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns = (sql: Tx) =>
-  sql`id, project_id, slug, name, runner_projects_match, runner_projects_ignore, is_disabled, env_files,
+  sql`id, project_id, slug, name, runner_projects_match, runner_projects_ignore, is_disabled, env_files, runner_projects,
       scheduled_trigger, created_at, updated_at`;
 
 export class SlugTakenError extends Error {}
@@ -82,14 +83,6 @@ export async function updateEnvironment(
     if (isUniqueViolation(error)) throw new SlugTakenError(String(patch.slug));
     throw error;
   }
-}
-
-export async function setEnvironmentDiscovery(
-  sql: Tx,
-  id: number,
-  discovered: { envFiles: string[] },
-): Promise<void> {
-  await sql`update environments set env_files = ${discovered.envFiles}, updated_at = now() where id = ${id}`;
 }
 
 export async function deleteEnvironment(sql: Tx, projectId: number, id: number): Promise<boolean> {

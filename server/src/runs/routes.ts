@@ -8,7 +8,13 @@ import { getProject } from '../projects/store.ts';
 import { beginShard, endShard, recordResults } from './ingest.ts';
 import { renderRunPage } from './page.ts';
 import { presentRun, summaryTokenMatches } from './present.ts';
+import { actingUserId } from '../auth/middleware.ts';
+import { cancelRun } from './lifecycle.ts';
+import { triggerRun } from './trigger.ts';
 import {
+  cancelSchema,
+  triggerResponse,
+  triggerSchema,
   reportRunSchema,
   resultBatchSchema,
   runListQuery,
@@ -69,6 +75,40 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
           },
         },
       };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'put',
+    path: '/api/test-runs',
+    tag: TAG,
+    summary: 'Trigger a run against an environment: it is queued (pending) for an executor',
+    body: triggerSchema,
+    response: triggerResponse,
+    handler: async ({ body, scope }) => {
+      const run = await triggerRun(sql, scope, body, clock());
+      return {
+        data: {
+          trigger: { success: true },
+          test_run: { id: run.id, state: run.state, test_run_branch: run.test_run_branch, created_at: run.created_at.toISOString() },
+        },
+      };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/cancel',
+    tag: TAG,
+    summary: 'Cancel a run that has not ended (412 when it has): its Playwright processes are stopped',
+    params: runParams,
+    body: cancelSchema,
+    response: z.object({ message: z.string() }),
+    handler: async ({ params, body, scope }) => {
+      const cancelledBy = actingUserId(scope) ?? `key:${scope.principal.keyId}`;
+      await sql.begin((tx) => cancelRun(tx, scope.projectId, params.id, body.reason ?? null, cancelledBy, clock()));
+      await deps.runControl?.stopRun(params.id);
+      return { message: `test run ${params.id} cancelled` };
     },
   });
 

@@ -157,3 +157,48 @@ export type ShardEnd = z.infer<typeof shardEndSchema>;
 export type ReportRun = z.infer<typeof reportRunSchema>;
 export type TestRun = z.infer<typeof testRunSchema>;
 export type SummaryDetail = z.infer<typeof summaryDetailSchema>;
+
+export const triggerSchema = z
+  .object({
+    environment: z.string().min(1).max(100).describe('environment slug'),
+    build: z
+      .object({
+        url: z.string().max(2000).optional(),
+        branch: z.string().max(500).optional(),
+        commit: z.string().max(100).optional(),
+        commit_url: z.string().max(2000).optional(),
+        repo: z.string().max(500).optional(),
+        version: z.string().max(200).optional(),
+      })
+      .strict()
+      .optional(),
+    metadata: z.record(z.string().max(200), z.union([z.string().max(2000), z.number()])).optional(),
+    environment_variables_overrides: z
+      .array(z.object({ name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), value: z.string().max(10_000) }).strict())
+      .max(200)
+      .optional(),
+    tags: z.array(z.string().min(1).max(100)).max(100).optional(),
+    test_case_ids: z.array(runnerTestId).max(10_000).optional(),
+    branch: z.string().min(1).max(500).optional(),
+    project_id: z.number().int().min(1).optional(),
+    send_notifications: z.boolean().default(true),
+    total_shards: z.number().int().min(1).max(50).optional(),
+    rerun_source_id: z.number().int().min(1).optional(),
+    rerun_only_failed: z.boolean().optional(),
+    scm_actor: z.string().max(200).optional(),
+  })
+  .strict()
+  .refine((body) => !(body.build && body.branch), { message: 'cannot be combined with build', path: ['branch'] })
+  .refine((body) => !body.rerun_only_failed || body.rerun_source_id !== undefined, { message: 'needs rerun_source_id', path: ['rerun_only_failed'] })
+  .openapi('TriggerRun');
+
+export const triggerResponse = z.object({
+  data: z.object({
+    trigger: z.object({ success: z.boolean() }),
+    test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), test_run_branch: z.string().nullable(), created_at: z.string() }),
+  }),
+});
+
+export const cancelSchema = z.object({ reason: z.string().max(2000).optional() }).strict().openapi('CancelRun');
+
+export type Trigger = z.infer<typeof triggerSchema>;

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
+import { lostRunIds } from '../executor/claim.ts';
+import { fireDueSchedules } from '../executor/scheduler.ts';
 import { completeRun } from './complete.ts';
 
 /**
@@ -18,20 +20,42 @@ export async function finishSilentRuns(sql: Sql, now: Date, timeoutMs: number): 
   return stale.map((row) => row.id);
 }
 
+/** Runs whose executor stopped beating (its server was killed) end as `error`. */
+export async function finishLostRuns(sql: Sql, now: Date, staleMs: number): Promise<number[]> {
+  const lost = await lostRunIds(sql, now, staleMs);
+  for (const id of lost) {
+    await sql.begin((tx) => completeRun(tx, id, now, 'the executor running this run was lost (its server stopped or died)'));
+  }
+  return lost;
+}
+
 export interface Sweeper {
   stop(): Promise<void>;
 }
 
-/** Sweeps every `intervalMs`; each sweep is awaited before the next, and `stop` waits for the one under way. */
-export function startSweeper(sql: Sql, clock: Clock, logger: Logger, options: { intervalMs: number; shardTimeoutMs: number }): Sweeper {
+/**
+ * Every `intervalMs`: silent and lost runs end, due schedules make their runs. Each sweep is awaited
+ * before the next, and `stop` waits for the one under way.
+ */
+export function startSweeper(
+  sql: Sql,
+  clock: Clock,
+  logger: Logger,
+  options: { intervalMs: number; shardTimeoutMs: number; lostRunMs: number; scheduleWindowMs: number },
+): Sweeper {
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const timer = setInterval(() => {
     running = running.then(async () => {
       if (stopped) return;
       try {
-        const finished = await finishSilentRuns(sql, clock(), options.shardTimeoutMs);
+        const now = clock();
+        const finished = await finishSilentRuns(sql, now, options.shardTimeoutMs);
         if (finished.length > 0) logger.warn({ runs: finished }, 'silent runs finished as error');
+        const lost = await finishLostRuns(sql, now, options.lostRunMs);
+        if (lost.length > 0) logger.warn({ runs: lost }, 'runs of a lost executor finished as error');
+        const scheduled = await fireDueSchedules(sql, now, options.scheduleWindowMs);
+        if (scheduled.length > 0) logger.info({ runs: scheduled }, 'scheduled runs made');
       } catch (error) {
         logger.error({ err: error }, 'sweep failed');
       }

@@ -1,0 +1,206 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { createRunKey, deleteRunKeys } from '../auth/store.ts';
+import type { Clock, RunControl } from '../context.ts';
+import type { Sql } from '../db.ts';
+import { HttpError } from '../http/errors.ts';
+import { completeRun } from '../runs/complete.ts';
+import { endShard } from '../runs/ingest.ts';
+import { type ClaimedRun, claimRun, heartbeat } from './claim.ts';
+import { runEnvironment } from './environment.ts';
+import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from './playwright.ts';
+import { checkout, installDependencies, listBranches, resolveBranch, resolveRepository } from './repository.ts';
+
+export interface ExecutorOptions {
+  workerId: string;
+  concurrency: number;
+  pollMs: number;
+  heartbeatMs: number;
+  runTimeoutMs: number;
+  workRoot: string;
+  /** Where the shards' reporter reaches this server. */
+  reporterUrl: string;
+}
+
+type StopReason = 'cancelled' | 'timeout' | 'shutdown';
+
+interface ActiveRun {
+  /** In every shard process's environment, to find what a group kill leaves behind. */
+  marker: string;
+  stopReason: StopReason | null;
+  shards: ShardProcess[];
+  done: Promise<void>;
+}
+
+/** A failure of the run itself (not of its tests): the run ends `error` with this reason. */
+class RunFailure extends Error {}
+
+/** Claims pending runs and executes them with real Playwright, `concurrency` at a time. */
+export class Executor implements RunControl {
+  private readonly active = new Map<number, ActiveRun>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+  private stopping = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: ExecutorOptions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.options.pollMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  /** Claims while there is room. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.stopping) return;
+    this.ticking = true;
+    try {
+      while (this.active.size < this.options.concurrency && !this.stopping) {
+        const run = await claimRun(this.sql, this.options.workerId, this.clock());
+        if (!run) break;
+        this.launch(run);
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'claiming runs failed');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  async stopRun(runId: number): Promise<void> {
+    await this.abort(runId, 'cancelled');
+  }
+
+  /** Stops claiming; runs under way are stopped and end `error`. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    await Promise.all([...this.active.keys()].map((id) => this.abort(id, 'shutdown')));
+    await Promise.all([...this.active.values()].map((run) => run.done));
+  }
+
+  private async abort(runId: number, reason: StopReason): Promise<void> {
+    const run = this.active.get(runId);
+    if (!run) return;
+    run.stopReason ??= reason;
+    await Promise.all(run.shards.map((shard) => killShard(shard)));
+    killMarked(run.marker);
+  }
+
+  private launch(claimed: ClaimedRun): void {
+    const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], done: Promise.resolve() };
+    this.active.set(claimed.id, run);
+    run.done = this.execute(claimed, run).finally(() => this.active.delete(claimed.id));
+  }
+
+  private async execute(claimed: ClaimedRun, run: ActiveRun): Promise<void> {
+    const log = this.logger.child({ test_run_id: claimed.id });
+    const beat = setInterval(() => {
+      heartbeat(this.sql, claimed.id, this.clock())
+        .then((state) => (state === 'cancelled' ? this.abort(claimed.id, 'cancelled') : undefined))
+        .catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
+    }, this.options.heartbeatMs);
+    const deadline = setTimeout(() => void this.abort(claimed.id, 'timeout'), this.options.runTimeoutMs);
+    let checkoutDir: string | null = null;
+    try {
+      checkoutDir = await this.runShards(claimed, run, log);
+      await this.finish(claimed, run);
+    } catch (error) {
+      const reason = error instanceof RunFailure || error instanceof Error ? error.message : String(error);
+      log.warn({ reason }, 'run failed to execute');
+      if (run.stopReason !== 'cancelled') await this.sql.begin((tx) => completeRun(tx, claimed.id, this.clock(), reason));
+    } finally {
+      clearInterval(beat);
+      clearTimeout(deadline);
+      await deleteRunKeys(this.sql, claimed.id).catch(() => undefined);
+      if (checkoutDir?.startsWith(path.join(this.options.workRoot, 'runs'))) fs.rmSync(checkoutDir, { recursive: true, force: true });
+    }
+  }
+
+  /** Checks the repository out, prepares it and runs the shards to their end. Returns the checkout. */
+  private async runShards(claimed: ClaimedRun, run: ActiveRun, log: Logger): Promise<string> {
+    const repository = await resolveRepository(claimed.repo_url);
+    let branch = claimed.test_run_branch;
+    if (!branch && repository.kind === 'git') {
+      branch = resolveBranch(await listBranches(repository), null, claimed.build_branch);
+      await this.sql`update test_runs set test_run_branch = ${branch} where id = ${claimed.id}`;
+    }
+    const { dir, headSha } = await checkout(repository, branch, this.options.workRoot, claimed.id);
+    await this.sql`update test_runs set test_run_head_sha = ${headSha} where id = ${claimed.id}`;
+    await installDependencies(dir, (line) => log.info(line), {
+      ownFolder: repository.kind === 'folder',
+      cacheRoot: path.join(this.options.workRoot, 'dependencies'),
+    });
+    if (run.stopReason) return dir;
+
+    const apiKey = await createRunKey(this.sql, claimed.project_id, claimed.id);
+    const { env, missingFiles } = runEnvironment({
+      base: process.env,
+      checkoutDir: dir,
+      envFiles: claimed.env_files,
+      overrides: claimed.environment_variables_overrides,
+      buildUrl: claimed.build?.url ?? null,
+      reporter: { url: this.options.reporterUrl, apiKey, runId: claimed.id, commit: headSha, branch },
+    });
+    if (missingFiles.length > 0) throw new RunFailure(`env files not found in the repository: ${missingFiles.join(', ')}`);
+
+    const needsListing = claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0;
+    const listing = needsListing ? await listTests(dir, env) : null;
+    const selection = selectTests(listing, {
+      match: claimed.runner_projects_match,
+      ignore: claimed.runner_projects_ignore,
+      tags: claimed.tags,
+      testIds: claimed.test_case_ids,
+    });
+    if (selection.testList?.length === 0) throw new RunFailure('none of the requested test ids is in the repository');
+    if (selection.projects?.length === 0) throw new RunFailure("the environment's runner project filters leave no project to run");
+    let testListFile: string | null = null;
+    if (selection.testList) {
+      testListFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-tests-')), 'tests.txt');
+      fs.writeFileSync(testListFile, `${selection.testList.join('\n')}\n`);
+    }
+    if (run.stopReason) return dir;
+    for (let shard = 1; shard <= claimed.total_shards; shard++) {
+      const args = shardArgs(selection, shard, claimed.total_shards, testListFile);
+      run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }));
+    }
+    log.info({ shards: claimed.total_shards, branch, head: headSha }, 'shards started');
+    await Promise.all(run.shards.map((shard) => shard.exited));
+    killMarked(run.marker);
+    if (testListFile) fs.rmSync(path.dirname(testListFile), { recursive: true, force: true });
+    return dir;
+  }
+
+  /** After the shards: a timeout or a stop ends the run `error`; a shard that never reported its end crashed. */
+  private async finish(claimed: ClaimedRun, run: ActiveRun): Promise<void> {
+    const now = this.clock();
+    if (run.stopReason === 'cancelled') return;
+    if (run.stopReason === 'timeout') {
+      const minutes = Math.round(this.options.runTimeoutMs / 60_000);
+      throw new RunFailure(`the run exceeded its time limit of ${minutes} min and was stopped`);
+    }
+    if (run.stopReason === 'shutdown') throw new RunFailure('the server stopped while the run was executing');
+    const ended = await this.sql<{ shard: number }[]>`
+      select shard from test_run_shards where test_run_id = ${claimed.id} and status is not null`;
+    const endedShards = new Set(ended.map((row) => row.shard));
+    for (const [index, shard] of run.shards.entries()) {
+      if (endedShards.has(index + 1)) continue;
+      const code = await shard.exited;
+      const tail = shard.output().trim().split('\n').slice(-15).join('\n');
+      try {
+        await this.sql.begin((tx) =>
+          endShard(tx, claimed.project_id, claimed.id, index + 1, { status: 'crashed', errors: [`exit code ${code}\n${tail}`] }, now),
+        );
+      } catch (error) {
+        if (!(error instanceof HttpError && error.status === 409)) throw error;
+      }
+    }
+  }
+}

@@ -1,0 +1,167 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const LIST_REPORTER = fileURLToPath(new URL('./list-reporter.mjs', import.meta.url));
+export const PROCTOR_REPORTER = fileURLToPath(new URL('../../../reporter/dist/index.js', import.meta.url));
+
+export interface ListedRunnerTest {
+  id: string;
+  project: string;
+  title: string;
+  file: string;
+  file_path: string;
+  titles: string[];
+  suites: string[];
+  tags: string[];
+  line: number;
+  column: number;
+}
+
+export interface Listing {
+  projects: string[];
+  tests: ListedRunnerTest[];
+}
+
+/** The repository's own Playwright, else Proctor's. */
+export function playwrightCli(dir: string): string {
+  for (const base of [path.join(dir, 'package.json'), fileURLToPath(import.meta.url)]) {
+    try {
+      return createRequire(base).resolve('@playwright/test/cli');
+    } catch {
+      // not installed there
+    }
+  }
+  throw new Error('no @playwright/test to run');
+}
+
+/** Every test of every runner project, as Playwright lists it. */
+export async function listTests(dir: string, env: NodeJS.ProcessEnv): Promise<Listing> {
+  const output = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-list-')), 'list.json');
+  try {
+    await promisify(execFile)(process.execPath, [playwrightCli(dir), 'test', '--list', `--reporter=${LIST_REPORTER}`], {
+      cwd: dir,
+      env: { ...env, PROCTOR_LIST_OUTPUT: output },
+      timeout: 120_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return JSON.parse(fs.readFileSync(output, 'utf8')) as Listing;
+  } catch (error) {
+    const detail = String((error as { stdout?: string }).stdout ?? '') + String((error as { stderr?: string }).stderr ?? (error as Error).message);
+    throw new Error(`listing the tests failed: ${detail.trim().split('\n').slice(-5).join(' ')}`);
+  } finally {
+    fs.rmSync(path.dirname(output), { recursive: true, force: true });
+  }
+}
+
+export interface Selection {
+  /** Runner projects to run; null for all. */
+  projects: string[] | null;
+  tags: string[];
+  /** A --test-list file's lines, or null for no id filter. */
+  testList: string[] | null;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Which tests a run runs: its environment's projects, its tags, its test ids. */
+export function selectTests(
+  listing: Listing | null,
+  filter: { match: string[]; ignore: string[]; tags: string[]; testIds: string[] },
+): Selection {
+  let projects: string[] | null = filter.match.length > 0 ? [...filter.match] : null;
+  if (filter.ignore.length > 0) projects = (projects ?? listing?.projects ?? []).filter((name) => !filter.ignore.includes(name));
+  const tags = filter.tags.map((tag) => (tag.startsWith('@') ? tag : `@${tag}`));
+  let testList: string[] | null = null;
+  if (filter.testIds.length > 0) {
+    const wanted = new Set(filter.testIds);
+    testList = (listing?.tests ?? []).filter((t) => wanted.has(t.id)).map((t) => [`[${t.project}]`, t.file, ...t.titles].join(' › '));
+  }
+  return { projects, tags, testList };
+}
+
+export function shardArgs(selection: Selection, shard: number, totalShards: number, testListFile: string | null): string[] {
+  const args = ['test', `--reporter=list,${PROCTOR_REPORTER}`];
+  if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
+  for (const project of selection.projects ?? []) args.push('--project', project);
+  if (selection.tags.length > 0) args.push('--grep', selection.tags.map((tag) => `${escapeRegExp(tag)}(?![\\w-])`).join('|'));
+  if (testListFile) args.push('--test-list', testListFile);
+  return args;
+}
+
+export interface ShardProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output(): string;
+}
+
+const OUTPUT_TAIL = 20_000;
+
+/** A shard in a process group of its own, so that cancel ends Playwright, its workers and browsers. */
+export function spawnShard(dir: string, args: string[], env: NodeJS.ProcessEnv): ShardProcess {
+  const child = spawn(process.execPath, [playwrightCli(dir), ...args], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_TAIL);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('exit', (code, signal) => resolve(signal ? null : code));
+    child.on('error', () => resolve(null));
+  });
+  return { child, exited, output: () => output };
+}
+
+/**
+ * Processes still carrying `marker` in their environment: Playwright starts browsers and its
+ * webServer in process groups of their own, so a group kill can leave them behind.
+ */
+export function processesMarked(marker: string): number[] {
+  const needle = Buffer.from(`PROCTOR_EXECUTION=${marker}\0`);
+  const found: number[] = [];
+  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/environ`).includes(needle)) found.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+export function killMarked(marker: string): void {
+  for (const pid of processesMarked(marker)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Ends the shard's whole process tree: TERM, then KILL after a grace period. */
+export async function killShard(shard: ShardProcess, graceMs = 5000): Promise<void> {
+  const pid = shard.child.pid;
+  if (!pid || shard.child.exitCode !== null) return;
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, name);
+    } catch {
+      // already gone
+    }
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), graceMs);
+  await shard.exited;
+  clearTimeout(timer);
+  // Browsers may outlive Playwright's own exit: the group goes too.
+  signal('SIGKILL');
+}

@@ -1,0 +1,186 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export class RepositoryError extends Error {}
+
+async function git(args: string[], cwd?: string, timeoutMs = 120_000): Promise<string> {
+  try {
+    const { stdout } = await run('git', args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    return stdout.trim();
+  } catch (error) {
+    const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
+    throw new RepositoryError(`git ${args[0]} failed: ${stderr.split('\n').slice(-3).join(' ')}`);
+  }
+}
+
+/**
+ * A project's test repository: a git URL or a local git repository (branches, cached clone), or a
+ * local folder that is not a repository root (run where it is, on no branch).
+ */
+export type Repository = { kind: 'git'; source: string } | { kind: 'folder'; path: string };
+
+export async function resolveRepository(repoUrl: string): Promise<Repository> {
+  const isLocal = repoUrl.startsWith('/') || repoUrl.startsWith('.') || repoUrl.startsWith('file://');
+  if (!isLocal) return { kind: 'git', source: repoUrl };
+  const local = path.resolve(repoUrl.replace(/^file:\/\//, ''));
+  if (!fs.existsSync(local)) throw new RepositoryError(`the repository ${local} does not exist`);
+  const top = await git(['rev-parse', '--show-toplevel'], local).catch(() => null);
+  return top && path.resolve(top) === fs.realpathSync(local) ? { kind: 'git', source: local } : { kind: 'folder', path: local };
+}
+
+export interface Branches {
+  defaultBranch: string | null;
+  branches: Set<string>;
+}
+
+export async function listBranches(repository: Repository): Promise<Branches> {
+  if (repository.kind === 'folder') return { defaultBranch: null, branches: new Set() };
+  const output = await git(['ls-remote', '--symref', repository.source, 'HEAD', 'refs/heads/*']);
+  const branches = new Set<string>();
+  let defaultBranch: string | null = null;
+  for (const line of output.split('\n')) {
+    const symref = /^ref: refs\/heads\/(\S+)\s+HEAD$/.exec(line);
+    if (symref) defaultBranch = symref[1] as string;
+    const head = /^[0-9a-f]+\s+refs\/heads\/(\S+)$/.exec(line);
+    if (head) branches.add(head[1] as string);
+  }
+  return { defaultBranch: defaultBranch ?? (branches.has('main') ? 'main' : branches.has('master') ? 'master' : null), branches };
+}
+
+/** `branch` when given; else the build's branch when the repository has it; else the default branch. */
+export function resolveBranch(found: Branches, branch: string | null, buildBranch: string | null): string | null {
+  if (branch) return branch;
+  if (buildBranch && found.branches.has(buildBranch)) return buildBranch;
+  return found.defaultBranch;
+}
+
+/** One refresh of a cache at a time in this process (a data directory has one server: its lock). */
+const cacheLocks = new Map<string, Promise<void>>();
+
+async function withLock(key: string, work: () => Promise<void>): Promise<void> {
+  const previous = cacheLocks.get(key) ?? Promise.resolve();
+  const current = previous.then(work, work);
+  cacheLocks.set(key, current.catch(() => undefined));
+  await current;
+}
+
+/** The bare clone appears whole (cloned aside, then renamed into place) or is fetched. */
+async function refreshCache(source: string, cache: string): Promise<void> {
+  if (fs.existsSync(cache)) {
+    await git(['fetch', '--quiet', '--prune', 'origin', '+refs/heads/*:refs/heads/*'], cache);
+    return;
+  }
+  fs.mkdirSync(path.dirname(cache), { recursive: true });
+  const partial = `${cache}.partial-${process.pid}`;
+  fs.rmSync(partial, { recursive: true, force: true });
+  await git(['clone', '--bare', '--quiet', source, partial]);
+  fs.renameSync(partial, cache);
+}
+
+export interface Checkout {
+  dir: string;
+  headSha: string | null;
+}
+
+/**
+ * The repository at a branch, in a folder of its own: a cached bare clone per repository, fetched
+ * and checked out into the run's folder. A plain folder is used where it is.
+ */
+export async function checkout(repository: Repository, branch: string | null, workRoot: string, runId: number): Promise<Checkout> {
+  if (repository.kind === 'folder') {
+    const headSha = await git(['rev-parse', 'HEAD'], repository.path).catch(() => null);
+    return { dir: repository.path, headSha };
+  }
+  const cache = path.join(workRoot, 'repos', `${createHash('sha256').update(repository.source).digest('hex').slice(0, 16)}.git`);
+  await withLock(cache, () => refreshCache(repository.source, cache));
+  const dir = path.join(workRoot, 'runs', String(runId));
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  await git(['clone', '--quiet', '--shared', ...(branch ? ['--branch', branch] : []), cache, dir]);
+  return { dir, headSha: await git(['rev-parse', 'HEAD'], dir) };
+}
+
+function dependencyHash(dir: string): string | null {
+  const files = ['package.json', 'package-lock.json', 'npm-shrinkwrap.json'].map((name) => path.join(dir, name)).filter((file) => fs.existsSync(file));
+  if (!files.some((file) => file.endsWith('package.json'))) return null;
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(fs.readFileSync(file));
+  return hash.digest('hex');
+}
+
+/**
+ * Installs the repository's dependencies when they are missing or its package files changed
+ * (npm, from the local cache where it can). `ownFolder`: the user's folder, run in place.
+ * Returns whether it installed.
+ */
+export async function installDependencies(
+  dir: string,
+  log: (line: string) => void,
+  options: { ownFolder: boolean; cacheRoot?: string },
+): Promise<boolean> {
+  const wanted = dependencyHash(dir);
+  if (!wanted) return false;
+  const marker = path.join(dir, 'node_modules', '.proctor-dependencies');
+  if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === wanted) return false;
+  // A checkout of ours shares node_modules with every checkout of the same package files.
+  const cached = !options.ownFolder && options.cacheRoot ? path.join(options.cacheRoot, wanted.slice(0, 32), 'node_modules') : null;
+  if (cached && fs.existsSync(path.join(cached, '.proctor-dependencies'))) {
+    fs.rmSync(path.join(dir, 'node_modules'), { recursive: true, force: true });
+    fs.symlinkSync(cached, path.join(dir, 'node_modules'), 'dir');
+    return false;
+  }
+  const hasLock = fs.existsSync(path.join(dir, 'package-lock.json')) || fs.existsSync(path.join(dir, 'npm-shrinkwrap.json'));
+  log(`installing dependencies (npm ${hasLock ? 'ci' : 'install'})`);
+  try {
+    // In a user's own folder nothing but node_modules may change: no lockfile is written there.
+    const lockfile = hasLock || !options.ownFolder ? [] : ['--no-package-lock'];
+    await run('npm', [hasLock ? 'ci' : 'install', ...lockfile, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+      cwd: dir,
+      timeout: 10 * 60_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (error) {
+    throw new RepositoryError(`installing dependencies failed: ${String((error as { stderr?: string }).stderr ?? error).trim().split('\n').slice(-3).join(' ')}`);
+  }
+  fs.writeFileSync(marker, wanted);
+  if (cached) {
+    fs.mkdirSync(path.dirname(cached), { recursive: true });
+    try {
+      fs.renameSync(path.join(dir, 'node_modules'), cached);
+    } catch {
+      // another run cached the same dependencies first: ours stay in the checkout
+      return true;
+    }
+    fs.symlinkSync(cached, path.join(dir, 'node_modules'), 'dir');
+  }
+  return true;
+}
+
+/** `.env*` files at the repository's root. */
+export function findEnvFiles(dir: string): string[] {
+  return fs
+    .readdirSync(dir)
+    .filter((name) => /^\.env(\..+)?$/.test(name) && fs.statSync(path.join(dir, name)).isFile())
+    .sort();
+}
+
+/** KEY=value lines; quotes removed, comments and blank lines skipped. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!match) continue;
+    let value = (match[2] as string).trim();
+    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
+    else value = value.replace(/\s+#.*$/, '');
+    values[match[1] as string] = value;
+  }
+  return values;
+}

@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import type { client } from './http.ts';
+
+type Client = ReturnType<typeof client>;
+const TERMINAL = ['passed', 'failed', 'error', 'cancelled'];
+
+/** Polls a run until it reaches one of `states` (default: any terminal state). */
+export async function waitForRun(api: Client, runId: number, states: string[] = TERMINAL, timeoutMs = 150_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last: any = null;
+  while (Date.now() < deadline) {
+    const response = await api.get(`/api/test-runs/${runId}`);
+    last = response.body?.data?.test_run;
+    if (last && states.includes(last.testRun.state)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`run ${runId} did not reach ${states.join('/')} in time; last: ${JSON.stringify(last?.testRun)}`);
+}
+
+export async function trigger(api: Client, body: Record<string, unknown>): Promise<number> {
+  const response = await api.put('/api/test-runs', body);
+  if (response.status !== 200) throw new Error(`trigger answered ${response.status}: ${response.text}`);
+  return response.body.data.test_run.id;
+}
+
+/** Processes of a run, found by the variables the executor gives every shard. */
+export function runProcesses(serverUrl: string, runId: number): number[] {
+  const needles = [Buffer.from(`PROCTOR_RUN_ID=${runId}\0`), Buffer.from(`PROCTOR_URL=${serverUrl}\0`)];
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${entry}/environ`);
+      if (needles.every((needle) => environ.includes(needle))) found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
