@@ -65,7 +65,7 @@ describe('several server processes on one database', () => {
     try {
       for (let i = 0; i < 10; i++) ids.push(await trigger(i % 2 === 0 ? apiA : apiB, { environment: 'ci', tags: ['quick'] }));
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n${a?.process.output()}\n${b?.process.output()}`);
+      throw new Error(`${(error as Error).message}\n${a?.process.output()}\n${b?.process.output()}`, { cause: error });
     }
     for (const id of ids) {
       const run = await waitForRun(apiA, id, undefined, 240_000);

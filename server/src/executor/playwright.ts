@@ -52,7 +52,7 @@ export async function listTests(dir: string, env: NodeJS.ProcessEnv): Promise<Li
     return JSON.parse(fs.readFileSync(output, 'utf8')) as Listing;
   } catch (error) {
     const detail = String((error as { stdout?: string }).stdout ?? '') + String((error as { stderr?: string }).stderr ?? (error as Error).message);
-    throw new Error(`listing the tests failed: ${detail.trim().split('\n').slice(-5).join(' ')}`);
+    throw new Error(`listing the tests failed: ${detail.trim().split('\n').slice(-5).join(' ')}`, { cause: error });
   } finally {
     fs.rmSync(path.dirname(output), { recursive: true, force: true });
   }

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -105,6 +106,20 @@ export async function checkout(repository: Repository, branch: string | null, wo
   return { dir, headSha: await git(['rev-parse', 'HEAD'], dir) };
 }
 
+function declaredDependencies(dir: string): string[] {
+  const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+  return Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
+}
+
+function resolves(dir: string, name: string): boolean {
+  try {
+    createRequire(path.join(dir, 'package.json')).resolve(`${name}/package.json`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function dependencyHash(dir: string): string | null {
   const files = ['package.json', 'package-lock.json', 'npm-shrinkwrap.json'].map((name) => path.join(dir, name)).filter((file) => fs.existsSync(file));
   if (!files.some((file) => file.endsWith('package.json'))) return null;
@@ -127,6 +142,8 @@ export async function installDependencies(
   if (!wanted) return false;
   const marker = path.join(dir, 'node_modules', '.proctor-dependencies');
   if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === wanted) return false;
+  // A folder whose dependencies already resolve (its own node_modules, or a parent's) is ready.
+  if (options.ownFolder && !fs.existsSync(marker) && declaredDependencies(dir).every((name) => resolves(dir, name))) return false;
   // A checkout of ours shares node_modules with every checkout of the same package files.
   const cached = !options.ownFolder && options.cacheRoot ? path.join(options.cacheRoot, wanted.slice(0, 32), 'node_modules') : null;
   if (cached && fs.existsSync(path.join(cached, '.proctor-dependencies'))) {
