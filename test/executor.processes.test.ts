@@ -115,3 +115,26 @@ describe('several server processes on one database', () => {
     }
   });
 });
+
+describe('runs that cannot finish', () => {
+  it('when a run outlasts its time limit, then it is stopped and ends error with the reason', async () => {
+    const server = await serve({ PROCTOR_RUN_TIMEOUT_MIN: '0.1' });
+    const api = client(server.url, key);
+    const runId = await trigger(api, { environment: 'ci', tags: ['slow'], environment_variables_overrides: [{ name: 'SLOW', value: '1' }] });
+    const run = await waitForRun(api, runId, undefined, 60_000);
+    expect(run.testRun.state).toBe('error');
+    expect(run.testRun.error_reason).toContain('exceeded its time limit');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(runProcesses(server.url, runId)).toEqual([]);
+  });
+
+  it('when a shard crashes before it reports, then the run ends error with its output', async () => {
+    const server = await serve();
+    const api = client(server.url, key);
+    const runId = await trigger(api, { environment: 'ci', tags: ['quick'], environment_variables_overrides: [{ name: 'NODE_OPTIONS', value: '--require /nonexistent/crash.js' }] });
+    const run = await waitForRun(api, runId, undefined, 60_000);
+    expect(run.testRun.state).toBe('error');
+    expect(run.testRun.error_reason).toContain('shard 1 ended without reporting its end');
+    expect(run.testRun.error_reason).toContain('/nonexistent/crash.js');
+  });
+});

@@ -193,7 +193,7 @@ export class Executor implements RunControl {
     for (const [index, shard] of run.shards.entries()) {
       if (endedShards.has(index + 1)) continue;
       const code = await shard.exited;
-      const tail = shard.output().trim().split('\n').slice(-15).join('\n');
+      const tail = shard.output().trim().slice(-4000);
       try {
         await this.sql.begin((tx) =>
           endShard(tx, claimed.project_id, claimed.id, index + 1, { status: 'crashed', errors: [`exit code ${code}\n${tail}`] }, now),
