@@ -14,6 +14,7 @@ import { testCaseRoutes } from './testcases/routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
+import { analyticsRoutes } from './analytics/routes.ts';
 
 /** Builds the Express app; no I/O happens until it serves requests. */
 export function createApp(deps: AppDeps) {
@@ -30,6 +31,7 @@ export function createApp(deps: AppDeps) {
   runRoutes(ctx, deps);
   badgeRoutes(ctx, deps);
   failureGroupRoutes(ctx, deps);
+  analyticsRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   systemRoutes(ctx, deps, () => (document ??= generateDocument(registry, deps.config.publicUrl)));

@@ -25,6 +25,10 @@ export class TestClock {
   get now(): Date {
     return this.frozen ? new Date(this.frozen) : new Date(Date.now() + this.offsetMs);
   }
+  set now(date: Date) {
+    if (this.frozen) this.frozen = new Date(date);
+    else this.offsetMs = date.getTime() - Date.now();
+  }
   readonly read = () => this.now;
   advance(ms: number): void {
     if (this.frozen) this.frozen = new Date(this.frozen.getTime() + ms);

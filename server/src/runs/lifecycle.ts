@@ -1,3 +1,4 @@
+import { rollupRun } from '../analytics/rollup.ts';
 import type { Tx } from '../db.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Trigger } from './schema.ts';
@@ -56,4 +57,5 @@ export async function cancelRun(sql: Tx, projectId: number, runId: number, reaso
       duration = case when run_started_at is null then null
                       else greatest(0, round(extract(epoch from (${now}::timestamptz - run_started_at)) * 1000))::int end
     where id = ${runId}`;
+  await rollupRun(sql, runId);
 }

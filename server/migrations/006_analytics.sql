@@ -1,0 +1,44 @@
+-- Daily rollups, written in the transaction that ends a run: analytics never scan raw results for
+-- a window. environment_id 0 is every environment of the project together.
+create table daily_run_stats (
+  project_id integer not null,
+  environment_id integer not null,
+  day date not null,
+  run_count integer not null default 0,
+  passed_runs integer not null default 0,
+  failed_runs integer not null default 0,
+  error_runs integer not null default 0,
+  cancelled_runs integer not null default 0,
+  rerun_count integer not null default 0,
+  total_tests integer not null default 0,
+  passed_tests integer not null default 0,
+  failed_tests integer not null default 0,
+  failed_tests_after_snooze integer not null default 0,
+  flaky_tests integer not null default 0,
+  primary key (project_id, environment_id, day)
+);
+
+create table daily_test_stats (
+  project_id integer not null,
+  environment_id integer not null,
+  day date not null,
+  test_case_id text collate "C" not null,
+  total_runs integer not null default 0,
+  pass_count integer not null default 0,
+  fail_count integer not null default 0,
+  flaky_count integer not null default 0,
+  skip_count integer not null default 0,
+  last_run_at timestamptz,
+  primary key (project_id, environment_id, day, test_case_id)
+);
+
+create table daily_test_counts (
+  project_id integer not null,
+  environment_id integer not null,
+  day date not null,
+  test_count integer not null,
+  primary key (project_id, environment_id, day)
+);
+
+-- A test's history: its final attempts, newest runs first.
+create index test_results_history on test_results (test_case_id, test_run_id desc) where is_final;

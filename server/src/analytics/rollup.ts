@@ -1,0 +1,58 @@
+import type { Tx } from '../db.ts';
+
+/**
+ * Adds an ended run to the daily rollups of its day (the day it started, UTC): its environment's
+ * and the project's (environment 0). Rollups of one project and day are written one at a time.
+ */
+export async function rollupRun(sql: Tx, runId: number): Promise<void> {
+  const [run] = await sql<{ project_id: number; environment_id: number; day: string }[]>`
+    select project_id, environment_id, (coalesce(run_started_at, created_at) at time zone 'UTC')::date::text as day
+    from test_runs where id = ${runId}`;
+  if (!run) return;
+  await sql`select pg_advisory_xact_lock(${run.project_id}, ${Number(run.day.replaceAll('-', ''))})`;
+  await sql`
+    insert into daily_run_stats as d (project_id, environment_id, day, run_count, passed_runs, failed_runs, error_runs,
+                                      cancelled_runs, rerun_count, total_tests, passed_tests, failed_tests,
+                                      failed_tests_after_snooze, flaky_tests)
+    select r.project_id, scope.environment_id, ${run.day}::date, 1, (r.state = 'passed')::int, (r.state = 'failed')::int,
+           (r.state = 'error')::int, (r.state = 'cancelled')::int, (r.rerun_source_id is not null)::int, r.total_count,
+           r.success_count, r.failed_count, r.failed_count - r.snoozed_count, r.flaky_count
+    from test_runs r cross join (values (${run.environment_id}::int), (0)) as scope(environment_id)
+    where r.id = ${runId}
+    on conflict (project_id, environment_id, day) do update set
+      run_count = d.run_count + 1,
+      passed_runs = d.passed_runs + excluded.passed_runs,
+      failed_runs = d.failed_runs + excluded.failed_runs,
+      error_runs = d.error_runs + excluded.error_runs,
+      cancelled_runs = d.cancelled_runs + excluded.cancelled_runs,
+      rerun_count = d.rerun_count + excluded.rerun_count,
+      total_tests = d.total_tests + excluded.total_tests,
+      passed_tests = d.passed_tests + excluded.passed_tests,
+      failed_tests = d.failed_tests + excluded.failed_tests,
+      failed_tests_after_snooze = d.failed_tests_after_snooze + excluded.failed_tests_after_snooze,
+      flaky_tests = d.flaky_tests + excluded.flaky_tests`;
+  await sql`
+    insert into daily_test_stats as d (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
+                                       flaky_count, skip_count, last_run_at)
+    select ${run.project_id}, scope.environment_id, ${run.day}::date, t.test_case_id,
+           (t.outcome <> 'skipped')::int, (t.outcome = 'passed')::int, (t.outcome = 'failed')::int,
+           (t.outcome = 'flaky')::int, (t.outcome = 'skipped')::int, coalesce(r.run_ended_at, r.created_at)
+    from test_results t join test_runs r on r.id = t.test_run_id
+    cross join (values (${run.environment_id}::int), (0)) as scope(environment_id)
+    where t.test_run_id = ${runId} and t.is_final
+    on conflict (project_id, environment_id, day, test_case_id) do update set
+      total_runs = d.total_runs + excluded.total_runs,
+      pass_count = d.pass_count + excluded.pass_count,
+      fail_count = d.fail_count + excluded.fail_count,
+      flaky_count = d.flaky_count + excluded.flaky_count,
+      skip_count = d.skip_count + excluded.skip_count,
+      last_run_at = greatest(d.last_run_at, excluded.last_run_at)`;
+  await sql`
+    insert into daily_test_counts as c (project_id, environment_id, day, test_count)
+    select ${run.project_id}, scope.environment_id, ${run.day}::date,
+           (select count(*)::int from daily_test_stats s
+            where s.project_id = ${run.project_id} and s.environment_id = scope.environment_id and s.day = ${run.day}::date
+              and s.total_runs > 0)
+    from (values (${run.environment_id}::int), (0)) as scope(environment_id)
+    on conflict (project_id, environment_id, day) do update set test_count = excluded.test_count`;
+}
