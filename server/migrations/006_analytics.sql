@@ -42,3 +42,6 @@ create table daily_test_counts (
 
 -- A test's history: its final attempts, newest runs first.
 create index test_results_history on test_results (test_case_id, test_run_id desc) where is_final;
+
+-- One test case's window (the single-case mode) without scanning every test of the window.
+create index daily_test_stats_case on daily_test_stats (project_id, test_case_id, environment_id, day);
