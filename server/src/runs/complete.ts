@@ -9,7 +9,7 @@ interface ShardOutcome {
   errors: string[];
 }
 
-function errorReason(shards: ShardOutcome[], totalShards: number, failedCount: number): string | null {
+function errorReason(shards: ShardOutcome[], totalShards: number, failedCount: number, forced: boolean): string | null {
   const reasons: string[] = [];
   for (const s of shards) {
     if (s.status === 'timedout') reasons.push(`shard ${s.shard} timed out`);
@@ -19,6 +19,8 @@ function errorReason(shards: ShardOutcome[], totalShards: number, failedCount: n
     for (const message of s.errors) reasons.push(`shard ${s.shard}: ${message}`);
   }
   const ended = new Set(shards.filter((s) => s.status !== null).map((s) => s.shard));
+  // A run that failed before any shard began (a checkout, an install) has its reason already.
+  if (forced && shards.length === 0) return reasons.length > 0 ? reasons.join('\n') : null;
   for (let shard = 1; shard <= totalShards; shard++) {
     if (!ended.has(shard)) reasons.push(`shard ${shard} never ended`);
   }
@@ -44,7 +46,7 @@ export async function completeRun(sql: Tx, runId: number, now: Date, forcedReaso
   const c = counts as NonNullable<typeof counts>;
   const shards = await sql<ShardOutcome[]>`
     select shard, status, complete, errors from test_run_shards where test_run_id = ${runId} order by shard`;
-  const reason = [run.error_reason, forcedReason, errorReason(shards, run.total_shards, c.failed)].filter(Boolean).join('\n') || null;
+  const reason = [run.error_reason, forcedReason, errorReason(shards, run.total_shards, c.failed, forcedReason !== null)].filter(Boolean).join('\n') || null;
   const state = reason ? 'error' : c.failed - c.snoozed > 0 ? 'failed' : 'passed';
   await sql`
     update test_runs set

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { positiveId, runnerTestId, timestamp } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
+import { listedTestSchema } from '../testcases/schema.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
 export const RUN_STATES = ['pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled'] as const;
@@ -89,19 +90,6 @@ export const reportRunSchema = z
   })
   .strict()
   .openapi('ReportRun');
-
-export const listedTestSchema = z
-  .object({
-    id: runnerTestId,
-    title: z.string().max(2000),
-    file_path: z.string().max(2000),
-    suites: z.array(z.string().max(2000)).max(50),
-    runner_project: z.string().max(500),
-    tags: z.array(z.string().max(200)).max(100),
-    line: z.number().int().nullable(),
-    column: z.number().int().nullable(),
-  })
-  .strict();
 
 export const shardBeginSchema = z
   .object({

@@ -38,6 +38,22 @@ export const replaceTagsSchema = z
   .strict()
   .openapi('ReplaceTags');
 
+/** A test as the runner lists it: what runs and syncs write into the inventory. */
+export const listedTestSchema = z
+  .object({
+    id: runnerTestId,
+    title: z.string().max(2000),
+    file_path: z.string().max(2000),
+    suites: z.array(z.string().max(2000)).max(50),
+    runner_project: z.string().max(500),
+    tags: z.array(z.string().max(200)).max(100),
+    line: z.number().int().nullable(),
+    column: z.number().int().nullable(),
+  })
+  .strict();
+
+export type ListedTest = z.infer<typeof listedTestSchema>;
+
 export const testCaseListResponse = z.object({ data: z.object({ test_cases: z.array(testCaseSchema) }), pagination });
 export const testCaseResponse = z.object({ data: z.object({ test_case: testCaseSchema }) });
 

@@ -1,6 +1,8 @@
 import type { Tx } from '../db.ts';
 import { parseTagList } from '../http/fields.ts';
-import type { TestCaseListQuery } from './schema.ts';
+import type { ListedTest, TestCaseListQuery } from './schema.ts';
+
+export type { ListedTest } from './schema.ts';
 
 export interface TestCaseRow {
   id: string;
@@ -17,18 +19,6 @@ export interface TestCaseRow {
 
 const columns = (sql: Tx) =>
   sql`id, name, file_path, suites, runner_project, tags, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
-
-/** A test as the runner lists it. */
-export interface ListedTest {
-  id: string;
-  title: string;
-  file_path: string;
-  suites: string[];
-  runner_project: string;
-  tags: string[];
-  line: number | null;
-  column: number | null;
-}
 
 function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
