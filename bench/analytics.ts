@@ -32,14 +32,15 @@ async function main(): Promise<void> {
              'tests/area' || (g / 200) || '/file' || (g / 25) || '.spec.ts', '{}', 'project-' || (g % 5),
              case when g % 10 = 0 then '{@smoke}'::text[] else '{}'::text[] end, 1, 1
       from generate_series(0, ${TEST_CASES - 1}) g`;
+    // Runs in time order, as they arrive: the oldest day first, each day's runs a few minutes apart.
     await sql`
       insert into test_runs (project_id, environment_id, state, origin, total_shards, created_at, run_started_at, run_ended_at, duration)
-      select ${projectId}, (${environments}::int[])[1 + i % 3], 'running', 'reporter', 1,
-             date_trunc('day', now()) - ((i % ${DAYS}) || ' days')::interval + interval '6 hours' + (i / ${DAYS}) * interval '1 minute',
-             date_trunc('day', now()) - ((i % ${DAYS}) || ' days')::interval + interval '6 hours' + (i / ${DAYS}) * interval '1 minute',
-             date_trunc('day', now()) - ((i % ${DAYS}) || ' days')::interval + interval '6 hours 20 minutes' + (i / ${DAYS}) * interval '1 minute',
-             1200000
-      from generate_series(0, ${RUNS - 1}) i`;
+      select ${projectId}, (${environments}::int[])[1 + i % 3], 'running', 'reporter', 1, at, at, at + interval '20 minutes', 1200000
+      from generate_series(0, ${RUNS - 1}) i
+      cross join lateral (
+        select date_trunc('day', now()) - (${DAYS - 1}::int - (i * ${DAYS}::int) / ${RUNS}::int) * interval '1 day' + interval '6 hours'
+               + (i % greatest(1, ${RUNS}::int / ${DAYS}::int)) * interval '5 minutes' as at
+      ) t`;
     const runIds = (await sql<{ id: number }[]>`select id from test_runs where project_id = ${projectId} order by id`).map((r) => r.id);
     const loadStarted = performance.now();
     for (let from = 0; from < runIds.length; from += 25) {

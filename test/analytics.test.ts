@@ -201,3 +201,19 @@ describe('analytics validation', () => {
     }
   });
 });
+
+describe('a run reported late', () => {
+  it('when a run of an earlier day arrives after later days, then every window that holds its day counts it, and no other', async () => {
+    const before = (await api.get(`/api/v1/analytics/test-cases?days=3&test_case_id=${t3}`)).body.data.test_cases[0].metrics;
+    await recordRun('late', '2026-05-08', 'a', { [t3]: 'fail' });
+    server.clock.now = new Date('2026-05-10T18:00:00Z');
+    const after = (await api.get(`/api/v1/analytics/test-cases?days=3&test_case_id=${t3}`)).body.data.test_cases[0].metrics;
+    expect(after).toEqual({ ...before, total_runs: before.total_runs + 1, fail_count: before.fail_count + 1, pass_rate: 33.33, fail_rate: 33.33, flaky_rate: 33.33 });
+    const lastDayOnly = (await api.get(`/api/v1/analytics/test-cases?start_date=2026-05-09&end_date=2026-05-10&test_case_id=${t3}`)).body.data.test_cases[0].metrics;
+    expect(lastDayOnly).toMatchObject({ total_runs: 1, pass_count: 1, fail_count: 0 });
+    const firstDayOnly = (await api.get(`/api/v1/analytics/test-cases?start_date=2026-05-08&end_date=2026-05-08&test_case_id=${t3}`)).body.data.test_cases[0].metrics;
+    expect(firstDayOnly).toMatchObject({ total_runs: 2, flaky_count: 1, fail_count: 1 });
+    const runsThatDay = (await api.get('/api/v1/analytics/test-runs?start_date=2026-05-08&end_date=2026-05-08')).body.data.daily[0];
+    expect(runsThatDay).toMatchObject({ run_count: 2, failed_runs: 2 });
+  });
+});

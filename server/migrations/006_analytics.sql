@@ -43,5 +43,19 @@ create table daily_test_counts (
 -- A test's history: its final attempts, newest runs first.
 create index test_results_history on test_results (test_case_id, test_run_id desc) where is_final;
 
--- One test case's window (the single-case mode) without scanning every test of the window.
-create index daily_test_stats_case on daily_test_stats (project_id, test_case_id, environment_id, day);
+-- Each test's running totals as of each day with runs (carried forward from the day before): a
+-- window's totals are the totals at its end less those the day before it starts, two rows a test
+-- whatever the window's length.
+create table test_case_cumulative (
+  project_id integer not null,
+  environment_id integer not null,
+  day date not null,
+  test_case_id text collate "C" not null,
+  total_runs integer not null default 0,
+  pass_count integer not null default 0,
+  fail_count integer not null default 0,
+  flaky_count integer not null default 0,
+  skip_count integer not null default 0,
+  last_run_at timestamptz,
+  primary key (project_id, environment_id, day, test_case_id)
+);

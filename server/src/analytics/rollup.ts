@@ -47,6 +47,7 @@ export async function rollupRun(sql: Tx, runId: number): Promise<void> {
       flaky_count = d.flaky_count + excluded.flaky_count,
       skip_count = d.skip_count + excluded.skip_count,
       last_run_at = greatest(d.last_run_at, excluded.last_run_at)`;
+  for (const environmentId of [run.environment_id, 0]) await addToCumulative(sql, runId, run.project_id, environmentId, run.day);
   await sql`
     insert into daily_test_counts as c (project_id, environment_id, day, test_count)
     select ${run.project_id}, scope.environment_id, ${run.day}::date,
@@ -55,4 +56,45 @@ export async function rollupRun(sql: Tx, runId: number): Promise<void> {
               and s.total_runs > 0)
     from (values (${run.environment_id}::int), (0)) as scope(environment_id)
     on conflict (project_id, environment_id, day) do update set test_count = excluded.test_count`;
+}
+
+/**
+ * Adds the run's final results to the running totals of its day and every later snapshot day
+ * (later ones exist only when a run is reported late). A day's first run carries the totals of
+ * the latest earlier day forward.
+ */
+async function addToCumulative(sql: Tx, runId: number, projectId: number, environmentId: number, day: string): Promise<void> {
+  const [existing] = await sql`
+    select 1 from test_case_cumulative where project_id = ${projectId} and environment_id = ${environmentId} and day = ${day}::date limit 1`;
+  if (!existing) {
+    await sql`
+      insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
+                                        flaky_count, skip_count, last_run_at)
+      select project_id, environment_id, ${day}::date, test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
+      from test_case_cumulative
+      where project_id = ${projectId} and environment_id = ${environmentId}
+        and day = (select max(day) from test_case_cumulative
+                   where project_id = ${projectId} and environment_id = ${environmentId} and day < ${day}::date)`;
+  }
+  await sql`
+    insert into test_case_cumulative (project_id, environment_id, day, test_case_id)
+    select ${projectId}, ${environmentId}, d.day, t.test_case_id
+    from test_results t
+    cross join (select distinct day from test_case_cumulative
+                where project_id = ${projectId} and environment_id = ${environmentId} and day >= ${day}::date
+                union select ${day}::date) d
+    where t.test_run_id = ${runId} and t.is_final
+    on conflict do nothing`;
+  await sql`
+    update test_case_cumulative c set
+      total_runs = c.total_runs + (t.outcome <> 'skipped')::int,
+      pass_count = c.pass_count + (t.outcome = 'passed')::int,
+      fail_count = c.fail_count + (t.outcome = 'failed')::int,
+      flaky_count = c.flaky_count + (t.outcome = 'flaky')::int,
+      skip_count = c.skip_count + (t.outcome = 'skipped')::int,
+      last_run_at = greatest(c.last_run_at, coalesce(r.run_ended_at, r.created_at))
+    from test_results t join test_runs r on r.id = t.test_run_id
+    where t.test_run_id = ${runId} and t.is_final
+      and c.project_id = ${projectId} and c.environment_id = ${environmentId} and c.day >= ${day}::date
+      and c.test_case_id = t.test_case_id`;
 }

@@ -62,7 +62,22 @@ function caseFilter(sql: Tx, filter: TestCaseFilter) {
     ${filter.search ? sql`and (lower(tc.name) like ${filter.search} or lower(tc.file_path) like ${filter.search})` : sql``}`;
 }
 
-/** Each test's executions in the window, summed from the daily rollups, with its inventory entry. */
+/** The latest snapshot day of the running totals on or before `day`, or null. */
+async function snapshotDay(sql: Tx, projectId: number, environmentId: number, day: string): Promise<string | null> {
+  const [row] = await sql<{ day: string | null }[]>`
+    select max(day)::text as day from test_case_cumulative
+    where project_id = ${projectId} and environment_id = ${environmentId} and day <= ${day}::date`;
+  return row?.day ?? null;
+}
+
+function dayBefore(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+}
+
+/**
+ * Each test's executions in the window: its running totals at the window's end less those of the
+ * day before it starts, with its inventory entry. Tests with no execution in the window are left out.
+ */
 export async function testCaseMetrics(
   sql: Tx,
   projectId: number,
@@ -71,15 +86,27 @@ export async function testCaseMetrics(
   filter: TestCaseFilter,
   order: { by: keyof typeof ORDER; direction: 'asc' | 'desc'; limit: number },
 ): Promise<{ rows: TestCaseMetricsRow[]; withHistory: number }> {
-  const aggregated = sql`
-    select test_case_id, sum(total_runs)::int as total_runs, sum(pass_count)::int as pass_count,
-           sum(fail_count)::int as fail_count, sum(flaky_count)::int as flaky_count, max(last_run_at) as last_run_at
-    from daily_test_stats
-    where project_id = ${projectId} and environment_id = ${environmentId} and day between ${window.from}::date and ${window.to}::date
-      ${filter.testCaseId ? sql`and test_case_id = ${filter.testCaseId}` : sql``}
-    group by test_case_id`;
+  const [endDay, beforeDay] = await Promise.all([
+    snapshotDay(sql, projectId, environmentId, window.to),
+    snapshotDay(sql, projectId, environmentId, dayBefore(window.from)),
+  ]);
+  if (!endDay || endDay === beforeDay) return { rows: [], withHistory: 0 };
   const rows = await sql<(TestCaseMetricsRow & { with_history: number })[]>`
-    with a as (${aggregated})
+    with a as (
+      select h.test_case_id,
+             h.total_runs - coalesce(l.total_runs, 0) as total_runs,
+             h.pass_count - coalesce(l.pass_count, 0) as pass_count,
+             h.fail_count - coalesce(l.fail_count, 0) as fail_count,
+             h.flaky_count - coalesce(l.flaky_count, 0) as flaky_count,
+             h.last_run_at
+      from test_case_cumulative h
+      left join test_case_cumulative l
+        on l.project_id = h.project_id and l.environment_id = h.environment_id and l.day = ${beforeDay}::date
+       and l.test_case_id = h.test_case_id
+      where h.project_id = ${projectId} and h.environment_id = ${environmentId} and h.day = ${endDay}::date
+        ${filter.testCaseId ? sql`and h.test_case_id = ${filter.testCaseId}` : sql``}
+        and h.total_runs + h.skip_count > coalesce(l.total_runs + l.skip_count, 0)
+    )
     select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, a.last_run_at,
            a.total_runs, a.pass_count, a.fail_count, a.flaky_count, count(*) over ()::int as with_history
     from a join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
