@@ -37,7 +37,9 @@ export async function benchDatabase(): Promise<BenchDatabase> {
       sql,
       close: async () => {
         await sql.end();
-        await admin.unsafe(`drop database "${name}" with (force)`);
+        // BENCH_KEEP_DATABASE=1 leaves it for EXPLAIN ANALYZE after the run.
+        if (process.env.BENCH_KEEP_DATABASE === '1') console.log(`  kept database ${name}`);
+        else await admin.unsafe(`drop database "${name}" with (force)`);
         await admin.end();
       },
     };

@@ -40,8 +40,6 @@ create table daily_test_counts (
   primary key (project_id, environment_id, day)
 );
 
--- A test's history: its final attempts, newest runs first.
-create index test_results_history on test_results (test_case_id, test_run_id desc) where is_final;
 
 -- Each test's running totals as of each day with runs (carried forward from the day before): a
 -- window's totals are the totals at its end less those the day before it starts, two rows a test

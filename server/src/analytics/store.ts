@@ -91,28 +91,41 @@ export async function testCaseMetrics(
     snapshotDay(sql, projectId, environmentId, dayBefore(window.from)),
   ]);
   if (!endDay || endDay === beforeDay) return { rows: [], withHistory: 0 };
-  const rows = await sql<(TestCaseMetricsRow & { with_history: number })[]>`
-    with a as (
-      select h.test_case_id,
-             h.total_runs - coalesce(l.total_runs, 0) as total_runs,
-             h.pass_count - coalesce(l.pass_count, 0) as pass_count,
-             h.fail_count - coalesce(l.fail_count, 0) as fail_count,
-             h.flaky_count - coalesce(l.flaky_count, 0) as flaky_count,
-             h.last_run_at
-      from test_case_cumulative h
-      left join test_case_cumulative l
-        on l.project_id = h.project_id and l.environment_id = h.environment_id and l.day = ${beforeDay}::date
-       and l.test_case_id = h.test_case_id
-      where h.project_id = ${projectId} and h.environment_id = ${environmentId} and h.day = ${endDay}::date
-        ${filter.testCaseId ? sql`and h.test_case_id = ${filter.testCaseId}` : sql``}
-        and h.total_runs + h.skip_count > coalesce(l.total_runs + l.skip_count, 0)
-    )
-    select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, a.last_run_at,
-           a.total_runs, a.pass_count, a.fail_count, a.flaky_count, count(*) over ()::int as with_history
-    from a join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
-    where true ${caseFilter(sql, filter)}
-    order by ${ORDER[order.by](sql)} ${order.direction === 'asc' ? sql`asc nulls first` : sql`desc nulls last`}, a.test_case_id
-    limit ${filter.testCaseId ? 1 : order.limit}`;
+  const totals = sql`
+    select h.test_case_id,
+           h.total_runs - coalesce(l.total_runs, 0) as total_runs,
+           h.pass_count - coalesce(l.pass_count, 0) as pass_count,
+           h.fail_count - coalesce(l.fail_count, 0) as fail_count,
+           h.flaky_count - coalesce(l.flaky_count, 0) as flaky_count,
+           h.last_run_at
+    from test_case_cumulative h
+    left join test_case_cumulative l
+      on l.project_id = h.project_id and l.environment_id = h.environment_id and l.day = ${beforeDay}::date
+     and l.test_case_id = h.test_case_id
+    where h.project_id = ${projectId} and h.environment_id = ${environmentId} and h.day = ${endDay}::date
+      ${filter.testCaseId ? sql`and h.test_case_id = ${filter.testCaseId}` : sql``}
+      and h.total_runs + h.skip_count > coalesce(l.total_runs + l.skip_count, 0)`;
+  const orderBy = sql`${ORDER[order.by](sql)} ${order.direction === 'asc' ? sql`asc nulls first` : sql`desc nulls last`}, a.test_case_id`;
+  const limit = filter.testCaseId ? 1 : order.limit;
+  const needsInventory = !filter.testCaseId && (filter.tags.length > 0 || filter.search !== null);
+  // Without a tag or search filter, the page is chosen from the totals alone; only its rows meet the inventory.
+  const rows = needsInventory
+    ? await sql<(TestCaseMetricsRow & { with_history: number })[]>`
+        with a as (${totals})
+        select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, a.last_run_at,
+               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, count(*) over ()::int as with_history
+        from a join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
+        where true ${caseFilter(sql, filter)}
+        order by ${orderBy}
+        limit ${limit}`
+    : await sql<(TestCaseMetricsRow & { with_history: number })[]>`
+        with a as (${totals}),
+        page as (select a.*, count(*) over ()::int as with_history from a order by ${orderBy} limit ${limit})
+        select a.test_case_id, coalesce(tc.name, a.test_case_id) as test_name, coalesce(tc.file_path, '') as file_path,
+               coalesce(tc.runner_project, '') as project_name, coalesce(tc.tags, '{}') as tags, a.last_run_at,
+               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, a.with_history
+        from page a left join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
+        order by ${orderBy}`;
   return { rows, withHistory: rows[0]?.with_history ?? 0 };
 }
 
@@ -134,7 +147,11 @@ export interface HistoryRow {
   retry: number;
 }
 
-/** The newest `limit` final results of each test in the window, from the history index. */
+/**
+ * The newest `limit` final results of each test in the window. The window's runs come first (a
+ * few hundred ids); each test then walks the results' primary key from the newest run down and
+ * stops at `limit`, instead of the planner's guess of probing every run.
+ */
 export async function testHistory(
   sql: Tx,
   projectId: number,
@@ -145,15 +162,21 @@ export async function testHistory(
 ): Promise<HistoryRow[]> {
   if (testCaseIds.length === 0) return [];
   return sql<HistoryRow[]>`
-    select h.* from unnest(${testCaseIds}::text[]) as ids(id)
+    with window_runs as materialized (
+      select coalesce(array_agg(id), '{}') as ids from test_runs
+      where project_id = ${projectId} ${environmentId ? sql`and environment_id = ${environmentId}` : sql``}
+        and (coalesce(run_started_at, created_at) at time zone 'UTC')::date between ${window.from}::date and ${window.to}::date
+    )
+    select h.test_case_id, h.test_run_id, t.environment_id, coalesce(t.run_ended_at, t.created_at) as run_at, h.started_at,
+           h.outcome, h.total_duration, h.retry
+    from unnest(${testCaseIds}::text[]) as ids(id)
     cross join lateral (
-      select r.test_case_id, r.test_run_id, t.environment_id, coalesce(t.run_ended_at, t.created_at) as run_at, r.started_at,
-             r.outcome, r.total_duration, r.retry
-      from test_results r join test_runs t on t.id = r.test_run_id
-      where r.test_case_id = ids.id collate "C" and r.is_final and t.project_id = ${projectId}
-        ${environmentId ? sql`and t.environment_id = ${environmentId}` : sql``}
-        and (coalesce(t.run_started_at, t.created_at) at time zone 'UTC')::date between ${window.from}::date and ${window.to}::date
+      select r.test_case_id, r.test_run_id, r.started_at, r.outcome, r.total_duration, r.retry
+      from test_results r
+      where r.test_case_id = ids.id collate "C" and r.is_final and r.test_run_id = any((select w.ids from window_runs w)::int[])
       order by r.test_run_id desc
       limit ${limit}
-    ) h`;
+    ) h
+    join test_runs t on t.id = h.test_run_id
+    order by h.test_case_id, h.test_run_id desc`;
 }
