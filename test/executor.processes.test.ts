@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../server/src/auth/store.ts';
 import { createProject } from '../server/src/projects/store.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
@@ -46,9 +46,13 @@ beforeAll(async () => {
   key = await createKey(db.sql, { projectId: project.id });
   await db.sql`insert into environments (project_id, slug, name) values (${project.id}, 'ci', 'CI')`;
 });
-afterAll(async () => {
+// Each test's servers stop with it: one left running would claim the next test's runs.
+afterEach(async () => {
   for (const server of servers) server.child.kill('SIGKILL');
   await Promise.all(servers.map((server) => server.exited));
+  servers.length = 0;
+});
+afterAll(async () => {
   await db?.drop();
   repo?.cleanup();
   fs.rmSync(dataRoot, { recursive: true, force: true });
