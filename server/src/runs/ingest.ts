@@ -54,14 +54,6 @@ export async function beginShard(sql: Tx, projectId: number, runId: number, shar
     on conflict (test_run_id, test_case_id) do nothing`;
 }
 
-/**
- * Rows as JSON text without their null and false fields (json_to_recordset reads a missing key as
- * null): a smaller payload that PostgreSQL parses faster than jsonb, which ingestion is bound by.
- */
-function compactJson(rows: Record<string, unknown>[]): string {
-  return JSON.stringify(rows, (_key, value) => (value === null || value === false ? undefined : value));
-}
-
 function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): 'passed' | 'failed' | 'flaky' | 'skipped' {
   switch (outcome) {
     case 'expected':
@@ -84,53 +76,57 @@ export async function recordResults(sql: Tx, projectId: number, runId: number, s
   const run = await lockOpenRun(sql, projectId, runId, 'batch');
   const failing = attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
   const snoozed = await snoozedTestIds(sql, projectId, run.environment_id, failing, now);
+  // Short keys, no null or false fields, times as epoch milliseconds: PostgreSQL's JSON parsing
+  // is what ingestion is bound by, and a missing key reads as null.
   const rows = attempts.map((a) => {
     const outcome = a.final ? finalStatus(a.final.outcome) : null;
-    return {
-      test_case_id: a.test_id,
-      retry: a.retry,
-      status: a.status,
-      duration: a.duration,
-      error_message: a.error_message,
-      error_location: a.error_location,
-      stdout_tail: a.stdout_tail,
-      stderr_tail: a.stderr_tail,
-      started_at: a.started_at,
-      is_final: a.final !== null,
-      outcome,
-      snoozed: outcome === 'failed' && snoozed.has(a.test_id),
-      total_duration: a.final?.total_duration ?? null,
-      final_error_message: a.final?.error_message ?? null,
-      failure_group_id: a.final?.failure_group_id ?? null,
-    };
+    const row: Record<string, string | number | boolean> = { i: a.test_id, r: a.retry, s: a.status, d: a.duration };
+    if (a.error_message !== null) row.em = a.error_message;
+    if (a.error_location !== null) row.el = a.error_location;
+    if (a.stdout_tail !== null) row.so = a.stdout_tail;
+    if (a.stderr_tail !== null) row.se = a.stderr_tail;
+    if (a.started_at !== null) row.t = Date.parse(a.started_at);
+    if (a.final) {
+      row.f = true;
+      row.o = outcome as string;
+      if (outcome === 'failed' && snoozed.has(a.test_id)) row.z = true;
+      row.td = a.final.total_duration;
+      if (a.final.error_message !== null) row.fe = a.final.error_message;
+      if (a.final.failure_group_id !== null) row.g = a.final.failure_group_id;
+    }
+    return row;
   });
   const [result] = await sql<{ recorded: number }[]>`
     with inserted as (
       insert into test_results (test_run_id, test_case_id, retry, shard, status, duration, error_message, error_location,
                                 stdout_tail, stderr_tail, started_at, is_final, outcome, snoozed, total_duration,
                                 final_error_message, failure_group_id)
-      select ${runId}, x.test_case_id, x.retry, ${shard}, x.status, x.duration, x.error_message, x.error_location,
-             x.stdout_tail, x.stderr_tail, x.started_at, coalesce(x.is_final, false), x.outcome, coalesce(x.snoozed, false), x.total_duration,
-             x.final_error_message, x.failure_group_id
-      from json_to_recordset(${compactJson(rows)}::text::json) as x(test_case_id text, retry int, status text, duration int,
-           error_message text, error_location text, stdout_tail text, stderr_tail text, started_at timestamptz,
-           is_final boolean, outcome text, snoozed boolean, total_duration int, final_error_message text,
-           failure_group_id text)
+      select ${runId}, x.i, x.r, ${shard}, x.s, x.d, x.em, x.el, x.so, x.se, to_timestamp(x.t / 1000.0),
+             coalesce(x.f, false), x.o, coalesce(x.z, false), x.td, x.fe, x.g
+      from json_to_recordset(${JSON.stringify(rows)}::text::json) as x(i text, r int, s text, d int, em text, el text,
+           so text, se text, t float8, f boolean, o text, z boolean, td int, fe text, g text)
       on conflict (test_run_id, test_case_id, retry) do nothing
       returning outcome, snoozed
     ),
+    counts as (
+      select count(*)::int as recorded,
+             count(*) filter (where outcome = 'passed')::int as passed,
+             count(*) filter (where outcome = 'failed')::int as failed,
+             count(*) filter (where outcome = 'flaky')::int as flaky,
+             count(*) filter (where outcome = 'skipped')::int as skipped,
+             count(*) filter (where snoozed)::int as snoozed
+      from inserted
+    ),
     counted as (
       update test_runs set
-        success_count = success_count + (select count(*) from inserted where outcome = 'passed'),
-        failed_count = failed_count + (select count(*) from inserted where outcome = 'failed'),
-        flaky_count = flaky_count + (select count(*) from inserted where outcome = 'flaky'),
-        skipped_count = skipped_count + (select count(*) from inserted where outcome = 'skipped'),
-        snoozed_count = snoozed_count + (select count(*) from inserted where snoozed),
-        total_count = total_count + (select count(*) from inserted where outcome is not null),
+        success_count = success_count + c.passed, failed_count = failed_count + c.failed, flaky_count = flaky_count + c.flaky,
+        skipped_count = skipped_count + c.skipped, snoozed_count = snoozed_count + c.snoozed,
+        total_count = total_count + c.passed + c.failed + c.flaky + c.skipped,
         last_activity_at = ${now}
+      from counts c
       where id = ${runId}
     )
-    select count(*)::int as recorded from inserted`;
+    select recorded from counts`;
   return result?.recorded ?? 0;
 }
 
