@@ -34,7 +34,8 @@ export function createApp(deps: AppDeps) {
   analyticsRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;
-  systemRoutes(ctx, deps, () => (document ??= generateDocument(registry, deps.config.publicUrl)));
+  const openApiDocument = () => (document ??= generateDocument(registry, deps.config.publicUrl));
+  systemRoutes(ctx, deps, openApiDocument);
 
   const app = express();
   app.disable('x-powered-by');
@@ -45,5 +46,5 @@ export function createApp(deps: AppDeps) {
   app.use(api);
   app.use(unknownPath);
   app.use(errorMiddleware);
-  return { app, openApiDocument: () => (document ??= generateDocument(registry, deps.config.publicUrl)) };
+  return { app, openApiDocument };
 }

@@ -90,8 +90,9 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         return String(project.id);
       }
       case 'user create': {
-        const input = parseJsonFlag(newUserSchema, JSON.stringify({ email: flags.email, name: flags.name }), 'email/--name');
-        return createUser(sql, input);
+        const parsed = newUserSchema.safeParse({ email: required(flags, 'email'), name: required(flags, 'name') });
+        if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; '));
+        return createUser(sql, parsed.data);
       }
       case 'member add': {
         const projectId = projectIdFlag(flags);

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../context.ts';
 import { getEnvironment } from '../environments/store.ts';
 import { HttpError } from '../http/errors.ts';
-import { parseTagList } from '../http/fields.ts';
+import { escapeLike, parseTagList } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import {
   runAnalyticsResponse,
@@ -99,7 +99,7 @@ export function analyticsRoutes(ctx: RouteContext, deps: AppDeps): void {
       const filter = {
         testCaseId: query.test_case_id,
         tags: parseTagList(query.tags),
-        search: query.search ? `%${query.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null,
+        search: query.search ? `%${escapeLike(query.search.toLowerCase())}%` : null,
       };
       const [{ rows, withHistory }, total] = await Promise.all([
         store.testCaseMetrics(sql, scope.projectId, environmentId, window, filter, { by: query.order_by, direction: query.order, limit: query.limit }),

@@ -23,6 +23,8 @@ export async function attachMember(sql: Sql, scope: Scope, groupId: string, test
     const source = sourceOf(scope);
     const decision = decideAttach(events, source, testRunId);
     if (decision !== 'nothing') {
+      // An attach makes a new or detached member active; a sighting leaves the count as it is.
+      const memberDelta = decision === 'attach' ? 1 : 0;
       const event = {
         test_case_id: testCaseId,
         kind: decision,
@@ -34,7 +36,7 @@ export async function attachMember(sql: Sql, scope: Scope, groupId: string, test
       };
       await store.appendEvent(tx, scope.projectId, groupId, event);
       events.push(event);
-      await store.refreshRollups(tx, scope.projectId, groupId, now, true);
+      await store.applyToRollups(tx, scope.projectId, groupId, { memberDelta, sighting: { at: now, testRunId } }, now);
     }
     return foldMembers(events)[0] as Member;
   });
@@ -57,7 +59,7 @@ export async function detachMember(sql: Sql, scope: Scope, groupId: string, test
       occurred_at: now,
     };
     await store.appendEvent(tx, scope.projectId, groupId, event);
-    await store.refreshRollups(tx, scope.projectId, groupId, now, false);
+    await store.applyToRollups(tx, scope.projectId, groupId, { memberDelta: -1, sighting: null }, now);
     return foldMembers([...events, event])[0] as Member;
   });
 }

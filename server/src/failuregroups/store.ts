@@ -1,5 +1,5 @@
 import type { Tx } from '../db.ts';
-import { foldMembers, type MemberEvent } from './members.ts';
+import type { MemberEvent } from './members.ts';
 
 export interface Diagnosis {
   summary: string;
@@ -54,22 +54,26 @@ export async function appendEvent(sql: Tx, projectId: number, groupId: string, e
             ${event.environment_id}, ${event.occurred_at})`;
 }
 
-/** Rollups from the log: members now active, sightings, when and where it was seen last. A resolved group seen again reopens. */
-export async function refreshRollups(sql: Tx, projectId: number, groupId: string, now: Date, seenAgain: boolean): Promise<void> {
-  const members = foldMembers(await memberEvents(sql, projectId, groupId));
-  const [last] = await sql<{ occurred_at: Date; test_run_id: number | null; sightings: number; first_seen: Date }[]>`
-    select max(occurred_at) over () as occurred_at, test_run_id, count(*) over ()::int as sightings, min(occurred_at) over () as first_seen
-    from failure_group_events
-    where project_id = ${projectId} and group_id = ${groupId} and kind in ('attach', 'sighting')
-    order by id desc limit 1`;
+/**
+ * Moves the group's rollups by one event, under the group's row lock: members now active change
+ * by `memberDelta`, a sighting adds an occurrence and is when and where it was seen last, and a
+ * resolved group seen again reopens. The log itself is never re-read for this.
+ */
+export async function applyToRollups(
+  sql: Tx,
+  projectId: number,
+  groupId: string,
+  change: { memberDelta: number; sighting: { at: Date; testRunId: number } | null },
+  now: Date,
+): Promise<void> {
+  const seen = change.sighting !== null;
   await sql`
     update failure_groups set
-      member_count = ${members.filter((m) => m.state === 'active').length},
-      occurrence_count = ${last?.sightings ?? 0},
-      first_seen_at = coalesce(${last?.first_seen ?? null}, first_seen_at),
-      last_seen_at = coalesce(${last?.occurred_at ?? null}, last_seen_at),
-      last_test_run_id = coalesce(${last?.test_run_id ?? null}, last_test_run_id),
-      status = case when ${seenAgain} and status = 'resolved' then 'open' else status end,
+      member_count = member_count + ${change.memberDelta},
+      occurrence_count = occurrence_count + ${seen ? 1 : 0},
+      last_seen_at = ${seen ? sql`greatest(last_seen_at, ${change.sighting?.at ?? now})` : sql`last_seen_at`},
+      last_test_run_id = ${seen ? sql`${change.sighting?.testRunId ?? null}::int` : sql`last_test_run_id`},
+      status = case when ${seen} and status = 'resolved' then 'open' else status end,
       updated_at = ${now}
     where project_id = ${projectId} and id = ${groupId}`;
 }

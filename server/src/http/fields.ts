@@ -24,3 +24,8 @@ export function parseTagList(value: string | undefined): string[] {
     .filter(Boolean)
     .map((tag) => (tag.startsWith('@') ? tag : `@${tag}`));
 }
+
+/** `value` as literal text inside a LIKE pattern (backslash is PostgreSQL's default escape). */
+export function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

@@ -1,5 +1,5 @@
 import type { Tx } from '../db.ts';
-import { parseTagList } from '../http/fields.ts';
+import { escapeLike, parseTagList } from '../http/fields.ts';
 import type { ListedTest, TestCaseListQuery } from './schema.ts';
 
 export type { ListedTest } from './schema.ts';
@@ -19,10 +19,6 @@ export interface TestCaseRow {
 
 const columns = (sql: Tx) =>
   sql`id, name, file_path, suites, runner_project, tags, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
-
-function escapeLike(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
 
 /** Adds or refreshes the listed tests in the project's inventory, in one statement. */
 export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedTest[], commit: string | null, now: Date): Promise<void> {
