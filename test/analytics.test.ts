@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rebuildRollups } from '../server/src/analytics/rebuild.ts';
 import { client } from './helpers/http.ts';
 import { seedProject, startTestServer, TestClock, testId, type TestServer } from './helpers/server.ts';
 
@@ -10,6 +11,7 @@ import { seedProject, startTestServer, TestClock, testId, type TestServer } from
 //   05-10 B run5: t1 pass, then cancelled                        -> cancelled
 let server: TestServer;
 let api: ReturnType<typeof client>;
+let projectId: number;
 let envA: number;
 let envB: number;
 const runs: Record<string, number> = {};
@@ -69,7 +71,9 @@ async function recordRun(name: string, day: string, environment: string, outcome
 
 beforeAll(async () => {
   server = await startTestServer({ clock: new TestClock(new Date('2026-05-08T12:00:00Z')) });
-  api = client(server.url, (await seedProject(server.sql)).key);
+  const project = await seedProject(server.sql);
+  projectId = project.projectId;
+  api = client(server.url, project.key);
   envA = (await api.post('/api/environments', { name: 'A', slug: 'a' })).body.data.environment.id;
   envB = (await api.post('/api/environments', { name: 'B', slug: 'b' })).body.data.environment.id;
   await recordRun('run1', '2026-05-08', 'a', { [t1]: 'pass', [t2]: 'fail', [t3]: 'flaky', [t4]: 'skip' });
@@ -215,5 +219,23 @@ describe('a run reported late', () => {
     expect(firstDayOnly).toMatchObject({ total_runs: 2, flaky_count: 1, fail_count: 1 });
     const runsThatDay = (await api.get('/api/v1/analytics/test-runs?start_date=2026-05-08&end_date=2026-05-08')).body.data.daily[0];
     expect(runsThatDay).toMatchObject({ run_count: 2, failed_runs: 2 });
+  });
+});
+
+describe('rebuilding the rollups', () => {
+  const rollupTables = ['daily_run_stats', 'daily_test_stats', 'daily_test_counts', 'test_case_cumulative'];
+  const snapshot = async () => {
+    const tables: Record<string, readonly unknown[]> = {};
+    for (const table of rollupTables) {
+      tables[table] = await server.sql`select * from ${server.sql(table)} where project_id = ${projectId} order by 1, 2, 3, 4`;
+    }
+    return tables;
+  };
+
+  it('when the rollups are rebuilt from the raw results, then they equal the ones written run by run, row for row', async () => {
+    const incremental = await snapshot();
+    expect(incremental.test_case_cumulative?.length).toBeGreaterThan(0);
+    await server.sql.begin((tx) => rebuildRollups(tx, projectId));
+    expect(await snapshot()).toEqual(incremental);
   });
 });

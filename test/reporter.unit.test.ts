@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { listIsComplete } from '../reporter/src/collect.ts';
 import { ciRunKey, resolveSettings } from '../reporter/src/settings.ts';
 import { DeliveryError, postJson } from '../reporter/src/transport.ts';
-import { stripAnsi } from '../reporter/src/ansi.ts';
+import { plainText, stripAnsi } from '../reporter/src/ansi.ts';
 
 /** A local server that answers with the given statuses in turn and records what it received. */
 async function scriptedServer(statuses: number[]) {
@@ -110,6 +110,10 @@ describe('settings', () => {
 
   it('when a message has colour codes, then they are removed', () => {
     expect(stripAnsi('\u001b[31mExpected\u001b[39m: \u001b[2m"a"\u001b[22m')).toBe('Expected: "a"');
+  });
+
+  it('when output holds NUL characters, which PostgreSQL text cannot store, then each becomes U+FFFD', () => {
+    expect(plainText('\u001b[31mbin\u0000ary\u0000\u001b[39m')).toBe('bin\uFFFDary\uFFFD');
   });
 
   it('when the package is imported by name, then proctor/reporter resolves to the built reporter', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { beginShard, endShard, recordResults } from '../server/src/runs/ingest.ts';
+import { beginShard, endShard } from '../server/src/runs/ingest.ts';
+import { insertResults, recordResultBatch } from '../server/src/runs/results.ts';
 import { finishSilentRuns } from '../server/src/runs/sweeper.ts';
 import { client } from './helpers/http.ts';
 import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from './helpers/server.ts';
@@ -35,7 +36,7 @@ describe('silent shards', () => {
     const now = () => server.clock.now;
     await server.sql.begin((tx) => beginShard(tx, projectId, runId, 1, { tests: [listed(1)], commit: null, complete: true }, now()));
     await server.sql.begin((tx) => beginShard(tx, projectId, runId, 2, { tests: [listed(2)], commit: null, complete: true }, now()));
-    await server.sql.begin((tx) => recordResults(tx, projectId, runId, 1, [passed(1)], now()));
+    await server.sql.begin((tx) => insertResults(tx, projectId, runId, 1, [passed(1)], now()));
     await server.sql.begin((tx) => endShard(tx, projectId, runId, 1, { status: 'passed', errors: [] }, now()));
     expect(await finishSilentRuns(server.sql, now(), 60_000)).toEqual([]);
     server.clock.advance(60_001);
@@ -69,5 +70,82 @@ describe('silent shards', () => {
     expect(again.body.data).toEqual({ received: 2, recorded: 0 });
     const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
     expect(run).toMatchObject({ total_count: 2, success_count: 2, state: 'running' });
+  });
+});
+
+describe('result batches', () => {
+  const attempt = (n: number, retry: number, status: 'passed' | 'failed' | 'skipped', final: null | 'expected' | 'unexpected' | 'flaky' | 'skipped', text: string | null = null) => ({
+    test_id: testId(n), retry, status, duration: 10 + retry, error_message: text, error_location: null, stdout_tail: text, stderr_tail: null,
+    started_at: '2026-11-21T10:00:00.000Z',
+    final: final ? { outcome: final, total_duration: 20, error_message: final === 'unexpected' || final === 'flaky' ? text : null, failure_group_id: null } : null,
+  });
+  // passed, failed, flaky (a failed try, then a passed one) and skipped: five attempts, four tests.
+  const mixed = (base: number) => [
+    attempt(base, 0, 'passed', 'expected'),
+    attempt(base + 1, 0, 'failed', 'unexpected', 'Error: boom'),
+    attempt(base + 2, 0, 'failed', null, 'Error: first try'),
+    attempt(base + 2, 1, 'passed', 'flaky', 'Error: first try'),
+    attempt(base + 3, 0, 'skipped', 'skipped'),
+  ];
+  const storedCount = async (runId: number) =>
+    (await server.sql<{ n: number }[]>`select count(*)::int as n from test_results where test_run_id = ${runId}`)[0]?.n;
+
+  it('when a batch overlaps one already stored, then only its new attempts are recorded and counted', async () => {
+    const runId = await newRun(1);
+    const first = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(1), passed(2)] });
+    const overlapping = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(2), passed(3)] });
+    expect(first.body.data).toEqual({ received: 2, recorded: 2 });
+    expect(overlapping.body.data).toEqual({ received: 2, recorded: 1 });
+    const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
+    expect(run).toMatchObject({ total_count: 3, success_count: 3 });
+    expect(await storedCount(runId)).toBe(3);
+  });
+
+  it('when the same batch arrives eight times at once, then it is stored and counted once', async () => {
+    const runId = await newRun(1);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: mixed(10) })));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+    expect(answers.reduce((sum, answer) => sum + answer.body.data.recorded, 0)).toBe(5);
+    const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
+    expect(run).toMatchObject({ total_count: 4, success_count: 1, failed_count: 1, flaky_count: 1, skipped_count: 1 });
+    expect(await storedCount(runId)).toBe(5);
+  });
+
+  const awkward = 'tab\there\nnew line\r\nback\\slash \\N \\. \\\\N é 日本 🎭 "quotes" \'single\'';
+  const written = async (runId: number) =>
+    server.sql<{ retry: number; status: string; error_message: string | null; stdout_tail: string | null; final_error_message: string | null; outcome: string | null; is_final: boolean; started_at: Date; duration: number }[]>`
+      select retry, status, error_message, stdout_tail, final_error_message, outcome, is_final, started_at, duration
+      from test_results where test_run_id = ${runId} order by test_case_id, retry`;
+
+  for (const write of ['copy', 'insert'] as const) {
+    it(`when attempts carry tabs, newlines, backslashes and non-ASCII text, then the ${write} path stores them exactly as sent`, async (context) => {
+      if (write === 'copy' && server.db.embedded) context.skip();
+      const runId = await newRun(1);
+      const batch = [attempt(20, 0, 'failed', null, awkward), attempt(20, 1, 'failed', 'unexpected', awkward), attempt(21, 0, 'passed', 'expected')];
+      expect(await recordResultBatch(server.sql, write, projectId, runId, 1, batch, server.clock.now)).toBe(3);
+      const rows = await written(runId);
+      expect(rows.map((row) => [row.retry, row.status, row.error_message, row.stdout_tail, row.final_error_message, row.outcome, row.is_final])).toEqual([
+        [0, 'failed', awkward, awkward, null, null, false],
+        [1, 'failed', awkward, awkward, awkward, 'failed', true],
+        [0, 'passed', null, null, null, 'passed', true],
+      ]);
+      expect(rows.map((row) => row.started_at.toISOString())).toEqual(Array(3).fill('2026-11-21T10:00:00.000Z'));
+    });
+  }
+
+  it('when an attempt holds a NUL character, then the batch is refused with 400 naming the field and nothing is stored', async () => {
+    const runId = await newRun(1);
+    const response = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(1), { ...passed(2), stdout_tail: 'a\u0000b' }] });
+    expect(response.status).toBe(400);
+    expect(response.body.error.message).toBe('body.results.1.stdout_tail: must not contain the NUL character (\\u0000)');
+    expect(await storedCount(runId)).toBe(0);
+  });
+
+  it('when a duration is beyond what PostgreSQL stores, then the batch is refused with 400 naming the field', async () => {
+    const runId = await newRun(1);
+    const response = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [{ ...passed(1), duration: 2 ** 31 }] });
+    expect(response.status).toBe(400);
+    expect(response.body.error.message).toMatch(/^body\.results\.0\.duration: /);
+    expect(await storedCount(runId)).toBe(0);
   });
 });

@@ -5,3 +5,13 @@ const ANSI_PATTERN = /[\u001b\u009b][[\]()#;?]*(?:(?:(?:;[-a-zA-Z\d/#&.:=?%@~_]+
 export function stripAnsi(text: string): string {
   return text.replace(ANSI_PATTERN, '');
 }
+
+/** Text as the server can store it: PostgreSQL text holds no NUL, so it becomes U+FFFD. */
+export function storable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/** Output and error text as stored: plain, and storable. */
+export function plainText(text: string): string {
+  return storable(stripAnsi(text));
+}

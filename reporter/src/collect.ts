@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { TestCase, TestResult } from '@playwright/test/reporter';
-import { stripAnsi } from './ansi.ts';
+import { plainText, storable } from './ansi.ts';
 import { failureSignature } from './signature.ts';
 
 const TAIL_CHARS = 4000;
@@ -45,12 +45,12 @@ function runnerProject(test: TestCase): string {
 export function listTest(test: TestCase, rootDir: string): ListedTest {
   return {
     id: test.id,
-    title: test.title,
-    file_path: relative(rootDir, test.location.file),
+    title: storable(test.title),
+    file_path: storable(relative(rootDir, test.location.file)),
     // titlePath: root, project, file, ...describes, title
-    suites: test.titlePath().slice(3, -1),
-    runner_project: runnerProject(test),
-    tags: [...test.tags],
+    suites: test.titlePath().slice(3, -1).map(storable),
+    runner_project: storable(runnerProject(test)),
+    tags: test.tags.map(storable),
     line: test.location.line ?? null,
     column: test.location.column ?? null,
   };
@@ -58,13 +58,13 @@ export function listTest(test: TestCase, rootDir: string): ListedTest {
 
 function tail(chunks: (string | Buffer)[]): string | null {
   if (chunks.length === 0) return null;
-  const text = stripAnsi(chunks.map(String).join(''));
+  const text = plainText(chunks.map(String).join(''));
   return text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text;
 }
 
 function errorText(result: TestResult): string | null {
   const messages = (result.errors.length > 0 ? result.errors : result.error ? [result.error] : [])
-    .map((error) => stripAnsi(error.message ?? error.value ?? ''))
+    .map((error) => plainText(error.message ?? error.value ?? ''))
     .filter(Boolean);
   return messages.length > 0 ? messages.join('\n\n').slice(0, 20_000) : null;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
-import { stripAnsi } from './ansi.ts';
+import { plainText } from './ansi.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
 import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
 import { type DeliveryReport, Uploader } from './uploader.ts';
@@ -51,7 +51,7 @@ export default class ProctorReporter implements Reporter {
   }
 
   onError(error: TestError): void {
-    this.errors.push(stripAnsi(error.message ?? error.value ?? 'unknown error').slice(0, 20_000));
+    this.errors.push(plainText(error.message ?? error.value ?? 'unknown error').slice(0, 20_000));
   }
 
   async onEnd(result: FullResult): Promise<void> {

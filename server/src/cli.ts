@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { rebuildRollups } from './analytics/rebuild.ts';
 import { createKey } from './auth/store.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabaseForCli } from './db.ts';
@@ -18,7 +19,8 @@ const USAGE = `usage: proctor <command>
   user create --email E --name N
   member add --project P --user U
   user link --user U (--chat JSON | --scm JSON)
-  key create (--project P | --user U)`;
+  key create (--project P | --user U)
+  analytics rebuild --project P                 recompute the project's analytics rollups from its results`;
 
 class UsageError extends Error {}
 
@@ -119,6 +121,12 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         const userId = required(flags, 'user');
         if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
         return createKey(sql, { userId });
+      }
+      case 'analytics rebuild': {
+        const projectId = projectIdFlag(flags);
+        if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
+        await sql.begin((tx) => rebuildRollups(tx, projectId));
+        return 'rollups rebuilt';
       }
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -42,7 +42,30 @@ export interface RouteContext {
   registry: OpenAPIRegistry;
 }
 
+/**
+ * The path of the first string under `value` holding NUL, which PostgreSQL text cannot store.
+ * The path is built only for a find: this walks every string of every request body.
+ */
+function findNul(value: unknown): string[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? [] : null;
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i]);
+      if (found) return [String(i), ...found];
+    }
+    return null;
+  }
+  for (const key in value) {
+    const found = findNul((value as Record<string, unknown>)[key]);
+    if (found) return [key, ...found];
+  }
+  return null;
+}
+
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const nul = findNul(value);
+  if (nul) throw new ValidationError(`${[where, ...nul].join('.')}: must not contain the NUL character (\\u0000)`);
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationError(describeZodError(where, result.error));
   return result.data;

@@ -1,5 +1,6 @@
 import type { Tx } from '../db.ts';
 import { rollupRun } from '../analytics/rollup.ts';
+import { deleteRunKeys } from '../auth/store.ts';
 import { deactivateUnlisted } from '../testcases/store.ts';
 
 interface ShardOutcome {
@@ -59,6 +60,8 @@ export async function completeRun(sql: Tx, runId: number, now: Date, forcedReaso
       duration = greatest(0, round(extract(epoch from (${now}::timestamptz - coalesce(run_started_at, ${now}::timestamptz))) * 1000))::int
     where id = ${runId}`;
   await rollupRun(sql, runId);
+  // The key the executor made for this run's reporter ends with the run, in the same transaction.
+  await deleteRunKeys(sql, runId);
   const wholeSuite = shards.length === run.total_shards && shards.every((s) => s.complete) && run.tags.length === 0 && run.test_case_ids.length === 0;
   if (state !== 'error' && wholeSuite) await deactivateMissing(sql, run.project_id, runId, now);
 }

@@ -1,4 +1,5 @@
 import { rollupRun } from '../analytics/rollup.ts';
+import { deleteRunKeys } from '../auth/store.ts';
 import type { Tx } from '../db.ts';
 import { HttpError } from '../http/errors.ts';
 import type { Trigger } from './schema.ts';
@@ -58,4 +59,5 @@ export async function cancelRun(sql: Tx, projectId: number, runId: number, reaso
                       else greatest(0, round(extract(epoch from (${now}::timestamptz - run_started_at)) * 1000))::int end
     where id = ${runId}`;
   await rollupRun(sql, runId);
+  await deleteRunKeys(sql, runId);
 }

@@ -5,7 +5,8 @@ import { HttpError, notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/store.ts';
-import { beginShard, endShard, recordResults } from './ingest.ts';
+import { beginShard, endShard } from './ingest.ts';
+import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';
 import { presentRun, summaryTokenMatches } from './present.ts';
 import { actingUserId } from '../auth/middleware.ts';
@@ -163,7 +164,8 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: resultBatchSchema,
     response: z.object({ data: z.object({ received: z.number().int(), recorded: z.number().int() }) }),
     handler: async ({ params, body, scope }) => {
-      const recorded = await sql.begin((tx) => recordResults(tx, scope.projectId, params.id, body.shard, body.results, clock()));
+      const write = deps.copyFromStdin ? 'copy' : 'insert';
+      const recorded = await recordResultBatch(sql, write, scope.projectId, params.id, body.shard, body.results, clock());
       return { data: { received: body.results.length, recorded } };
     },
   });

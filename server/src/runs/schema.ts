@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { positiveId, runnerTestId, timestamp } from '../http/fields.ts';
+import { bodyId, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
 import { listedTestSchema } from '../testcases/schema.ts';
 import { paginationQuery } from '../http/pagination.ts';
@@ -102,10 +102,13 @@ export const shardBeginSchema = z
   .strict()
   .openapi('ShardBegin');
 
+/** A duration as PostgreSQL's integer holds it (24 days and more). */
+const milliseconds = z.number().int().min(0).max(2_147_483_647);
+
 const finalOutcomeSchema = z
   .object({
     outcome: z.enum(['expected', 'unexpected', 'flaky', 'skipped']),
-    total_duration: z.number().int().min(0),
+    total_duration: milliseconds,
     error_message: z.string().max(20_000).nullable(),
     failure_group_id: z.string().max(200).nullable(),
   })
@@ -116,7 +119,7 @@ export const attemptSchema = z
     test_id: runnerTestId,
     retry: z.number().int().min(0).max(100),
     status: z.enum(['passed', 'failed', 'timedOut', 'skipped', 'interrupted']),
-    duration: z.number().int().min(0),
+    duration: milliseconds,
     error_message: z.string().max(20_000).nullable(),
     error_location: z.string().max(2000).nullable(),
     stdout_tail: z.string().max(10_000).nullable(),
@@ -168,10 +171,10 @@ export const triggerSchema = z
     tags: z.array(z.string().min(1).max(100)).max(100).optional(),
     test_case_ids: z.array(runnerTestId).max(10_000).optional(),
     branch: z.string().min(1).max(500).optional(),
-    project_id: z.number().int().min(1).optional(),
+    project_id: bodyId.optional(),
     send_notifications: z.boolean().default(true),
     total_shards: z.number().int().min(1).max(50).optional(),
-    rerun_source_id: z.number().int().min(1).optional(),
+    rerun_source_id: bodyId.optional(),
     rerun_only_failed: z.boolean().optional(),
     scm_actor: z.string().max(200).optional(),
   })

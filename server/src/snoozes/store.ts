@@ -96,15 +96,19 @@ export async function deleteSnooze(sql: Tx, projectId: number, id: number): Prom
   return row ?? null;
 }
 
-/** The test ids among `testIds` that an active snooze covers in the environment at `at`. */
-export async function snoozedTestIds(sql: Tx, projectId: number, environmentId: number, testIds: string[], at: Date): Promise<Set<string>> {
+/**
+ * Which of a run's failing tests a snooze covers now: those of its project, unscoped or scoped to
+ * the run's environment (read in the same statement, so the query can be pipelined).
+ */
+export async function snoozedTestIdsOfRun(sql: Tx, projectId: number, runId: number, testIds: string[], at: Date): Promise<Set<string>> {
   if (testIds.length === 0) return new Set();
   const rows = await sql<{ test_id: string }[]>`
     select distinct t.test_id
     from snoozes s, unnest(s.test_ids) as t(test_id)
     where s.project_id = ${projectId}
       and s.snooze_until > ${at}
-      and (s.scoped_to_environment_id is null or s.scoped_to_environment_id = ${environmentId})
+      and (s.scoped_to_environment_id is null
+           or s.scoped_to_environment_id = (select environment_id from test_runs where id = ${runId} and project_id = ${projectId}))
       and s.test_ids && ${testIds}::text[]
       and t.test_id = any(${testIds}::text[])`;
   return new Set(rows.map((row) => row.test_id));

@@ -47,8 +47,8 @@ export const listedTestSchema = z
     suites: z.array(z.string().max(2000)).max(50),
     runner_project: z.string().max(500),
     tags: z.array(z.string().max(200)).max(100),
-    line: z.number().int().nullable(),
-    column: z.number().int().nullable(),
+    line: z.number().int().min(0).max(2_147_483_647).nullable(),
+    column: z.number().int().min(0).max(2_147_483_647).nullable(),
   })
   .strict();
 

@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyRows } from '../server/src/db.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await db.sql`create table copy_probe (id integer primary key, note text)`;
+});
+afterAll(async () => db?.drop());
+
+// COPY FROM STDIN needs a PostgreSQL server: the embedded database's socket does not speak it.
+describe.skipIf(!process.env.DATABASE_URL)('COPY through postgres.js', () => {
+  it('when PostgreSQL refuses a COPY, then copyRows rejects with its error and the connection serves the next transaction', async () => {
+    await db.sql`insert into copy_probe (id, note) values (1, 'kept')`;
+    const refused = db.sql.begin((tx) => copyRows(tx, 'copy_probe', ['id', 'note'], [[2, 'new'], [1, 'duplicate']]));
+    await expect(refused).rejects.toMatchObject({ code: '23505', constraint_name: 'copy_probe_pkey' });
+    await db.sql.begin((tx) => copyRows(tx, 'copy_probe', ['id', 'note'], [[3, 'after']]));
+    const rows = await db.sql<{ id: number; note: string }[]>`select id, note from copy_probe order by id`;
+    expect(rows).toEqual([{ id: 1, note: 'kept' }, { id: 3, note: 'after' }]);
+    const aborted = await db.sql`select 1 from pg_stat_activity where datname = current_database() and state = 'idle in transaction (aborted)'`;
+    expect(aborted).toHaveLength(0);
+  }, 20_000);
+
+  it('when values hold the characters COPY escapes, then they are stored as given', async () => {
+    const notes = ['a\tb', 'line\nbreak', 'cr\rlf', 'back\\slash', '\\N', '\\.', '', 'é 🎭'];
+    await db.sql.begin((tx) => copyRows(tx, 'copy_probe', ['id', 'note'], [...notes.map((note, i) => [100 + i, note]), [200, null]]));
+    const rows = await db.sql<{ note: string | null }[]>`select note from copy_probe where id >= 100 order by id`;
+    expect(rows.map((row) => row.note)).toEqual([...notes, null]);
+  });
+});
