@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyRows } from '../server/src/db.ts';
+import { copyRows, takesCopyFromStdin } from '../server/src/db.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 
 let db: TestDatabase;
@@ -9,6 +9,10 @@ beforeAll(async () => {
   await db.sql`create table copy_probe (id integer primary key, note text)`;
 });
 afterAll(async () => db?.drop());
+
+it('when the database is the embedded one, then it is known not to take COPY FROM STDIN, and a PostgreSQL server to take it', async () => {
+  expect(await takesCopyFromStdin(db.sql)).toBe(!db.embedded);
+});
 
 // COPY FROM STDIN needs a PostgreSQL server: the embedded database's socket does not speak it.
 describe.skipIf(!process.env.DATABASE_URL)('COPY through postgres.js', () => {

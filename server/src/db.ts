@@ -105,6 +105,15 @@ export async function openDatabaseForCli(config: Config): Promise<Database> {
   return openDatabase(config);
 }
 
+/**
+ * Whether the server takes `COPY … FROM STDIN`. PostgreSQL does; PGlite's socket (the embedded
+ * database, also when another process reaches it through DATABASE_URL) drops the connection.
+ */
+export async function takesCopyFromStdin(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ version: string }[]>`select version()`;
+  return !row?.version.includes('PGlite');
+}
+
 /** A value as COPY's text format takes it; strings may hold anything but NUL. */
 export type CopyValue = string | number | boolean | null;
 
