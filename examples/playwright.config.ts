@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import { defineConfig, devices } from '@playwright/test';
 
 // A port of its own per invocation unless one is given, so that shards and runs side by side do not
-// share a site; set in the environment so that Playwright's workers see the same one.
-process.env.DEMO_SITE_PORT ??= String(20_000 + Math.floor(Math.random() * 40_000));
+// share a site; set in the environment so that Playwright's workers see the same one. It is drawn
+// below Linux's ephemeral range (32768 up), where no outgoing connection can be holding it.
+process.env.DEMO_SITE_PORT ??= String(20_000 + Math.floor(Math.random() * 12_000));
 const port = Number(process.env.DEMO_SITE_PORT);
 // Playwright cannot download its browser here; Debian's chromium is used where it is installed.
 const executablePath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => fs.existsSync(candidate));
