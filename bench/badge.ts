@@ -37,7 +37,7 @@ async function main(): Promise<void> {
       insert into test_runs (project_id, environment_id, state, origin, success_count, total_count, run_started_at, run_ended_at)
       values (${projectId}, ${environmentId}, 'passed', 'api', 120, 120, now(), now())`;
     const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789', LOG_LEVEL: 'silent' });
-    const { app } = createApp({ sql: db.sql, copyFromStdin: Boolean(process.env.DATABASE_URL), config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'bench-signing-secret-0123456789', storage: new FileStorage(path.join(ROOT, '.tmp/bench-files')) });
+    const { app } = createApp({ sql: db.sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'bench-signing-secret-0123456789', storage: new FileStorage(path.join(ROOT, '.tmp/bench-files')) });
     // The same server: one Express app, its static route in front of Proctor's.
     const outer = express();
     let staticBody = '';

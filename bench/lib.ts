@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +14,7 @@ import { createLogger } from '../server/src/logger.ts';
 import { migrate } from '../server/src/migrate.ts';
 import { createProject } from '../server/src/projects/store.ts';
 import { FileStorage } from '../server/src/resources/storage.ts';
+import { freePort, spawnProctor, waitForHealth } from '../test/helpers/process.ts';
 
 export interface BenchDatabase {
   url: string;
@@ -73,7 +73,6 @@ export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
   const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789', LOG_LEVEL: 'silent' });
   const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-files-'));
   const { app } = createApp({
-    copyFromStdin: Boolean(process.env.DATABASE_URL),
     sql: db.sql,
     config,
     logger: createLogger('silent'),
@@ -97,19 +96,6 @@ export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
   };
 }
 
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const { createServer: createNetServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * `proctor serve` as its own process, as it runs in production: the bench's client, standing in
  * for the reporter's process, then does not share the server's event loop.
@@ -117,34 +103,22 @@ async function freePort(): Promise<number> {
 export async function benchServerProcess(db: BenchDatabase): Promise<BenchServer> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-data-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', 'serve'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: db.url,
-      PROCTOR_DATA_DIR: dataDir,
-      PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789',
-      PROCTOR_DEMO: 'false',
-      PROCTOR_EXECUTOR_CONCURRENCY: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
+  const server = spawnProctor(['serve'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: db.url,
+    PROCTOR_DATA_DIR: dataDir,
+    PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789',
+    PROCTOR_DEMO: 'false',
+    PROCTOR_EXECUTOR_CONCURRENCY: '0',
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`proctor serve exited with ${child.exitCode} before it listened`);
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) throw new Error('proctor serve did not become healthy in 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitForHealth(url);
   return {
     url,
     close: async () => {
-      child.kill('SIGTERM');
-      await exited;
+      server.child.kill('SIGTERM');
+      await server.exited;
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -2,22 +2,12 @@
 // suite with the list reporter alone, pair by pair in the same run. Target: under 3% overhead.
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
-import { createServer } from 'node:net';
+import { freePort } from '../test/helpers/process.ts';
 import { benchDatabase, benchProject, benchServer, median } from './lib.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PAIRS = Number(process.env.BENCH_OVERHEAD_PAIRS ?? 4);
 const TARGET = 0.03;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function runSuite(reporters: string, env: Record<string, string>): Promise<number> {
   const started = performance.now();

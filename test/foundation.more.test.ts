@@ -41,7 +41,7 @@ describe('health', () => {
     const port = await freePort();
     const sql = connect(`postgres://postgres@127.0.0.1:${port}/nothing`, 1);
     const config = loadConfig({ PORT: '0', PROCTOR_SIGNING_SECRET: 'x'.repeat(20) });
-    const { app } = createApp({ sql, copyFromStdin: false, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-h-'))) });
+    const { app } = createApp({ sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-h-'))) });
     const server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
@@ -118,7 +118,7 @@ describe('the command line and the demo', () => {
 describe('the OpenAPI document', () => {
   it('when it is read, then every path of the contract and of decisions.md is in it', async () => {
     const config = loadConfig({ PORT: '0', PROCTOR_SIGNING_SECRET: 'x'.repeat(20) });
-    const { openApiDocument } = createApp({ sql: connect('postgres://127.0.0.1:1/x', 1), copyFromStdin: false, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(os.tmpdir()) });
+    const { openApiDocument } = createApp({ sql: connect('postgres://127.0.0.1:1/x', 1), config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(os.tmpdir()) });
     const paths = openApiDocument().paths as Record<string, Record<string, unknown>>;
     const expected: [string, string][] = [
       ['put', '/api/test-runs'], ['get', '/api/test-runs'], ['get', '/api/test-runs/{id}'], ['post', '/api/test-runs/{id}/cancel'],

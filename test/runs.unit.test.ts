@@ -122,7 +122,7 @@ describe('result batches', () => {
       if (write === 'copy' && server.db.embedded) context.skip();
       const runId = await newRun(1);
       const batch = [attempt(20, 0, 'failed', null, awkward), attempt(20, 1, 'failed', 'unexpected', awkward), attempt(21, 0, 'passed', 'expected')];
-      expect(await recordResultBatch(server.sql, write, projectId, runId, 1, batch, server.clock.now)).toBe(3);
+      expect(await recordResultBatch(server.sql, projectId, runId, 1, batch, server.clock.now, write)).toBe(3);
       const rows = await written(runId);
       expect(rows.map((row) => [row.retry, row.status, row.error_message, row.stdout_tail, row.final_error_message, row.outcome, row.is_final])).toEqual([
         [0, 'failed', awkward, awkward, null, null, false],

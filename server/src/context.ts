@@ -18,7 +18,5 @@ export interface AppDeps {
   clock: Clock;
   signingSecret: string;
   storage: BlobStorage;
-  /** The database takes `COPY … FROM STDIN`: a PostgreSQL server does; the embedded database's socket does not. */
-  copyFromStdin: boolean;
   runControl?: RunControl;
 }

@@ -105,13 +105,21 @@ export async function openDatabaseForCli(config: Config): Promise<Database> {
   return openDatabase(config);
 }
 
+const copyCapability = new WeakMap<Sql, Promise<boolean>>();
+
 /**
  * Whether the server takes `COPY … FROM STDIN`. PostgreSQL does; PGlite's socket (the embedded
  * database, also when another process reaches it through DATABASE_URL) drops the connection.
+ * Asked once per pool, and again only if asking failed.
  */
-export async function takesCopyFromStdin(sql: Sql): Promise<boolean> {
-  const [row] = await sql<{ version: string }[]>`select version()`;
-  return !row?.version.includes('PGlite');
+export function takesCopyFromStdin(sql: Sql): Promise<boolean> {
+  let answer = copyCapability.get(sql);
+  if (!answer) {
+    answer = sql<{ version: string }[]>`select version()`.then(([row]) => !row?.version.includes('PGlite'));
+    answer.catch(() => copyCapability.delete(sql));
+    copyCapability.set(sql, answer);
+  }
+  return answer;
 }
 
 /** A value as COPY's text format takes it; strings may hold anything but NUL. */

@@ -8,7 +8,7 @@ import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Clock, RunControl } from './context.ts';
 import { Executor } from './executor/executor.ts';
-import { openDatabase, takesCopyFromStdin } from './db.ts';
+import { openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
 import { startSweeper } from './runs/sweeper.ts';
@@ -42,7 +42,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     // The executor needs the port the server gets; the API reaches it through this handle.
     let executor: Executor | null = null;
     const runControl: RunControl = { stopRun: async (runId) => executor?.stopRun(runId) };
-    const { app } = createApp({ sql: database.sql, copyFromStdin: await takesCopyFromStdin(database.sql), config, logger, clock, signingSecret, storage, runControl });
+    const { app } = createApp({ sql: database.sql, config, logger, clock, signingSecret, storage, runControl });
     const httpServer = createServer(app);
     const port = await listen(httpServer, config.port, config.host);
     logger.info({ port, embedded: database.embedded }, 'listening');

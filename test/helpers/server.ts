@@ -67,7 +67,6 @@ export async function startTestServer(
   const { app } = createApp({
     runControl: { stopRun: async (runId) => executor?.stopRun(runId) },
     sql: db.sql,
-    copyFromStdin: !db.embedded,
     config,
     logger: createLogger('info', sink),
     clock: clock.read,

@@ -1,4 +1,4 @@
-import { copyRows, type CopyValue, type Sql, type Tx } from '../db.ts';
+import { copyRows, type CopyValue, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/store.ts';
 import { lockOpenRun } from './ingest.ts';
 import type { Attempt } from './schema.ts';
@@ -48,20 +48,22 @@ export type ResultWrite = 'copy' | 'insert';
 /**
  * A batch of attempts in its own transaction. COPY writes it fastest but refuses the whole batch
  * when one attempt is stored already, which is how a retried batch shows itself: it then takes
- * the insert that skips what is stored. Returns how many attempts were new.
+ * the insert that skips what is stored. `write` defaults to what the database takes. Returns how
+ * many attempts were new.
  */
 export async function recordResultBatch(
   sql: Sql,
-  write: ResultWrite,
   projectId: number,
   runId: number,
   shard: number,
   attempts: Attempt[],
   now: Date,
+  write?: ResultWrite,
 ): Promise<number> {
-  if (write === 'copy') {
+  const copy = write ? write === 'copy' : await takesCopyFromStdin(sql);
+  if (copy) {
     try {
-      return await copyResults(sql, projectId, runId, shard, attempts, now);
+      return await sql.begin((tx) => copyResults(tx, projectId, runId, shard, attempts, now));
     } catch (error) {
       if (!isStoredAlready(error)) throw error;
     }
@@ -74,63 +76,46 @@ function isStoredAlready(error: unknown): boolean {
   return pgError?.code === '23505' && pgError.constraint_name === 'test_results_pkey';
 }
 
-/** The run, locked for a batch, and which of the batch's failing tests a snooze covers. */
+/** The run, locked for a batch, and which of the batch's failing tests a snooze covers: one round trip. */
 async function openRunAndSnoozes(sql: Tx, projectId: number, runId: number, attempts: Attempt[], now: Date): Promise<ReadonlySet<string>> {
-  await lockOpenRun(sql, projectId, runId, 'batch');
-  return snoozedTestIdsOfRun(sql, projectId, runId, failingTestIds(attempts), now);
+  const failing = attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
+  const [, snoozed] = await Promise.all([
+    lockOpenRun(sql, projectId, runId, 'batch'),
+    snoozedTestIdsOfRun(sql, projectId, runId, failing, now),
+  ]);
+  return snoozed;
 }
-
-const failingTestIds = (attempts: Attempt[]) => attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
 
 const RESULT_COLUMNS = [
   'test_run_id', 'test_case_id', 'retry', 'shard', 'status', 'duration', 'error_message', 'error_location', 'stdout_tail',
   'stderr_tail', 'started_at', 'is_final', 'outcome', 'snoozed', 'total_duration', 'final_error_message', 'failure_group_id',
 ] as const;
 
-/**
- * Every attempt of the batch new: one COPY, and the run's counts moved by all its finals. The
- * statements around the COPY are pipelined (BEGIN with the run's lock and the snoozes; the counts
- * with COMMIT): a batch waits on two round trips besides the COPY's own.
- */
-async function copyResults(sql: Sql, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<number> {
-  const tx = await sql.reserve();
-  try {
-    const [, , snoozed] = await Promise.all([
-      tx`begin`,
-      lockOpenRun(tx, projectId, runId, 'batch'),
-      snoozedTestIdsOfRun(tx, projectId, runId, failingTestIds(attempts), now),
-    ]);
-    const counts = { passed: 0, failed: 0, flaky: 0, skipped: 0, snoozed: 0 };
-    const rows = attempts.map((a): CopyValue[] => {
-      const outcome = a.final ? finalStatus(a.final.outcome) : null;
-      const isSnoozed = outcome === 'failed' && snoozed.has(a.test_id);
-      if (outcome) counts[outcome]++;
-      if (isSnoozed) counts.snoozed++;
-      return [
-        runId, a.test_id, a.retry, shard, a.status, a.duration, a.error_message, a.error_location, a.stdout_tail, a.stderr_tail,
-        a.started_at, a.final !== null, outcome, isSnoozed, a.final?.total_duration ?? null, a.final?.error_message ?? null,
-        a.final?.failure_group_id ?? null,
-      ];
-    });
-    await copyRows(tx, 'test_results', RESULT_COLUMNS, rows);
-    await Promise.all([
-      tx`
-        update test_runs set
-          success_count = success_count + ${counts.passed}, failed_count = failed_count + ${counts.failed},
-          flaky_count = flaky_count + ${counts.flaky}, skipped_count = skipped_count + ${counts.skipped},
-          snoozed_count = snoozed_count + ${counts.snoozed},
-          total_count = total_count + ${counts.passed + counts.failed + counts.flaky + counts.skipped},
-          last_activity_at = ${now}
-        where id = ${runId}`,
-      tx`commit`,
-    ]);
-    return attempts.length;
-  } catch (error) {
-    await tx`rollback`.catch(() => undefined);
-    throw error;
-  } finally {
-    tx.release();
-  }
+/** Every attempt of the batch new: one COPY, and the run's counts moved by all its finals. */
+async function copyResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<number> {
+  const snoozed = await openRunAndSnoozes(sql, projectId, runId, attempts, now);
+  const counts = { passed: 0, failed: 0, flaky: 0, skipped: 0, snoozed: 0 };
+  const rows = attempts.map((a): CopyValue[] => {
+    const outcome = a.final ? finalStatus(a.final.outcome) : null;
+    const isSnoozed = outcome === 'failed' && snoozed.has(a.test_id);
+    if (outcome) counts[outcome]++;
+    if (isSnoozed) counts.snoozed++;
+    return [
+      runId, a.test_id, a.retry, shard, a.status, a.duration, a.error_message, a.error_location, a.stdout_tail, a.stderr_tail,
+      a.started_at, a.final !== null, outcome, isSnoozed, a.final?.total_duration ?? null, a.final?.error_message ?? null,
+      a.final?.failure_group_id ?? null,
+    ];
+  });
+  await copyRows(sql, 'test_results', RESULT_COLUMNS, rows);
+  await sql`
+    update test_runs set
+      success_count = success_count + ${counts.passed}, failed_count = failed_count + ${counts.failed},
+      flaky_count = flaky_count + ${counts.flaky}, skipped_count = skipped_count + ${counts.skipped},
+      snoozed_count = snoozed_count + ${counts.snoozed},
+      total_count = total_count + ${counts.passed + counts.failed + counts.flaky + counts.skipped},
+      last_activity_at = ${now}
+    where id = ${runId}`;
+  return attempts.length;
 }
 
 /**

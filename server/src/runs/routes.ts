@@ -164,8 +164,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: resultBatchSchema,
     response: z.object({ data: z.object({ received: z.number().int(), recorded: z.number().int() }) }),
     handler: async ({ params, body, scope }) => {
-      const write = deps.copyFromStdin ? 'copy' : 'insert';
-      const recorded = await recordResultBatch(sql, write, scope.projectId, params.id, body.shard, body.results, clock());
+      const recorded = await recordResultBatch(sql, scope.projectId, params.id, body.shard, body.results, clock());
       return { data: { received: body.results.length, recorded } };
     },
   });
