@@ -6,15 +6,24 @@ import { createKey } from '../server/src/auth/store.ts';
 import { createProject } from '../server/src/projects/store.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { client } from './helpers/http.ts';
-import { freePort, type ServerProcess, spawnProctor, waitForHealth } from './helpers/process.ts';
+import { freePort, httpWorkersOf, type ServerProcess, spawnProctor, waitForHealth } from './helpers/process.ts';
 import { createTestRepository, type TestRepository } from './helpers/repo.ts';
-import { runProcesses, trigger, waitForRun } from './helpers/runs.ts';
+import { runProcesses, trigger, waitForRun, waitUntil } from './helpers/runs.ts';
 
 let db: TestDatabase;
 let repo: TestRepository;
 let dataRoot: string;
 let key: string;
 const servers: ServerProcess[] = [];
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A Proctor server process of its own on the test's database, executing runs. */
 async function serve(extra: Record<string, string> = {}): Promise<{ url: string; process: ServerProcess }> {
@@ -92,8 +101,11 @@ describe('several server processes on one database', () => {
     const api = client(first.url, key);
     const slow = await trigger(api, { environment: 'ci', tags: ['slow'], environment_variables_overrides: [{ name: 'SLOW', value: '1' }] });
     await waitForRun(api, slow, ['running']);
+    const firstWorkers = httpWorkersOf(first.process.child.pid as number);
     first.process.child.kill('SIGKILL');
     await first.process.exited;
+    // Its HTTP workers (one per core) go with it: nothing keeps serving for a dead server.
+    await waitUntil(() => firstWorkers.every((pid) => !isAlive(pid)), 10_000, 'the HTTP workers of the killed server gone');
     const orphans = runProcesses(first.url, slow);
 
     // While no server runs, a run triggered straight into the database waits, pending.
@@ -117,6 +129,34 @@ describe('several server processes on one database', () => {
         // gone already
       }
     }
+  });
+});
+
+describe('a server serving from HTTP workers', () => {
+  it.skipIf(!process.env.DATABASE_URL)('when it serves from two workers, then a cancel through one stops the run at once, a killed worker is replaced, and SIGTERM ends them all', async () => {
+    // Heartbeats far apart: only the worker's message to the primary can stop the run in time.
+    const server = await serve({ PROCTOR_HTTP_WORKERS: '2', PROCTOR_EXECUTOR_CONCURRENCY: '1', PROCTOR_HEARTBEAT_MS: '60000', PROCTOR_LOST_RUN_S: '300' });
+    const primary = server.process.child.pid as number;
+    const workers = httpWorkersOf(primary);
+    expect(workers).toHaveLength(2);
+    const api = client(server.url, key);
+    const runId = await trigger(api, { environment: 'ci', tags: ['slow'], environment_variables_overrides: [{ name: 'SLOW', value: '1' }] });
+    await waitForRun(api, runId, ['running']);
+    await waitUntil(() => runProcesses(server.url, runId).length >= 3, 30_000, 'Playwright, its worker and the browser');
+    expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'stop' })).status).toBe(200);
+    await waitUntil(() => runProcesses(server.url, runId).length === 0, 15_000, 'no process of the run left');
+
+    process.kill(workers[0] as number, 'SIGKILL');
+    await waitUntil(() => {
+      const now = httpWorkersOf(primary);
+      return now.length === 2 && !now.includes(workers[0] as number);
+    }, 15_000, 'a new worker in place of the killed one');
+    expect((await api.get('/api/environments')).status).toBe(200);
+
+    const last = httpWorkersOf(primary);
+    server.process.child.kill('SIGTERM');
+    expect(await server.process.exited).toBe(0);
+    expect(last.filter(isAlive)).toEqual([]);
   });
 });
 

@@ -12,7 +12,7 @@ import { listMigrations, migrate } from '../server/src/migrate.ts';
 import { FileStorage } from '../server/src/resources/storage.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { client } from './helpers/http.ts';
-import { freePort, spawnProctor, waitForHealth } from './helpers/process.ts';
+import { freePort, httpWorkersOf, spawnProctor, waitForHealth } from './helpers/process.ts';
 
 describe('migrations', () => {
   // Only a real PostgreSQL has a fresh database per test file to race on.
@@ -99,9 +99,12 @@ describe('the command line and the demo', () => {
   it('when npm start meets an empty database, then it makes the demo project and prints its key once', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-demo-'));
     const port = await freePort();
-    const server = spawnProctor(['serve'], { DATABASE_URL: '', PROCTOR_DATA_DIR: dataDir, PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0' });
+    // Two HTTP workers are asked for, but the embedded database serves one process.
+    const server = spawnProctor(['serve'], { DATABASE_URL: '', PROCTOR_DATA_DIR: dataDir, PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0', PROCTOR_HTTP_WORKERS: '2' });
     try {
       await waitForHealth(`http://127.0.0.1:${port}`);
+      expect(server.output()).toContain('the embedded database serves one process');
+      expect(httpWorkersOf(server.child.pid as number)).toEqual([]);
       const key = /prc_p_[0-9a-f]{12}_[0-9a-f]{48}/.exec(server.output())?.[0];
       expect(key, server.output()).toBeDefined();
       const environments = await client(`http://127.0.0.1:${port}`, key).get('/api/environments');

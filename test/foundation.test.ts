@@ -183,6 +183,10 @@ describe('system', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ PROCTOR_HTTP_WORKERS: '0' })).toThrow(/PROCTOR_HTTP_WORKERS: Too small/);
+    expect(() => loadConfig({ PROCTOR_HTTP_WORKERS: 'two' })).toThrow('PROCTOR_HTTP_WORKERS: must be auto or a whole number from 1 to 64');
+    expect(loadConfig({ PROCTOR_HTTP_WORKERS: '3' }).httpWorkers).toBe(3);
+    expect(loadConfig({}).httpWorkers).toBe('auto');
   });
 });
 

@@ -22,11 +22,13 @@ const envSchema = z.object({
   PROCTOR_HEARTBEAT_MS: z.coerce.number().int().min(10).default(2000),
   PROCTOR_LOST_RUN_S: z.coerce.number().min(0.1).default(30),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  PROCTOR_HTTP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], 'must be auto or a whole number from 1 to 64').default('auto'),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type Env = z.infer<typeof envSchema>;
+
 
 export interface Config {
   port: number;
@@ -42,6 +44,8 @@ export interface Config {
   badgeStateTtlMs: number;
   executor: { concurrency: number; runTimeoutMs: number; pollMs: number; heartbeatMs: number; lostRunMs: number };
   dbPoolMax: number;
+  /** Processes serving HTTP, `auto` for one per core; more than one needs PostgreSQL. */
+  httpWorkers: number | 'auto';
   demo: boolean;
   logLevel: Env['LOG_LEVEL'];
 }
@@ -77,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       lostRunMs: e.PROCTOR_LOST_RUN_S * 1000,
     },
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
+    httpWorkers: e.PROCTOR_HTTP_WORKERS,
     demo: e.PROCTOR_DEMO === 'true',
     logLevel: e.LOG_LEVEL,
   };

@@ -105,21 +105,26 @@ export async function openDatabaseForCli(config: Config): Promise<Database> {
   return openDatabase(config);
 }
 
-const copyCapability = new WeakMap<Sql, Promise<boolean>>();
+const pgliteAnswers = new WeakMap<Sql, Promise<boolean>>();
 
 /**
- * Whether the server takes `COPY … FROM STDIN`. PostgreSQL does; PGlite's socket (the embedded
- * database, also when another process reaches it through DATABASE_URL) drops the connection.
- * Asked once per pool, and again only if asking failed.
+ * Whether the pool reaches PGlite (the embedded database, also when another process reaches it
+ * through DATABASE_URL) rather than PostgreSQL: PGlite runs one query at a time and its socket
+ * drops `COPY … FROM STDIN`. Asked once per pool, and again only if asking failed.
  */
-export function takesCopyFromStdin(sql: Sql): Promise<boolean> {
-  let answer = copyCapability.get(sql);
+export function isPglite(sql: Sql): Promise<boolean> {
+  let answer = pgliteAnswers.get(sql);
   if (!answer) {
-    answer = sql<{ version: string }[]>`select version()`.then(([row]) => !row?.version.includes('PGlite'));
-    answer.catch(() => copyCapability.delete(sql));
-    copyCapability.set(sql, answer);
+    answer = sql<{ version: string }[]>`select version()`.then(([row]) => row?.version.includes('PGlite') === true);
+    answer.catch(() => pgliteAnswers.delete(sql));
+    pgliteAnswers.set(sql, answer);
   }
   return answer;
+}
+
+/** Whether the server takes `COPY … FROM STDIN`: PostgreSQL does, PGlite's socket does not. */
+export async function takesCopyFromStdin(sql: Sql): Promise<boolean> {
+  return !(await isPglite(sql));
 }
 
 /** A value as COPY's text format takes it; strings may hold anything but NUL. */

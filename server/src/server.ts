@@ -1,18 +1,19 @@
-import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import cluster from 'node:cluster';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { FileStorage } from './resources/storage.ts';
-import { createApp } from './app.ts';
 import type { Config } from './config.ts';
-import type { Clock, RunControl } from './context.ts';
+import type { Clock } from './context.ts';
 import { Executor } from './executor/executor.ts';
-import { openDatabase } from './db.ts';
+import { type Database, isPglite, openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
 import { startSweeper } from './runs/sweeper.ts';
+import { serveApp, type Serving } from './serving.ts';
 import { resolveSigningSecret } from './system/store.ts';
+import { forkHttpWorkers, startHttpWorker } from './workers.ts';
 
 export interface RunningServer {
   url: string;
@@ -20,32 +21,53 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function listen(server: Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const address = server.address();
-      resolve(typeof address === 'object' && address ? address.port : port);
-    });
-  });
+/** `auto` takes a process per core up to this: past it the database is the limit, not parsing. */
+const MAX_AUTO_HTTP_WORKERS = 8;
+
+/**
+ * How many processes serve HTTP. PGlite runs one query at a time for every process, so on the
+ * embedded database one serves, whatever was asked.
+ */
+async function httpWorkerCount(config: Config, database: Database, logger: Logger): Promise<number> {
+  const asked = config.httpWorkers === 'auto' ? Math.min(os.availableParallelism(), MAX_AUTO_HTTP_WORKERS) : config.httpWorkers;
+  if (asked === 1 || !(database.embedded || (await isPglite(database.sql)))) return asked;
+  if (config.httpWorkers !== 'auto') logger.warn({ asked }, 'PROCTOR_HTTP_WORKERS: the embedded database serves one process, so this one serves HTTP');
+  return 1;
 }
 
-/** Opens the database, migrates, seeds the demo on an empty database, and serves. */
+/**
+ * Opens the database, migrates, seeds the demo on an empty database, and serves: from this
+ * process, or from HTTP workers while this one keeps the sweeper and the executor.
+ */
 export async function startServer(config: Config, logger: Logger, clock: Clock = () => new Date()): Promise<RunningServer> {
+  if (cluster.isWorker) {
+    const worker = await startHttpWorker(config, logger, clock);
+    return { url: `http://127.0.0.1:${worker.port}`, port: worker.port, close: worker.close };
+  }
   const database = await openDatabase(config);
+  let serving: Serving | null = null;
   try {
     const applied = await migrate(database.sql);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
-    const storage = new FileStorage(path.join(config.dataDir, 'files'));
     // The executor needs the port the server gets; the API reaches it through this handle.
     let executor: Executor | null = null;
-    const runControl: RunControl = { stopRun: async (runId) => executor?.stopRun(runId) };
-    const { app } = createApp({ sql: database.sql, config, logger, clock, signingSecret, storage, runControl });
-    const httpServer = createServer(app);
-    const port = await listen(httpServer, config.port, config.host);
-    logger.info({ port, embedded: database.embedded }, 'listening');
+    const stopRun = async (runId: number) => executor?.stopRun(runId);
+    const httpWorkers = await httpWorkerCount(config, database, logger);
+    serving =
+      httpWorkers > 1
+        ? await forkHttpWorkers(httpWorkers, config.dbPoolMax, logger, stopRun)
+        : await serveApp(config, {
+            sql: database.sql,
+            config,
+            logger,
+            clock,
+            signingSecret,
+            storage: new FileStorage(path.join(config.dataDir, 'files')),
+            runControl: { stopRun },
+          });
+    const { port } = serving;
+    logger.info({ port, embedded: database.embedded, http_workers: httpWorkers }, 'listening');
     if (config.demo) await seedDemo(database.sql, config, port);
     const sweeper = startSweeper(database.sql, clock, logger, {
       intervalMs: config.sweepIntervalMs,
@@ -66,12 +88,12 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       executor.start();
     }
 
+    const served = serving;
     let closing: Promise<void> | null = null;
     const close = () =>
       (closing ??= (async () => {
         // Stop accepting, let in-flight requests finish, then close the database.
-        const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
-        httpServer.closeIdleConnections();
+        const stopped = served.close();
         await executor?.stop();
         await stopped;
         await sweeper.stop();
@@ -79,6 +101,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       })());
     return { url: `http://127.0.0.1:${port}`, port, close };
   } catch (error) {
+    await serving?.close();
     await database.close();
     throw error;
   }

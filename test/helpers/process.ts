@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import fs from 'node:fs';
 
 export interface ServerProcess {
   child: ChildProcessWithoutNullStreams;
@@ -43,4 +44,20 @@ export async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/** The HTTP workers a `proctor serve` process forked: its children running the CLI. */
+export function httpWorkersOf(primaryPid: number): number[] {
+  const workers: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === primaryPid && fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('server/src/bin.ts')) workers.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return workers.sort((a, b) => a - b);
 }

@@ -1,0 +1,38 @@
+import { createServer, type Server } from 'node:http';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import type { AppDeps } from './context.ts';
+
+/** HTTP being served, by this process or by its workers. */
+export interface Serving {
+  port: number;
+  /** Stops accepting connections and resolves once the requests under way have been answered. */
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+/** The API served from this process (in a cluster worker, the port is shared with the others). */
+export async function serveApp(config: Config, deps: AppDeps): Promise<Serving> {
+  const { app } = createApp(deps);
+  const httpServer = createServer(app);
+  const port = await listen(httpServer, config.port, config.host);
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        httpServer.close(() => resolve());
+        httpServer.closeIdleConnections();
+      })),
+  };
+}
