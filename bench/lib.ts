@@ -111,6 +111,8 @@ export async function benchServerProcess(db: BenchDatabase): Promise<BenchServer
     PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789',
     PROCTOR_DEMO: 'false',
     PROCTOR_EXECUTOR_CONCURRENCY: '0',
+    // As `proctor serve` runs by default (the test helper's spawn asks for one process).
+    PROCTOR_HTTP_WORKERS: 'auto',
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(url);

@@ -10,7 +10,8 @@ export interface ServerProcess {
 /** `proctor <args>` as its own Node process (no npx in between, so signals reach it). */
 export function spawnProctor(args: string[], env: Record<string, string>): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    // One HTTP process unless a test asks for workers: a cluster per test server would only cost start-up CPU.
+    env: { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
