@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../server/src/auth/store.ts';
+import { isAlive } from '../server/src/embedded.ts';
 import { createProject } from '../server/src/projects/store.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { client } from './helpers/http.ts';
@@ -15,15 +16,6 @@ let repo: TestRepository;
 let dataRoot: string;
 let key: string;
 const servers: ServerProcess[] = [];
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A Proctor server process of its own on the test's database, executing runs. */
 async function serve(extra: Record<string, string> = {}): Promise<{ url: string; process: ServerProcess }> {

@@ -29,7 +29,6 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
-
 export interface Config {
   port: number;
   host: string;

@@ -24,7 +24,8 @@ function lockPath(dataDir: string): string {
   return path.join(dataDir, 'server.lock');
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process runs (one of another user's counts: EPERM). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -3,7 +3,6 @@ import cluster from 'node:cluster';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { FileStorage } from './resources/storage.ts';
 import type { Config } from './config.ts';
 import type { Clock } from './context.ts';
 import { Executor } from './executor/executor.ts';
@@ -30,7 +29,7 @@ const MAX_AUTO_HTTP_WORKERS = 8;
  */
 async function httpWorkerCount(config: Config, database: Database, logger: Logger): Promise<number> {
   const asked = config.httpWorkers === 'auto' ? Math.min(os.availableParallelism(), MAX_AUTO_HTTP_WORKERS) : config.httpWorkers;
-  if (asked === 1 || !(database.embedded || (await isPglite(database.sql)))) return asked;
+  if (asked === 1 || !(await isPglite(database.sql))) return asked;
   if (config.httpWorkers !== 'auto') logger.warn({ asked }, 'PROCTOR_HTTP_WORKERS: the embedded database serves one process, so this one serves HTTP');
   return 1;
 }
@@ -57,15 +56,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     serving =
       httpWorkers > 1
         ? await forkHttpWorkers(httpWorkers, config.dbPoolMax, logger, stopRun)
-        : await serveApp(config, {
-            sql: database.sql,
-            config,
-            logger,
-            clock,
-            signingSecret,
-            storage: new FileStorage(path.join(config.dataDir, 'files')),
-            runControl: { stopRun },
-          });
+        : await serveApp(config, { sql: database.sql, logger, clock, signingSecret, runControl: { stopRun } });
     const { port } = serving;
     logger.info({ port, embedded: database.embedded, http_workers: httpWorkers }, 'listening');
     if (config.demo) await seedDemo(database.sql, config, port);

@@ -2,12 +2,10 @@
 // is most of a busy server's CPU, and one Node process uses one core; the primary keeps what must
 // run once (migrations, the sweeper, the executor) and the workers serve the API.
 import cluster, { type Worker } from 'node:cluster';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './context.ts';
 import { openDatabase } from './db.ts';
-import { FileStorage } from './resources/storage.ts';
 import { serveApp, type Serving } from './serving.ts';
 import { resolveSigningSecret } from './system/store.ts';
 
@@ -40,11 +38,9 @@ export async function forkHttpWorkers(
 ): Promise<Serving> {
   const env = { PROCTOR_DB_POOL_MAX: String(Math.max(2, Math.ceil(dbPoolMax / count))) };
   let closing: Promise<void> | null = null;
-  const live = new Set<Worker>();
 
   function fork(): Promise<number> {
     const worker = cluster.fork(env);
-    live.add(worker);
     worker.on('message', (message: unknown) => {
       if (isStopRun(message)) stopRun(message.runId).catch((error: unknown) => logger.warn({ err: error, run_id: message.runId }, 'stopping a run failed'));
     });
@@ -57,7 +53,6 @@ export async function forkHttpWorkers(
       worker.once('exit', (code) => reject(new Error(`an HTTP worker exited (code ${code}) before it listened`)));
     });
     worker.once('exit', (code, signal) => {
-      live.delete(worker);
       // One that never listened failed to start (its error is on stderr): starting another would loop.
       if (closing || !listened) return;
       logger.error({ pid: worker.process.pid, code, signal }, 'HTTP worker exited; starting another');
@@ -69,7 +64,9 @@ export async function forkHttpWorkers(
   }
 
   function stopAll(): Promise<void> {
-    const exits = [...live].map(
+    // Node keeps a worker in cluster.workers until it has both exited and disconnected.
+    const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined && !worker.isDead());
+    const exits = running.map(
       (worker) =>
         new Promise<void>((resolve) => {
           const kill = setTimeout(() => worker.process.kill('SIGKILL'), SHUTDOWN_GRACE_MS);
@@ -103,11 +100,9 @@ export async function startHttpWorker(config: Config, logger: Logger, clock: Clo
     const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
     const serving = await serveApp(config, {
       sql: database.sql,
-      config,
       logger,
       clock,
       signingSecret,
-      storage: new FileStorage(path.join(config.dataDir, 'files')),
       runControl: { stopRun: async (runId) => void process.send?.({ type: 'stop-run', runId } satisfies StopRunMessage) },
     });
     let closing: Promise<void> | null = null;
