@@ -5,6 +5,7 @@ import { errorMiddleware, unknownPath } from './http/errors.ts';
 import { requestLogging } from './http/logging.ts';
 import { createRegistry, generateDocument } from './http/openapi.ts';
 import type { RouteContext } from './http/route.ts';
+import { jsonBody } from './http/body.ts';
 import { systemRoutes } from './system/routes.ts';
 import { userRoutes } from './users/routes.ts';
 import { environmentRoutes } from './environments/routes.ts';
@@ -42,7 +43,7 @@ export function createApp(deps: AppDeps) {
   app.set('trust proxy', 'loopback');
   app.use(requestLogging(deps.logger));
   app.use(open);
-  app.use('/api', authenticate(deps.sql), express.json({ limit: deps.config.bodyLimit }));
+  app.use('/api', authenticate(deps.sql), jsonBody(deps.config.bodyLimit));
   app.use(api);
   app.use(unknownPath);
   app.use(errorMiddleware);

@@ -44,26 +44,16 @@ export function sendError(res: Response, status: number, message: string): void 
   res.status(status).json(shape === 'flat' ? { error: message } : { data: null, error: { message } });
 }
 
-interface BodyParserError extends Error {
-  type?: string;
+/** Errors that carry an HTTP status of their own (Express's router raises a few). */
+interface StatusError extends Error {
   status?: number;
 }
 
 function statusAndMessage(error: unknown): [number, string] {
   if (error instanceof HttpError) return [error.status, error.message];
-  const parserError = error as BodyParserError;
-  switch (parserError?.type) {
-    case 'entity.parse.failed':
-      return [400, `body: malformed JSON (${parserError.message})`];
-    case 'entity.too.large':
-      return [413, 'body: request body exceeds the size limit'];
-    case 'encoding.unsupported':
-      return [415, 'body: unsupported content encoding'];
-    case 'request.aborted':
-      return [400, 'body: request aborted'];
-  }
-  if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
-    return [parserError.status, parserError.message];
+  const statusError = error as StatusError;
+  if (typeof statusError?.status === 'number' && statusError.status >= 400 && statusError.status < 500) {
+    return [statusError.status, statusError.message];
   }
   return [500, 'internal server error'];
 }
