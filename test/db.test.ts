@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyRows, takesCopyFromStdin } from '../server/src/db.ts';
+import { copyRows, pipelinedTransaction, takesCopyFromStdin } from '../server/src/db.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 
 let db: TestDatabase;
@@ -32,5 +32,42 @@ describe.skipIf(!process.env.DATABASE_URL)('COPY through postgres.js', () => {
     await db.sql.begin((tx) => copyRows(tx, 'copy_probe', ['id', 'note'], [...notes.map((note, i) => [100 + i, note]), [200, null]]));
     const rows = await db.sql<{ note: string | null }[]>`select note from copy_probe where id >= 100 order by id`;
     expect(rows.map((row) => row.note)).toEqual([...notes, null]);
+  });
+});
+
+describe('pipelined transactions', () => {
+  const idle = async () =>
+    db.sql`select 1 from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`;
+  const notes = async (from: number) => (await db.sql<{ note: string }[]>`select note from copy_probe where id >= ${from} order by id`).map((row) => row.note);
+
+  it('when the work and its last statement succeed, then both are committed together', async () => {
+    const result = await pipelinedTransaction(db.sql, async (tx) => {
+      await tx`insert into copy_probe (id, note) values (300, 'first')`;
+      return { result: 'done', last: tx`insert into copy_probe (id, note) values (301, 'last')` };
+    });
+    expect(result).toBe('done');
+    expect(await notes(300)).toEqual(['first', 'last']);
+  });
+
+  it('when the work throws, then nothing it wrote stays and the connection is not left in a transaction', async () => {
+    const failing = pipelinedTransaction(db.sql, async (tx) => {
+      await tx`insert into copy_probe (id, note) values (400, 'undone')`;
+      throw new Error('refused by the work');
+    });
+    await expect(failing).rejects.toThrow('refused by the work');
+    expect(await notes(400)).toEqual([]);
+    expect(await idle()).toHaveLength(0);
+  });
+
+  it('when the last statement fails, then its error surfaces, the COMMIT sent with it undoes the work and the pool goes on', async () => {
+    const failing = pipelinedTransaction(db.sql, async (tx) => {
+      await tx`insert into copy_probe (id, note) values (500, 'undone')`;
+      return { result: null, last: tx`insert into copy_probe (id, note) values (500, 'duplicate')` };
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect(await notes(500)).toEqual([]);
+    expect(await idle()).toHaveLength(0);
+    await pipelinedTransaction(db.sql, async (tx) => ({ result: null, last: tx`insert into copy_probe (id, note) values (501, 'after')` }));
+    expect(await notes(500)).toEqual(['after']);
   });
 });

@@ -66,6 +66,35 @@ export function connect(url: string, max: number): Sql {
   });
 }
 
+/** What a pipelined transaction's work gives back: its result, and its last statement, not yet awaited. */
+export interface PipelinedWork<T> {
+  result: T;
+  last: postgres.PendingQuery<postgres.Row[]>;
+}
+
+/**
+ * `sql.begin` in two round trips fewer, for the hot write path: on one reserved connection, BEGIN
+ * goes out in the same write as the statements `work` starts first, and COMMIT in the same write
+ * as the statement it gives back as `last` (postgres.js pipelines what is issued in one tick).
+ * `sql.begin` waits for each. If `last` fails, PostgreSQL turns the COMMIT behind it into a rollback.
+ */
+export async function pipelinedTransaction<T>(sql: Sql, work: (tx: Tx) => Promise<PipelinedWork<T>>): Promise<T> {
+  const tx = await sql.reserve();
+  let ending = false;
+  try {
+    const begun = tx`begin`.execute();
+    const { result, last } = await work(tx);
+    ending = true;
+    await Promise.all([begun, last, tx`commit`]);
+    return result;
+  } catch (error) {
+    if (!ending) await tx`rollback`.catch(() => undefined);
+    throw error;
+  } finally {
+    tx.release();
+  }
+}
+
 /**
  * Opens the database the server runs on: `DATABASE_URL` when set, else the embedded PostgreSQL
  * in the data directory (which this process then owns through its lock file).

@@ -1,4 +1,4 @@
-import { copyRows, type CopyValue, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
+import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/store.ts';
 import { lockOpenRun } from './ingest.ts';
 import type { Attempt } from './schema.ts';
@@ -63,7 +63,7 @@ export async function recordResultBatch(
   const copy = write ? write === 'copy' : await takesCopyFromStdin(sql);
   if (copy) {
     try {
-      return await sql.begin((tx) => copyResults(tx, projectId, runId, shard, attempts, now));
+      return await pipelinedTransaction(sql, (tx) => copyResults(tx, projectId, runId, shard, attempts, now));
     } catch (error) {
       if (!isStoredAlready(error)) throw error;
     }
@@ -91,8 +91,11 @@ const RESULT_COLUMNS = [
   'stderr_tail', 'started_at', 'is_final', 'outcome', 'snoozed', 'total_duration', 'final_error_message', 'failure_group_id',
 ] as const;
 
-/** Every attempt of the batch new: one COPY, and the run's counts moved by all its finals. */
-async function copyResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<number> {
+/**
+ * Every attempt of the batch new: one COPY, and the run's counts moved by all its finals in the
+ * statement that goes out with COMMIT.
+ */
+async function copyResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<PipelinedWork<number>> {
   const snoozed = await openRunAndSnoozes(sql, projectId, runId, attempts, now);
   const counts = { passed: 0, failed: 0, flaky: 0, skipped: 0, snoozed: 0 };
   const rows = attempts.map((a): CopyValue[] => {
@@ -107,7 +110,7 @@ async function copyResults(sql: Tx, projectId: number, runId: number, shard: num
     ];
   });
   await copyRows(sql, 'test_results', RESULT_COLUMNS, rows);
-  await sql`
+  const last = sql`
     update test_runs set
       success_count = success_count + ${counts.passed}, failed_count = failed_count + ${counts.failed},
       flaky_count = flaky_count + ${counts.flaky}, skipped_count = skipped_count + ${counts.skipped},
@@ -115,7 +118,7 @@ async function copyResults(sql: Tx, projectId: number, runId: number, shard: num
       total_count = total_count + ${counts.passed + counts.failed + counts.flaky + counts.skipped},
       last_activity_at = ${now}
     where id = ${runId}`;
-  return attempts.length;
+  return { result: attempts.length, last };
 }
 
 /**
