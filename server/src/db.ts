@@ -83,6 +83,8 @@ export async function pipelinedTransaction<T>(sql: Sql, work: (tx: Tx) => Promis
   let ending = false;
   try {
     const begun = tx`begin`.execute();
+    // Awaited with the COMMIT; should it fail first, the work's own statements fail with it.
+    begun.catch(() => undefined);
     const { result, last } = await work(tx);
     ending = true;
     await Promise.all([begun, last, tx`commit`]);
