@@ -14,7 +14,7 @@ const DECODERS: Record<string, Decode> = {
 };
 
 /** `5mb`, `512kb` (the form config.ts accepts) in bytes. */
-export function bytesOf(limit: string): number {
+function bytesOf(limit: string): number {
   const match = /^(\d+)(kb|mb)$/i.exec(limit);
   if (!match) throw new Error(`not a size: ${limit}`);
   return Number(match[1]) * (match[2]?.toLowerCase() === 'mb' ? 1024 * 1024 : 1024);

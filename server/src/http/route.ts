@@ -64,7 +64,7 @@ function findNul(value: unknown): string[] | null {
 }
 
 /**
- * Request bodies whose raw JSON holds no `\u0000` escape. JSON carries no raw control characters,
+ * Request bodies whose JSON text holds no `\u0000` escape. JSON carries no raw control characters,
  * so that escape is the only way NUL gets into a string: these bodies need no walk.
  */
 const nulFreeBodies = new WeakSet<object>();
