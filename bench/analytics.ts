@@ -8,7 +8,7 @@
 import { rebuildRollups } from '../server/src/analytics/rebuild.ts';
 import { rollupRun } from '../server/src/analytics/rollup.ts';
 import type { Tx } from '../server/src/db.ts';
-import { benchDatabase, benchProject, benchServer, median, percentile } from './lib.ts';
+import { benchDatabase, benchProject, benchServer, median, percentile, settleWrites } from './lib.ts';
 
 const RESULTS = Number(process.env.BENCH_ANALYTICS_RESULTS ?? 10_000_000);
 const TEST_CASES = 20_000;
@@ -93,6 +93,7 @@ async function main(): Promise<void> {
     }
     console.log(`  ${liveRuns.length} more runs ended through rollupRun: ${((performance.now() - liveStarted) / liveRuns.length).toFixed(0)} ms a run (${TEST_CASES.toLocaleString('en')} tests)`);
     await sql`vacuum analyze`;
+    await settleWrites(sql);
     console.log(`  data ready in ${elapsed(started)}`);
 
     const server = await benchServer(db);

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { postGzipped, postJson } from '../reporter/src/transport.ts';
-import { benchDatabase, benchProject, benchServerProcess, median, testIdOf } from './lib.ts';
+import { benchDatabase, benchProject, benchServerProcess, median, settleWrites, testIdOf } from './lib.ts';
 
 const BATCH = 500;
 const BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 40);
@@ -54,10 +54,7 @@ async function preloadHistory(db: Awaited<ReturnType<typeof benchDatabase>>, pro
     await pipeline(Readable.from([lines.join('')]), writable);
   }
   await db.sql`vacuum analyze test_results`;
-  // The preload, and whatever ran before the bench (in CI, the test suite's databases), leave dirty
-  // buffers; written back during the timed rounds, they slow every commit. Both paths start clean
-  // (CHECKPOINT needs a superuser or pg_checkpoint: without one, the rounds start as they are).
-  await db.sql`checkpoint`.catch(() => undefined);
+  await settleWrites(db.sql);
 }
 
 async function newRun(db: Awaited<ReturnType<typeof benchDatabase>>, projectId: number, environmentId: number): Promise<number> {
