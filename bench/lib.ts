@@ -66,9 +66,9 @@ export async function benchDatabase(): Promise<BenchDatabase> {
 }
 
 /**
- * Writes back what earlier work left dirty, the OS's page cache (in CI, the test suite's gigabytes)
- * and PostgreSQL's buffers, so that it is not written back during the timed part: there it slows
- * every commit's flush, and the paths that commit often the most, whatever they are measured against.
+ * Writes back what the bench's own loading left dirty, the OS's page cache and PostgreSQL's
+ * buffers (about 180 MB after bench/ingest's preload), so that it is not written back during the
+ * timed part, where it would slow the commits of whichever path happened to be running.
  */
 export async function settleWrites(sql: Sql): Promise<void> {
   execFileSync('sync');
