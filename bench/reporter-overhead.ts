@@ -3,7 +3,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../test/helpers/process.ts';
-import { benchDatabase, benchProject, benchServer, median, settleWrites } from './lib.ts';
+import { benchDatabase, benchProject, benchServer, median } from './lib.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PAIRS = Number(process.env.BENCH_OVERHEAD_PAIRS ?? 4);
@@ -34,7 +34,6 @@ async function main(): Promise<void> {
     const { key } = await benchProject(db.sql, 'local');
     const withReporter = { PROCTOR_URL: server.url, PROCTOR_API_KEY: key, PROCTOR_ENVIRONMENT: 'local' };
     await runSuite('list', {});
-    await settleWrites(db.sql);
     const ratios: number[] = [];
     const rows: string[] = [];
     for (let pair = 0; pair < PAIRS; pair++) {
