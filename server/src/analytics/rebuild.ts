@@ -10,6 +10,8 @@ const ENDED = ['passed', 'failed', 'error', 'cancelled'];
  * against writers (runs ending meanwhile wait) and the project's rows replaced as one.
  */
 export async function rebuildRollups(sql: Tx, projectId: number): Promise<void> {
+  // Its grouping and running sums sort millions of rows: in the default 4 MB they spill to disk.
+  await sql`set local work_mem = '256MB'`;
   await sql`lock table daily_run_stats, daily_test_stats, daily_test_counts, test_case_cumulative in exclusive mode`;
   for (const table of ['test_case_cumulative', 'daily_test_counts', 'daily_test_stats', 'daily_run_stats']) {
     await sql`delete from ${sql(table)} where project_id = ${projectId}`;
