@@ -1,7 +1,7 @@
 import { chromium } from '@playwright/test';
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSvg, renderCounts, renderPng, renderSvg } from '../badge/src/render.ts';
+import { CHROMIUM_LAUNCH_OPTIONS } from './helpers/playwright.ts';
 import { countTextPixels, decodePng, hasPngSignature } from './helpers/png.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -183,7 +183,7 @@ describe('caching', () => {
 
 describe('in a browser', () => {
   it('when the SVG is opened in Chromium, then its text is laid out and visible', async () => {
-    const browser = await chromium.launch(fs.existsSync('/usr/bin/chromium') ? { executablePath: '/usr/bin/chromium' } : {});
+    const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
     try {
       const page = await browser.newPage();
       await page.goto(`${server.url}/badges/${projectId}/failing-env.svg`);

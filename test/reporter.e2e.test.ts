@@ -1,8 +1,7 @@
 import { chromium } from '@playwright/test';
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/http.ts';
-import { type RecordedAttempt, reporterEnv, runSampleSuite } from './helpers/playwright.ts';
+import { CHROMIUM_LAUNCH_OPTIONS, type RecordedAttempt, reporterEnv, runSampleSuite } from './helpers/playwright.ts';
 import { freePort, spawnProctor, waitForHealth } from './helpers/process.ts';
 import { seedEnvironment, seedProject, startTestServer, TestClock, type TestServer } from './helpers/server.ts';
 
@@ -137,7 +136,7 @@ describe('the sample suite through the reporter', () => {
 
   it('when the run page is opened in Chromium, then a person sees the title, the counts and the failure text', async () => {
     const testRun = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
-    const browser = await chromium.launch(fs.existsSync('/usr/bin/chromium') ? { executablePath: '/usr/bin/chromium' } : {});
+    const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
     try {
       const page = await browser.newPage();
       const response = await page.goto(testRun.summary_url);

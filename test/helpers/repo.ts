@@ -5,7 +5,7 @@ import path from 'node:path';
 
 const CONFIG = `import fs from 'node:fs';
 import { defineConfig } from '@playwright/test';
-const executablePath = ['/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate));
+const executablePath = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate));
 export default defineConfig({
   testDir: './tests',
   retries: 0,

@@ -80,24 +80,38 @@ async function rebuildTestCounts(sql: Tx, projectId: number): Promise<void> {
 }
 
 /**
- * A snapshot on every day with a run in the scope, for every test seen on or before it: running
- * sums over the days, which carry a test's totals through days it did not run.
+ * A snapshot on every day with a run in the scope, for every test seen on or before it: the day
+ * before's snapshot plus the day's counts, day after day, as runs ending live carry them. One
+ * window over every scope's days would sort all the snapshots' rows at once (7 million for 20,000
+ * tests over 90 days): day by day, each statement joins two days' rows already in key order.
  */
 async function rebuildCumulative(sql: Tx, projectId: number): Promise<void> {
+  const scopes = await sql<{ environment_id: number; days: string[] }[]>`
+    select environment_id, array_agg(day::text order by day) as days from daily_run_stats
+    where project_id = ${projectId} group by environment_id order by environment_id`;
+  for (const { environment_id: environmentId, days } of scopes) {
+    let previous: string | null = null;
+    for (const day of days) {
+      await addDayToCumulative(sql, projectId, environmentId, day, previous);
+      previous = day;
+    }
+  }
+}
+
+async function addDayToCumulative(sql: Tx, projectId: number, environmentId: number, day: string, previous: string | null): Promise<void> {
   await sql`
     insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
                                       flaky_count, skip_count, last_run_at)
-    select ${projectId}, g.environment_id, g.day, g.test_case_id,
-           sum(coalesce(s.total_runs, 0)) over w, sum(coalesce(s.pass_count, 0)) over w, sum(coalesce(s.fail_count, 0)) over w,
-           sum(coalesce(s.flaky_count, 0)) over w, sum(coalesce(s.skip_count, 0)) over w, max(s.last_run_at) over w
-    from (
-      select f.environment_id, d.day, f.test_case_id
-      from (select environment_id, test_case_id, min(day) as first_day from daily_test_stats
-            where project_id = ${projectId} group by environment_id, test_case_id) f
-      join daily_run_stats d on d.project_id = ${projectId} and d.environment_id = f.environment_id and d.day >= f.first_day
-    ) g
-    left join daily_test_stats s
-      on s.project_id = ${projectId} and s.environment_id = g.environment_id and s.day = g.day and s.test_case_id = g.test_case_id
-    window w as (partition by g.environment_id, g.test_case_id order by g.day rows between unbounded preceding and current row)
-    order by g.environment_id, g.day, g.test_case_id`;
+    select ${projectId}, ${environmentId}, ${day}::date, coalesce(s.test_case_id, c.test_case_id),
+           coalesce(c.total_runs, 0) + coalesce(s.total_runs, 0), coalesce(c.pass_count, 0) + coalesce(s.pass_count, 0),
+           coalesce(c.fail_count, 0) + coalesce(s.fail_count, 0), coalesce(c.flaky_count, 0) + coalesce(s.flaky_count, 0),
+           coalesce(c.skip_count, 0) + coalesce(s.skip_count, 0), greatest(c.last_run_at, s.last_run_at)
+    from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
+          from test_case_cumulative
+          where project_id = ${projectId} and environment_id = ${environmentId} and day = ${previous}::date) c
+    full join (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
+               from daily_test_stats
+               where project_id = ${projectId} and environment_id = ${environmentId} and day = ${day}::date) s
+      on s.test_case_id = c.test_case_id
+    order by 4`;
 }
