@@ -175,8 +175,14 @@ describe('test case analytics', () => {
     expect(await ids('&search=CHECKOUT')).toEqual([t2, t4].sort());
     const onB = (await api.get(`/api/v1/analytics/test-cases?days=3&environment_id=${envB}&order_by=fail_rate`)).body.data.test_cases;
     expect(onB.map((t: { test_case_id: string; metrics: { total_runs: number } }) => [t.test_case_id, t.metrics.total_runs])).toEqual([[t1, 2], [t2, 1]]);
-    const lastRun = (await api.get('/api/v1/analytics/test-cases?days=3&order_by=last_run&order=desc&limit=2')).body.data.test_cases;
-    expect(lastRun).toHaveLength(2);
+  });
+
+  it('when the page is shorter than the tests that ran, then the summary still counts every test that ran', async () => {
+    const lastRun = (await api.get('/api/v1/analytics/test-cases?days=3&order_by=last_run&order=desc&limit=2')).body.data;
+    expect(lastRun.test_cases).toHaveLength(2);
+    expect(lastRun.summary).toEqual({ total_test_cases: 4, test_cases_with_history: 4 });
+    const onB = (await api.get(`/api/v1/analytics/test-cases?days=3&environment_id=${envB}&limit=1`)).body.data;
+    expect(onB.summary.test_cases_with_history).toBe(2);
   });
 });
 

@@ -10,7 +10,7 @@ const ENDED = ['passed', 'failed', 'error', 'cancelled'];
  * against writers (runs ending meanwhile wait) and the project's rows replaced as one.
  */
 export async function rebuildRollups(sql: Tx, projectId: number): Promise<void> {
-  // Its grouping and running sums sort millions of rows: in the default 4 MB they spill to disk.
+  // Its grouping sorts or hashes millions of rows: in the default 4 MB they spill to disk.
   await sql`set local work_mem = '256MB'`;
   await sql`lock table daily_run_stats, daily_test_stats, daily_test_counts, test_case_cumulative in exclusive mode`;
   for (const table of ['test_case_cumulative', 'daily_test_counts', 'daily_test_stats', 'daily_run_stats']) {
@@ -82,8 +82,9 @@ async function rebuildTestCounts(sql: Tx, projectId: number): Promise<void> {
 /**
  * A snapshot on every day with a run in the scope, for every test seen on or before it: the day
  * before's snapshot plus the day's counts, day after day, as runs ending live carry them. One
- * window over every scope's days would sort all the snapshots' rows at once (7 million for 20,000
- * tests over 90 days): day by day, each statement joins two days' rows already in key order.
+ * window over every scope's days sorts all the snapshots' rows at once (7 million for 20,000 tests
+ * over 90 days, twice: by test for the sums, by day to write them); day by day, each statement
+ * joins two days' rows.
  */
 async function rebuildCumulative(sql: Tx, projectId: number): Promise<void> {
   const scopes = await sql<{ environment_id: number; days: string[] }[]>`
