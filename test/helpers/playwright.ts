@@ -11,9 +11,8 @@ const RECORDER = path.join(ROOT, 'test/fixtures/record-reporter.mjs');
 const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
 
 /** Debian's Chromium for a test's own headless browser: its headless shell first, as in examples/. */
-export const CHROMIUM_LAUNCH_OPTIONS = ((executablePath) => (executablePath ? { executablePath } : {}))(
-  ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate)),
-);
+const chromiumPath = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate));
+export const CHROMIUM_LAUNCH_OPTIONS = chromiumPath ? { executablePath: chromiumPath } : {};
 
 export interface RecordedAttempt {
   id: string;

@@ -108,32 +108,25 @@ export async function testCaseMetrics(
   const orderBy = sql`${ORDER[order.by](sql)} ${order.direction === 'asc' ? sql`asc nulls first` : sql`desc nulls last`}, a.test_case_id`;
   const limit = filter.testCaseId ? 1 : order.limit;
   const needsInventory = !filter.testCaseId && (filter.tags.length > 0 || filter.search !== null);
-  if (needsInventory) {
-    const rows = await sql<(TestCaseMetricsRow & { with_history: number })[]>`
-      with a as (${totals})
-      select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, a.last_run_at,
-             a.total_runs, a.pass_count, a.fail_count, a.flaky_count, count(*) over ()::int as with_history
-      from a join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
-      where true ${caseFilter(sql, filter)}
-      order by ${orderBy}
-      limit ${limit}`;
-    return { rows, withHistory: rows[0]?.with_history ?? 0 };
-  }
-  // Without a tag or search filter, the page is chosen from the totals alone and only its rows meet
-  // the inventory; the count is its own statement beside it, as a window over every row would hold
-  // them all before the page could be sorted.
-  const [rows, [counted]] = await Promise.all([
-    sql<TestCaseMetricsRow[]>`
-      with a as (${totals}),
-      page as (select a.* from a order by ${orderBy} limit ${limit})
-      select a.test_case_id, coalesce(tc.name, a.test_case_id) as test_name, coalesce(tc.file_path, '') as file_path,
-             coalesce(tc.runner_project, '') as project_name, coalesce(tc.tags, '{}') as tags, a.last_run_at,
-             a.total_runs, a.pass_count, a.fail_count, a.flaky_count
-      from page a left join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
-      order by ${orderBy}`,
-    sql<{ n: number }[]>`select count(*)::int as n from (${totals}) a`,
-  ]);
-  return { rows, withHistory: counted?.n ?? 0 };
+  // Without a tag or search filter, the page is chosen from the totals alone; only its rows meet the inventory.
+  const rows = needsInventory
+    ? await sql<(TestCaseMetricsRow & { with_history: number })[]>`
+        with a as (${totals})
+        select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, a.last_run_at,
+               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, count(*) over ()::int as with_history
+        from a join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
+        where true ${caseFilter(sql, filter)}
+        order by ${orderBy}
+        limit ${limit}`
+    : await sql<(TestCaseMetricsRow & { with_history: number })[]>`
+        with a as (${totals}),
+        page as (select a.*, count(*) over ()::int as with_history from a order by ${orderBy} limit ${limit})
+        select a.test_case_id, coalesce(tc.name, a.test_case_id) as test_name, coalesce(tc.file_path, '') as file_path,
+               coalesce(tc.runner_project, '') as project_name, coalesce(tc.tags, '{}') as tags, a.last_run_at,
+               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, a.with_history
+        from page a left join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
+        order by ${orderBy}`;
+  return { rows, withHistory: rows[0]?.with_history ?? 0 };
 }
 
 export async function countTestCases(sql: Tx, projectId: number, filter: TestCaseFilter): Promise<number> {
