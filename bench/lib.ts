@@ -151,6 +151,19 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/**
+ * The Hodges–Lehmann estimate of a paired difference: the median of the means of every two pairs
+ * (each pair with itself too). As robust to a stray pair as the median, and it uses the rest of the
+ * pairs almost as well as their mean does.
+ */
+export function hodgesLehmann(differences: number[]): number {
+  const walshAverages: number[] = [];
+  for (let i = 0; i < differences.length; i++) {
+    for (let j = i; j < differences.length; j++) walshAverages.push(((differences[i] as number) + (differences[j] as number)) / 2);
+  }
+  return median(walshAverages);
+}
+
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;

@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listIsComplete } from '../reporter/src/collect.ts';
+import type { Attempt } from '../reporter/src/collect.ts';
 import { ciRunKey, resolveSettings } from '../reporter/src/settings.ts';
 import { DeliveryError, postJson } from '../reporter/src/transport.ts';
+import { Uploader } from '../reporter/src/uploader.ts';
 import { plainText, stripAnsi } from '../reporter/src/ansi.ts';
 
 /** A local server that answers with the given statuses in turn and records what it received. */
@@ -78,6 +80,104 @@ describe('delivery', () => {
     await server.close();
     await expect(postJson(transport(server.url, 3), '/x', {})).rejects.toThrow(/network error/);
     expect(sleeps).toHaveLength(2);
+  });
+});
+
+/** A local Proctor stand-in that records each request's path in order and answers by path. */
+async function recordingProctor(statusFor: (path: string) => number = () => 200) {
+  const paths: string[] = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const path = req.url ?? '';
+      paths.push(path);
+      const status = statusFor(path);
+      res.statusCode = status;
+      res.setHeader('content-type', 'application/json');
+      const data = path.endsWith('/end') ? { success: true, state: 'failed', summary_url: 'http://proctor.test/runs/5' } : { success: true };
+      res.end(JSON.stringify(status < 300 ? { data } : { data: null, error: { message: `status ${status}` } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, paths, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+function uploaderFor(url: string): Uploader {
+  const resolved = resolveSettings({ url, apiKey: 'k', flushIntervalMs: 5, maxAttempts: 1 }, { PROCTOR_RUN_ID: '5', PROCTOR_COMMIT: 'abc', PROCTOR_BRANCH: 'main' });
+  if (!resolved.ok) throw new Error(resolved.reason);
+  const uploader = new Uploader(resolved.settings);
+  uploader.start({ projectDir: '.', tests: [], complete: true, shard: 1, totalShards: 1, startedAt: new Date() });
+  return uploader;
+}
+
+function finalAttempt(testId: string, failureGroupId: string | null): Attempt {
+  return {
+    test_id: testId,
+    retry: 0,
+    status: failureGroupId ? 'failed' : 'passed',
+    duration: 10,
+    error_message: failureGroupId ? 'Error: expected 2' : null,
+    error_location: null,
+    stdout_tail: null,
+    stderr_tail: null,
+    started_at: null,
+    final: { outcome: failureGroupId ? 'unexpected' : 'expected', total_duration: 10, error_message: null, failure_group_id: failureGroupId },
+  };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 5) {
+    if (waited > 5000) throw new Error('condition not met in 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('uploader', () => {
+  it("when a final failure's batch is delivered, then it is attached to its group during the run, not at the end", async () => {
+    const proctor = await recordingProctor();
+    try {
+      const uploader = uploaderFor(proctor.url);
+      uploader.add(finalAttempt('a'.repeat(41), 'fg_0123456789abcdef0123'));
+      await until(() => proctor.paths.some((path) => path.endsWith('/members')));
+      expect(proctor.paths).toEqual(['/api/test-runs/5/shards/1/begin', '/api/test-runs/5/results', '/api/failure-groups/fg_0123456789abcdef0123/members']);
+      uploader.add(finalAttempt('b'.repeat(41), null));
+      const report = await uploader.finish('failed', []);
+      expect(proctor.paths.slice(3)).toEqual(['/api/test-runs/5/results', '/api/test-runs/5/shards/1/end']);
+      expect(report).toMatchObject({ runId: 5, delivered: 2, total: 2, attached: 1, failures: [], state: 'failed' });
+    } finally {
+      await proctor.close();
+    }
+  });
+
+  it('when an attach is refused, then later results are still delivered and the refusal is reported', async () => {
+    const proctor = await recordingProctor((path) => (path.endsWith('/members') ? 404 : 200));
+    try {
+      const uploader = uploaderFor(proctor.url);
+      uploader.add(finalAttempt('a'.repeat(41), 'fg_0123456789abcdef0123'));
+      await until(() => proctor.paths.some((path) => path.endsWith('/members')));
+      uploader.add(finalAttempt('b'.repeat(41), null));
+      const report = await uploader.finish('failed', []);
+      expect(proctor.paths.filter((path) => path.endsWith('/results'))).toHaveLength(2);
+      expect(report).toMatchObject({ delivered: 2, attached: 0, state: 'failed' });
+      expect(report.failures).toEqual([expect.stringMatching(/^could not attach a{41} to failure group fg_0123456789abcdef0123: HTTP 404/)]);
+    } finally {
+      await proctor.close();
+    }
+  });
+
+  it('when a batch is not delivered, then its failures are not attached and the end still goes', async () => {
+    const proctor = await recordingProctor((path) => (path.endsWith('/results') ? 400 : 200));
+    try {
+      const uploader = uploaderFor(proctor.url);
+      uploader.add(finalAttempt('a'.repeat(41), 'fg_0123456789abcdef0123'));
+      const report = await uploader.finish('failed', []);
+      expect(proctor.paths).toEqual(['/api/test-runs/5/shards/1/begin', '/api/test-runs/5/results', '/api/test-runs/5/shards/1/end']);
+      expect(report).toMatchObject({ delivered: 0, total: 1, attached: 0 });
+      expect(report.failures).toEqual([expect.stringMatching(/^could not send 1 result\(s\): HTTP 400/)]);
+    } finally {
+      await proctor.close();
+    }
   });
 });
 

@@ -46,8 +46,8 @@ export class Uploader {
   private delivered = 0;
   private readonly failures: string[] = [];
   private endResponse: { state: string; summary_url: string } | null = null;
-  /** Final failures and their failure groups, attached once the results are in. */
-  private readonly groupMembers: { groupId: string; testId: string }[] = [];
+  /** Attaches to failure groups under way: each follows its result's batch, alongside the rest. */
+  private readonly attaching = new Set<Promise<void>>();
   private attached = 0;
 
   constructor(private readonly settings: ReporterSettings) {
@@ -90,8 +90,6 @@ export class Uploader {
 
   add(attempt: Attempt): void {
     this.total++;
-    const groupId = attempt.final?.failure_group_id;
-    if (groupId) this.groupMembers.push({ groupId, testId: attempt.test_id });
     this.pending.push(attempt);
     if (this.pending.length >= this.settings.batchSize) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.settings.flushIntervalMs);
@@ -99,16 +97,7 @@ export class Uploader {
 
   async finish(status: string, errors: string[]): Promise<DeliveryReport> {
     this.flush();
-    for (const { groupId, testId } of this.groupMembers) {
-      this.enqueue(
-        async () => {
-          await postJson(this.transport, `/api/failure-groups/${encodeURIComponent(groupId)}/members`, { test_run_id: this.runId, test_case_id: testId });
-          this.attached++;
-        },
-        `attach ${testId} to failure group ${groupId}`,
-        { concurrent: true },
-      );
-    }
+    // The end waits for the results, not for the attaches: the run's completion does not read them.
     this.enqueue(async () => {
       const response = await postJson<{ data: { state: string; summary_url: string } }>(
         this.transport,
@@ -119,6 +108,7 @@ export class Uploader {
     }, 'end the shard');
     await this.chain;
     await Promise.all(this.inFlight);
+    await Promise.all(this.attaching);
     return {
       runId: this.runId,
       delivered: this.delivered,
@@ -140,6 +130,7 @@ export class Uploader {
       async () => {
         await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results: batch });
         this.delivered += batch.length;
+        this.attachFailures(batch);
       },
       `send ${batch.length} result(s)`,
       { concurrent: true },
@@ -147,24 +138,47 @@ export class Uploader {
   }
 
   /**
+   * Attaches the batch's final failures to their failure groups as soon as the server holds their
+   * results (a group takes its title from the failure), during the run rather than at its end.
+   */
+  private attachFailures(batch: Attempt[]): void {
+    for (const attempt of batch) {
+      const groupId = attempt.final?.failure_group_id;
+      if (!groupId) continue;
+      const request: Promise<void> = this.guarded(async () => {
+        await postJson(this.transport, `/api/failure-groups/${encodeURIComponent(groupId)}/members`, { test_run_id: this.runId, test_case_id: attempt.test_id });
+        this.attached++;
+      }, `attach ${attempt.test_id} to failure group ${groupId}`, { mayStop: false }).finally(() => this.attaching.delete(request));
+      this.attaching.add(request);
+    }
+  }
+
+  /**
+   * Runs one request; a failure is recorded, never thrown into Playwright. A failure that says the
+   * run takes nothing more stops later sends, unless it came from an attach (its group may be at fault).
+   */
+  private async guarded(work: () => Promise<void>, what: string, { mayStop = true } = {}): Promise<void> {
+    if (this.stopReason) {
+      this.failures.push(`could not ${what}: ${this.stopReason}`);
+      return;
+    }
+    try {
+      await work();
+    } catch (error) {
+      const message = (error as Error).message;
+      this.failures.push(`could not ${what}: ${message}`);
+      const status = error instanceof DeliveryError ? error.status : null;
+      if (!mayStop) return;
+      if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
+    }
+  }
+
+  /**
    * Queues a request; a failure is recorded, never thrown into Playwright. Concurrent work (result
    * batches) starts once IN_FLIGHT allows; other work waits for everything before it.
    */
   private enqueue(work: () => Promise<void>, what: string, options: { concurrent?: boolean } = {}): void {
-    const guarded = async () => {
-      if (this.stopReason) {
-        this.failures.push(`could not ${what}: ${this.stopReason}`);
-        return;
-      }
-      try {
-        await work();
-      } catch (error) {
-        const message = (error as Error).message;
-        this.failures.push(`could not ${what}: ${message}`);
-        const status = error instanceof DeliveryError ? error.status : null;
-        if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
-      }
-    };
+    const guarded = () => this.guarded(work, what);
     this.chain = this.chain.then(async () => {
       if (!options.concurrent) {
         await Promise.all(this.inFlight);
