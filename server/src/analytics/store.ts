@@ -150,7 +150,8 @@ export interface HistoryRow {
 /**
  * The newest `limit` final results of each test in the window. The window's runs come first (a
  * few hundred ids); each test then walks the results' primary key from the newest run down and
- * stops at `limit`, instead of the planner's guess of probing every run.
+ * stops at `limit`, instead of the planner's guess of probing every run. The runs are joined once,
+ * after every walk: joined inside, they were scanned again for each test.
  */
 export async function testHistory(
   sql: Tx,
@@ -163,20 +164,23 @@ export async function testHistory(
   if (testCaseIds.length === 0) return [];
   return sql<HistoryRow[]>`
     with window_runs as materialized (
-      select coalesce(array_agg(id), '{}') as ids from test_runs
+      select id, environment_id, coalesce(run_ended_at, created_at) as run_at from test_runs
       where project_id = ${projectId} ${environmentId ? sql`and environment_id = ${environmentId}` : sql``}
         and (coalesce(run_started_at, created_at) at time zone 'UTC')::date between ${window.from}::date and ${window.to}::date
+    ),
+    history as materialized (
+      select h.test_case_id, h.test_run_id, h.started_at, h.outcome, h.total_duration, h.retry
+      from unnest(${testCaseIds}::text[]) as ids(id)
+      cross join lateral (
+        select r.test_case_id, r.test_run_id, r.started_at, r.outcome, r.total_duration, r.retry
+        from test_results r
+        where r.test_case_id = ids.id collate "C" and r.is_final
+          and r.test_run_id = any((select coalesce(array_agg(w.id), '{}') from window_runs w)::int[])
+        order by r.test_run_id desc
+        limit ${limit}
+      ) h
     )
-    select h.test_case_id, h.test_run_id, t.environment_id, coalesce(t.run_ended_at, t.created_at) as run_at, h.started_at,
-           h.outcome, h.total_duration, h.retry
-    from unnest(${testCaseIds}::text[]) as ids(id)
-    cross join lateral (
-      select r.test_case_id, r.test_run_id, r.started_at, r.outcome, r.total_duration, r.retry
-      from test_results r
-      where r.test_case_id = ids.id collate "C" and r.is_final and r.test_run_id = any((select w.ids from window_runs w)::int[])
-      order by r.test_run_id desc
-      limit ${limit}
-    ) h
-    join test_runs t on t.id = h.test_run_id
+    select h.test_case_id, h.test_run_id, w.environment_id, w.run_at, h.started_at, h.outcome, h.total_duration, h.retry
+    from history h join window_runs w on w.id = h.test_run_id
     order by h.test_case_id, h.test_run_id desc`;
 }
