@@ -83,14 +83,22 @@ describe('delivery', () => {
   });
 });
 
-/** A local Proctor stand-in that records each request's path in order and answers by path. */
-async function recordingProctor(statusFor: (path: string) => number = () => 200) {
+/**
+ * A local Proctor stand-in that records each request's path in order, answers by path (after
+ * `delayMs`), and counts the most attaches (`/members`) it held open at once.
+ */
+async function recordingProctor(statusFor: (path: string) => number = () => 200, delayMs = 0) {
   const paths: string[] = [];
+  const load = { open: 0, mostOpen: 0 };
   const server = http.createServer((req, res) => {
+    const path = req.url ?? '';
+    const isAttach = path.endsWith('/members');
+    if (isAttach) load.mostOpen = Math.max(load.mostOpen, ++load.open);
     req.resume();
-    req.on('end', () => {
-      const path = req.url ?? '';
+    req.on('end', async () => {
       paths.push(path);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (isAttach) load.open--;
       const status = statusFor(path);
       res.statusCode = status;
       res.setHeader('content-type', 'application/json');
@@ -100,7 +108,7 @@ async function recordingProctor(statusFor: (path: string) => number = () => 200)
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, paths, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url, paths, load, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 function uploaderFor(url: string): Uploader {
@@ -161,6 +169,20 @@ describe('uploader', () => {
       expect(proctor.paths.filter((path) => path.endsWith('/results'))).toHaveLength(2);
       expect(report).toMatchObject({ delivered: 2, attached: 0, state: 'failed' });
       expect(report.failures).toEqual([expect.stringMatching(/^could not attach a{41} to failure group fg_0123456789abcdef0123: HTTP 404/)]);
+    } finally {
+      await proctor.close();
+    }
+  });
+
+  it('when a batch holds many final failures, then at most 2 attaches are under way at once and every one is made', async () => {
+    const proctor = await recordingProctor(() => 200, 10);
+    try {
+      const uploader = uploaderFor(proctor.url);
+      for (let i = 0; i < 12; i++) uploader.add(finalAttempt(i.toString(16).padStart(41, '0'), `fg_${String(i).padStart(20, '0')}`));
+      const report = await uploader.finish('failed', []);
+      expect(proctor.paths.filter((path) => path.endsWith('/members'))).toHaveLength(12);
+      expect(proctor.load.mostOpen).toBe(2);
+      expect(report).toMatchObject({ delivered: 12, attached: 12, failures: [] });
     } finally {
       await proctor.close();
     }

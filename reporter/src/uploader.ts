@@ -2,7 +2,7 @@ import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
 import { DeliveryError, postJson, type TransportOptions } from './transport.ts';
 
-/** Result batches under way at once: the server parses one while it writes the other. */
+/** Requests of one kind (result batches, attaches) under way at once: the server parses one while it writes the other. */
 const IN_FLIGHT = 2;
 /** Tests per begin request. */
 const LIST_CHUNK = 5000;
@@ -46,7 +46,8 @@ export class Uploader {
   private delivered = 0;
   private readonly failures: string[] = [];
   private endResponse: { state: string; summary_url: string } | null = null;
-  /** Attaches to failure groups under way: each follows its result's batch, alongside the rest. */
+  /** Attaches to failure groups, each after its result's batch: started in order, IN_FLIGHT at once. */
+  private attachChain: Promise<void> = Promise.resolve();
   private readonly attaching = new Set<Promise<void>>();
   private attached = 0;
 
@@ -108,6 +109,7 @@ export class Uploader {
     }, 'end the shard');
     await this.chain;
     await Promise.all(this.inFlight);
+    await this.attachChain;
     await Promise.all(this.attaching);
     return {
       runId: this.runId,
@@ -145,11 +147,12 @@ export class Uploader {
     for (const attempt of batch) {
       const groupId = attempt.final?.failure_group_id;
       if (!groupId) continue;
-      const request: Promise<void> = this.guarded(async () => {
+      const attach = async () => {
         await postJson(this.transport, `/api/failure-groups/${encodeURIComponent(groupId)}/members`, { test_run_id: this.runId, test_case_id: attempt.test_id });
         this.attached++;
-      }, `attach ${attempt.test_id} to failure group ${groupId}`, { mayStop: false }).finally(() => this.attaching.delete(request));
-      this.attaching.add(request);
+      };
+      const what = `attach ${attempt.test_id} to failure group ${groupId}`;
+      this.attachChain = this.attachChain.then(() => startBounded(this.attaching, () => this.guarded(attach, what, { mayStop: false })));
     }
   }
 
@@ -185,9 +188,14 @@ export class Uploader {
         await guarded();
         return;
       }
-      while (this.inFlight.size >= IN_FLIGHT) await Promise.race(this.inFlight);
-      const request: Promise<void> = guarded().finally(() => this.inFlight.delete(request));
-      this.inFlight.add(request);
+      await startBounded(this.inFlight, guarded);
     });
   }
+}
+
+/** Starts `work` once fewer than IN_FLIGHT of `running` are under way; it stays there until it settles. */
+async function startBounded(running: Set<Promise<void>>, work: () => Promise<void>): Promise<void> {
+  while (running.size >= IN_FLIGHT) await Promise.race(running);
+  const request: Promise<void> = work().finally(() => running.delete(request));
+  running.add(request);
 }
