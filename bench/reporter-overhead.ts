@@ -12,7 +12,7 @@ const TARGET = 0.03;
 const MAX_PAIRS = Number(process.env.BENCH_OVERHEAD_PAIRS ?? 10);
 const MIN_PAIRS = Math.min(MAX_PAIRS, 6);
 // On a slow machine the pairs stop at this budget, once MIN_PAIRS are in, to keep CI in its time.
-const BUDGET_MS = Number(process.env.BENCH_OVERHEAD_SECONDS ?? 330) * 1000;
+const BUDGET_MS = Number(process.env.BENCH_OVERHEAD_SECONDS ?? 300) * 1000;
 
 type Arm = 'list' | 'proctor';
 

@@ -111,6 +111,18 @@ async function recordingProctor(statusFor: (path: string) => number = () => 200,
   return { url, paths, load, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+type RecordingProctor = Awaited<ReturnType<typeof recordingProctor>>;
+
+/** Runs `body` against a recording stand-in, closed afterwards whatever happens. */
+async function withProctor(options: { statusFor?: (path: string) => number; delayMs?: number }, body: (proctor: RecordingProctor) => Promise<void>) {
+  const proctor = await recordingProctor(options.statusFor, options.delayMs);
+  try {
+    await body(proctor);
+  } finally {
+    await proctor.close();
+  }
+}
+
 function uploaderFor(url: string): Uploader {
   const resolved = resolveSettings({ url, apiKey: 'k', flushIntervalMs: 5, maxAttempts: 1 }, { PROCTOR_RUN_ID: '5', PROCTOR_COMMIT: 'abc', PROCTOR_BRANCH: 'main' });
   if (!resolved.ok) throw new Error(resolved.reason);
@@ -143,8 +155,7 @@ async function until(condition: () => boolean): Promise<void> {
 
 describe('uploader', () => {
   it("when a final failure's batch is delivered, then it is attached to its group during the run, not at the end", async () => {
-    const proctor = await recordingProctor();
-    try {
+    await withProctor({}, async (proctor) => {
       const uploader = uploaderFor(proctor.url);
       uploader.add(finalAttempt('a'.repeat(41), 'fg_0123456789abcdef0123'));
       await until(() => proctor.paths.some((path) => path.endsWith('/members')));
@@ -153,14 +164,11 @@ describe('uploader', () => {
       const report = await uploader.finish('failed', []);
       expect(proctor.paths.slice(3)).toEqual(['/api/test-runs/5/results', '/api/test-runs/5/shards/1/end']);
       expect(report).toMatchObject({ runId: 5, delivered: 2, total: 2, attached: 1, failures: [], state: 'failed' });
-    } finally {
-      await proctor.close();
-    }
+    });
   });
 
   it('when an attach is refused, then later results are still delivered and the refusal is reported', async () => {
-    const proctor = await recordingProctor((path) => (path.endsWith('/members') ? 404 : 200));
-    try {
+    await withProctor({ statusFor: (path) => (path.endsWith('/members') ? 404 : 200) }, async (proctor) => {
       const uploader = uploaderFor(proctor.url);
       uploader.add(finalAttempt('a'.repeat(41), 'fg_0123456789abcdef0123'));
       await until(() => proctor.paths.some((path) => path.endsWith('/members')));
@@ -169,37 +177,29 @@ describe('uploader', () => {
       expect(proctor.paths.filter((path) => path.endsWith('/results'))).toHaveLength(2);
       expect(report).toMatchObject({ delivered: 2, attached: 0, state: 'failed' });
       expect(report.failures).toEqual([expect.stringMatching(/^could not attach a{41} to failure group fg_0123456789abcdef0123: HTTP 404/)]);
-    } finally {
-      await proctor.close();
-    }
+    });
   });
 
   it('when a batch holds many final failures, then at most 2 attaches are under way at once and every one is made', async () => {
-    const proctor = await recordingProctor(() => 200, 10);
-    try {
+    await withProctor({ delayMs: 50 }, async (proctor) => {
       const uploader = uploaderFor(proctor.url);
       for (let i = 0; i < 12; i++) uploader.add(finalAttempt(i.toString(16).padStart(41, '0'), `fg_${String(i).padStart(20, '0')}`));
       const report = await uploader.finish('failed', []);
       expect(proctor.paths.filter((path) => path.endsWith('/members'))).toHaveLength(12);
       expect(proctor.load.mostOpen).toBe(2);
       expect(report).toMatchObject({ delivered: 12, attached: 12, failures: [] });
-    } finally {
-      await proctor.close();
-    }
+    });
   });
 
   it('when a batch is not delivered, then its failures are not attached and the end still goes', async () => {
-    const proctor = await recordingProctor((path) => (path.endsWith('/results') ? 400 : 200));
-    try {
+    await withProctor({ statusFor: (path) => (path.endsWith('/results') ? 400 : 200) }, async (proctor) => {
       const uploader = uploaderFor(proctor.url);
       uploader.add(finalAttempt('a'.repeat(41), 'fg_0123456789abcdef0123'));
       const report = await uploader.finish('failed', []);
       expect(proctor.paths).toEqual(['/api/test-runs/5/shards/1/begin', '/api/test-runs/5/results', '/api/test-runs/5/shards/1/end']);
       expect(report).toMatchObject({ delivered: 0, total: 1, attached: 0 });
       expect(report.failures).toEqual([expect.stringMatching(/^could not send 1 result\(s\): HTTP 400/)]);
-    } finally {
-      await proctor.close();
-    }
+    });
   });
 });
 
