@@ -9,23 +9,47 @@ import { DeliveryError, postJson } from '../reporter/src/transport.ts';
 import { Uploader } from '../reporter/src/uploader.ts';
 import { plainText, stripAnsi } from '../reporter/src/ansi.ts';
 
-/** A local server that answers with the given statuses in turn and records what it received. */
-async function scriptedServer(statuses: number[]) {
-  const received: { body: unknown; headers: http.IncomingHttpHeaders }[] = [];
+/**
+ * A local stand-in for Proctor. It records each request in order (its path, gunzipped body and
+ * headers), answers with the status `statusFor` gives for the path and the request's index, after
+ * `delayMs`, and counts the most attaches (`/members`) it held open at once.
+ */
+async function standIn(statusFor: (path: string, index: number) => number = () => 200, delayMs = 0) {
+  const received: { path: string; body: unknown; headers: http.IncomingHttpHeaders }[] = [];
+  const load = { open: 0, mostOpen: 0 };
   const server = http.createServer((req, res) => {
+    const path = req.url ?? '';
+    const isAttach = path.endsWith('/members');
+    if (isAttach) load.mostOpen = Math.max(load.mostOpen, ++load.open);
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ body: JSON.parse(gunzipSync(Buffer.concat(chunks)).toString()), headers: req.headers });
-      const status = statuses[Math.min(received.length - 1, statuses.length - 1)] as number;
+    req.on('end', async () => {
+      const index = received.push({ path, body: JSON.parse(gunzipSync(Buffer.concat(chunks)).toString()), headers: req.headers }) - 1;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (isAttach) load.open--;
+      const status = statusFor(path, index);
       res.statusCode = status;
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(status < 300 ? { data: { ok: true } } : { data: null, error: { message: `status ${status}` } }));
+      const data = path.endsWith('/end') ? { success: true, state: 'failed', summary_url: 'http://proctor.test/runs/5' } : { ok: true };
+      res.end(JSON.stringify(status < 300 ? { data } : { data: null, error: { message: `status ${status}` } }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url,
+    received,
+    get paths() {
+      return received.map((request) => request.path);
+    },
+    load,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A stand-in that answers with the given statuses in turn, the last one from then on. */
+function scriptedServer(statuses: number[]) {
+  return standIn((_path, index) => statuses[Math.min(index, statuses.length - 1)] as number);
 }
 
 const sleeps: number[] = [];
@@ -83,39 +107,11 @@ describe('delivery', () => {
   });
 });
 
-/**
- * A local Proctor stand-in that records each request's path in order, answers by path (after
- * `delayMs`), and counts the most attaches (`/members`) it held open at once.
- */
-async function recordingProctor(statusFor: (path: string) => number = () => 200, delayMs = 0) {
-  const paths: string[] = [];
-  const load = { open: 0, mostOpen: 0 };
-  const server = http.createServer((req, res) => {
-    const path = req.url ?? '';
-    const isAttach = path.endsWith('/members');
-    if (isAttach) load.mostOpen = Math.max(load.mostOpen, ++load.open);
-    req.resume();
-    req.on('end', async () => {
-      paths.push(path);
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      if (isAttach) load.open--;
-      const status = statusFor(path);
-      res.statusCode = status;
-      res.setHeader('content-type', 'application/json');
-      const data = path.endsWith('/end') ? { success: true, state: 'failed', summary_url: 'http://proctor.test/runs/5' } : { success: true };
-      res.end(JSON.stringify(status < 300 ? { data } : { data: null, error: { message: `status ${status}` } }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, paths, load, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-type RecordingProctor = Awaited<ReturnType<typeof recordingProctor>>;
+type StandIn = Awaited<ReturnType<typeof standIn>>;
 
 /** Runs `body` against a recording stand-in, closed afterwards whatever happens. */
-async function withProctor(options: { statusFor?: (path: string) => number; delayMs?: number }, body: (proctor: RecordingProctor) => Promise<void>) {
-  const proctor = await recordingProctor(options.statusFor, options.delayMs);
+async function withProctor(options: { statusFor?: (path: string) => number; delayMs?: number }, body: (proctor: StandIn) => Promise<void>) {
+  const proctor = await standIn(options.statusFor, options.delayMs);
   try {
     await body(proctor);
   } finally {
