@@ -55,6 +55,10 @@ describe('refusals', () => {
     [{ environment: 'ci', metadata: { ok: 'x', n: 2, bad: true } }, 400, 'body.metadata.bad'],
     [{ environment: 'ci', metadata: { nested: { a: 1 } } }, 400, 'body.metadata.nested'],
     [{ environment: 'ci', environment_variables_overrides: [{ name: 'BAD NAME', value: 'x' }] }, 400, 'body.environment_variables_overrides.0.name'],
+    [{ environment: 'ci', environment_variables_overrides: [{ name: 'A', value: '1' }, { name: 'NODE_OPTIONS', value: '--import=data:,' }] }, 400, 'body.environment_variables_overrides.1.name: NODE_OPTIONS'],
+    [{ environment: 'ci', environment_variables_overrides: [{ name: 'LD_PRELOAD', value: '/tmp/x.so' }] }, 400, 'body.environment_variables_overrides.0.name: LD_PRELOAD'],
+    [{ environment: 'ci', environment_variables_overrides: [{ name: 'NODE_PATH', value: '/tmp' }] }, 400, 'NODE_PATH changes how a runtime loads code'],
+    [{ environment: 'ci', environment_variables_overrides: [{ name: 'PROCTOR_API_KEY', value: 'x' }] }, 400, 'body.environment_variables_overrides.0.name: PROCTOR_API_KEY'],
     [{ environment: 'ci', test_case_ids: ['nope'] }, 400, 'body.test_case_ids.0'],
     [{ environment: 'ci', branch: 'no-such-branch' }, 400, 'body.branch'],
     [{ environment: 'ci', rerun_source_id: 999_999 }, 404, 'body.rerun_source_id'],
@@ -155,13 +159,16 @@ describe('a repository made by the test', () => {
     expect(run.flattenedSummaryDetails.map((d: { runner_project: string }) => d.runner_project)).toEqual(['alpha']);
   });
 
-  it('when a build is given, then its branch is run when the repository has it, and env files, overrides and the build URL reach the tests', async () => {
+  it('when a build is given, then its branch is run when the repository has it, and env files, overrides and the build URL reach the tests, run by an unprivileged user that sees nothing of the server', async () => {
+    process.env.HOST_ONLY_SECRET = 'the server keeps this';
     const response = await suite.put('/api/test-runs', {
       environment: 'ci',
       build: { url: 'http://build.example.test/', branch: 'feature', commit: 'abc123', version: '7' },
       environment_variables_overrides: [
         { name: 'GREETING', value: 'from the override' },
         { name: 'CHECK_ENV', value: '1' },
+        { name: 'SERVER_PID', value: String(process.pid) },
+        ...(process.getuid?.() === 0 ? [{ name: 'EXPECT_UNPRIVILEGED', value: '1' }] : []),
       ],
       tags: ['env'],
     });

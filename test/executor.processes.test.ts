@@ -43,6 +43,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   repo = createTestRepository();
   dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-processes-'));
+  fs.chmodSync(dataRoot, 0o711);
   const project = await createProject(db.sql, { name: 'shared', repoUrl: repo.dir, repoName: 'acme/shared' });
   key = await createKey(db.sql, { projectId: project.id });
   await db.sql`insert into environments (project_id, slug, name) values (${project.id}, 'ci', 'CI')`;
@@ -169,10 +170,10 @@ describe('runs that cannot finish', () => {
   it('when a shard crashes before it reports, then the run ends error with its output', async () => {
     const server = await serve();
     const api = client(server.url, key);
-    const runId = await trigger(api, { environment: 'ci', tags: ['quick'], environment_variables_overrides: [{ name: 'NODE_OPTIONS', value: '--require /nonexistent/crash.js' }] });
+    const runId = await trigger(api, { environment: 'ci', tags: ['quick'], environment_variables_overrides: [{ name: 'CRASH_ON_LOAD', value: 'shard-crash-marker' }] });
     const run = await waitForRun(api, runId, undefined, 60_000);
     expect(run.testRun.state).toBe('error');
     expect(run.testRun.error_reason).toContain('shard 1 ended without reporting its end');
-    expect(run.testRun.error_reason).toContain('/nonexistent/crash.js');
+    expect(run.testRun.error_reason).toContain('shard-crash-marker');
   });
 });

@@ -23,6 +23,7 @@ const envSchema = z.object({
   PROCTOR_LOST_RUN_S: z.coerce.number().min(0.1).default(30),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_HTTP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], 'must be auto or a whole number from 1 to 64').default('auto'),
+  PROCTOR_RUNNER_USER: z.string().min(1).default('nobody'),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -45,6 +46,8 @@ export interface Config {
   dbPoolMax: number;
   /** Processes serving HTTP, `auto` for one per core; more than one needs PostgreSQL. */
   httpWorkers: number | 'auto';
+  /** The unprivileged user that runs suites when the server runs as root. */
+  runnerUser: string;
   demo: boolean;
   logLevel: Env['LOG_LEVEL'];
 }
@@ -81,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
     httpWorkers: e.PROCTOR_HTTP_WORKERS,
+    runnerUser: e.PROCTOR_RUNNER_USER,
     demo: e.PROCTOR_DEMO === 'true',
     logLevel: e.LOG_LEVEL,
   };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cluster from 'node:cluster';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -43,6 +44,9 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     const worker = await startHttpWorker(config, logger, clock);
     return { url: `http://127.0.0.1:${worker.port}`, port: worker.port, close: worker.close };
   }
+  // Traversable by the user that runs suites, which reaches its own folders below; listable by no one else.
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.chmodSync(config.dataDir, 0o711);
   const database = await openDatabase(config);
   let serving: Serving | null = null;
   try {
@@ -75,6 +79,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
         runTimeoutMs: config.executor.runTimeoutMs,
         workRoot: path.join(config.dataDir, 'work'),
         reporterUrl: `http://127.0.0.1:${port}`,
+        runnerUser: config.runnerUser,
       });
       executor.start();
     }

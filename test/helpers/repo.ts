@@ -5,6 +5,7 @@ import path from 'node:path';
 
 const CONFIG = `import fs from 'node:fs';
 import { defineConfig } from '@playwright/test';
+if (process.env.CRASH_ON_LOAD) throw new Error(\`crashed on purpose: \${process.env.CRASH_ON_LOAD}\`);
 const executablePath = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate));
 export default defineConfig({
   testDir: './tests',
@@ -26,7 +27,8 @@ test('renders a page', async ({ page }) => {
 `;
 
 // Passes only when the run's environment reached the tests as the executor promises.
-const ENVIRONMENT = `import { expect, test } from '@playwright/test';
+const ENVIRONMENT = `import fs from 'node:fs';
+import { expect, test } from '@playwright/test';
 test('sees its environment', { tag: '@env' }, async () => {
   test.skip(!process.env.CHECK_ENV, 'only when a run asks for it');
   // .env then .env.staging (env files in order), then the run's overrides
@@ -35,6 +37,11 @@ test('sees its environment', { tag: '@env' }, async () => {
   expect(process.env.PLAYWRIGHT_BASE_URL).toBe('http://build.example.test/');
   expect(process.env.BASE_URL).toBe('http://build.example.test/');
   expect(process.env.DATABASE_URL).toBeUndefined();
+  // Nothing of the server's own environment passes, and its process cannot be read.
+  expect(process.env.HOST_ONLY_SECRET).toBeUndefined();
+  expect(process.env.PROCTOR_SIGNING_SECRET).toBeUndefined();
+  expect(() => fs.readFileSync(\`/proc/\${process.env.SERVER_PID}/environ\`)).toThrow();
+  if (process.env.EXPECT_UNPRIVILEGED) expect(process.getuid?.()).not.toBe(0);
 });
 `;
 

@@ -59,9 +59,17 @@ export async function startTestServer(
       done();
     },
   });
-  const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'test-signing-secret-0123456789', ...options.env });
-  const clock = options.clock ?? new TestClock();
   const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-files-'));
+  // Traversable, as a server's data directory is, so that the runner user reaches its work folders.
+  fs.chmodSync(filesDir, 0o711);
+  const config = loadConfig({
+    PORT: '0',
+    DATABASE_URL: db.url,
+    PROCTOR_DATA_DIR: filesDir,
+    PROCTOR_SIGNING_SECRET: 'test-signing-secret-0123456789',
+    ...options.env,
+  });
+  const clock = options.clock ?? new TestClock();
   const storage = new FileStorage(filesDir);
   let executor: Executor | null = null;
   const { app } = createApp({
@@ -84,8 +92,9 @@ export async function startTestServer(
       pollMs: 100,
       heartbeatMs: 500,
       runTimeoutMs: config.executor.runTimeoutMs,
-      workRoot: path.join(filesDir, 'work'),
+      workRoot: path.join(config.dataDir, 'work'),
       reporterUrl: url,
+      runnerUser: config.runnerUser,
     });
     executor.start();
   }

@@ -103,7 +103,7 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
       const project = await getProject(sql, scope.projectId);
       if (!project) throw notFound('project');
       try {
-        await syncEnvironment(sql, { projectId: project.id, environmentId: environment.id, repoUrl: project.repo_url }, path.join(deps.config.dataDir, 'work'), deps.clock());
+        await syncEnvironment(sql, { projectId: project.id, environmentId: environment.id, repoUrl: project.repo_url }, { root: path.join(deps.config.dataDir, 'work'), runnerUser: deps.config.runnerUser }, deps.clock());
       } catch (error) {
         throw new HttpError(409, `the test repository could not be read: ${(error as Error).message}`);
       }

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { refusedOverride } from '../runs/schema.ts';
 import { parseEnvFile } from './repository.ts';
 
-/** The server's own settings never reach the tests. */
-const SERVER_ONLY = /^(DATABASE_URL|PROCTOR_.*|PG(HOST|PORT|USER|PASSWORD|DATABASE)|LOG_LEVEL|PORT|HOST|PUBLIC_URL)$/;
-
 export interface RunEnvironmentInput {
+  /** The runner's clean environment (sandbox.ts), never the server's. */
   base: NodeJS.ProcessEnv;
   checkoutDir: string;
   envFiles: string[];
@@ -15,13 +14,12 @@ export interface RunEnvironmentInput {
 }
 
 /**
- * The shards' environment, later entries winning: the server's (less its own settings), CI=1, the
- * build's URL as BASE_URL and PLAYWRIGHT_BASE_URL, the environment's env files in order, the run's
- * overrides, and last the reporter's settings.
+ * The shards' environment, later entries winning: the runner's clean one, the build's URL as
+ * BASE_URL and PLAYWRIGHT_BASE_URL, the environment's env files in order, the run's overrides, and
+ * last the reporter's settings. `refused`: overrides stored before they were refused at the edge.
  */
-export function runEnvironment(input: RunEnvironmentInput): { env: NodeJS.ProcessEnv; missingFiles: string[] } {
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(input.base).filter(([name]) => !SERVER_ONLY.test(name)));
-  env.CI = '1';
+export function runEnvironment(input: RunEnvironmentInput): { env: NodeJS.ProcessEnv; missingFiles: string[]; refused: string[] } {
+  const env: NodeJS.ProcessEnv = { ...input.base };
   if (input.buildUrl) {
     env.BASE_URL = input.buildUrl;
     env.PLAYWRIGHT_BASE_URL = input.buildUrl;
@@ -35,7 +33,11 @@ export function runEnvironment(input: RunEnvironmentInput): { env: NodeJS.Proces
     }
     Object.assign(env, parseEnvFile(fs.readFileSync(full, 'utf8')));
   }
-  for (const { name, value } of input.overrides) env[name] = value;
+  const refused: string[] = [];
+  for (const { name, value } of input.overrides) {
+    if (refusedOverride(name)) refused.push(name);
+    else env[name] = value;
+  }
   Object.assign(env, {
     PROCTOR_URL: input.reporter.url,
     PROCTOR_API_KEY: input.reporter.apiKey,
@@ -44,5 +46,5 @@ export function runEnvironment(input: RunEnvironmentInput): { env: NodeJS.Proces
     ...(input.reporter.branch ? { PROCTOR_BRANCH: input.reporter.branch } : {}),
     FORCE_COLOR: '0',
   });
-  return { env, missingFiles };
+  return { env, missingFiles, refused };
 }

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createRunKey, deleteRunKeys } from '../auth/store.ts';
@@ -12,6 +11,7 @@ import { type ClaimedRun, claimRun, heartbeat } from './claim.ts';
 import { runEnvironment } from './environment.ts';
 import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from './playwright.ts';
 import { checkout, installDependencies, listBranches, resolveBranch, resolveRepository } from './repository.ts';
+import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from './sandbox.ts';
 
 export interface ExecutorOptions {
   workerId: string;
@@ -22,6 +22,8 @@ export interface ExecutorOptions {
   workRoot: string;
   /** Where the shards' reporter reaches this server. */
   reporterUrl: string;
+  /** The unprivileged user that runs suites when the server runs as root. */
+  runnerUser: string;
 }
 
 type StopReason = 'cancelled' | 'timeout' | 'shutdown';
@@ -43,15 +45,23 @@ export class Executor implements RunControl {
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   private stopping = false;
+  private readonly runner: Runner;
 
   constructor(
     private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: ExecutorOptions,
-  ) {}
+  ) {
+    this.runner = prepareRunner(options.workRoot, options.runnerUser);
+  }
 
   start(): void {
+    try {
+      assertReachable(this.runner);
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'runs will fail until this is fixed');
+    }
     this.timer = setInterval(() => void this.tick(), this.options.pollMs);
     this.timer.unref();
     void this.tick();
@@ -109,8 +119,13 @@ export class Executor implements RunControl {
     }, this.options.heartbeatMs);
     const deadline = setTimeout(() => void this.abort(claimed.id, 'timeout'), this.options.runTimeoutMs);
     let checkoutDir: string | null = null;
+    const scratch = path.join(this.runner.home, 'tmp', `run-${claimed.id}`);
     try {
-      checkoutDir = await this.runShards(claimed, run, log);
+      assertReachable(this.runner);
+      fs.rmSync(scratch, { recursive: true, force: true });
+      fs.mkdirSync(scratch, { mode: 0o700 });
+      handOver(this.runner, scratch);
+      checkoutDir = await this.runShards(claimed, run, log, scratch);
       await this.finish(claimed, run);
     } catch (error) {
       const reason = error instanceof RunFailure || error instanceof Error ? error.message : String(error);
@@ -121,11 +136,15 @@ export class Executor implements RunControl {
       clearTimeout(deadline);
       await deleteRunKeys(this.sql, claimed.id).catch(() => undefined);
       if (checkoutDir?.startsWith(path.join(this.options.workRoot, 'runs'))) fs.rmSync(checkoutDir, { recursive: true, force: true });
+      fs.rmSync(scratch, { recursive: true, force: true });
     }
   }
 
-  /** Checks the repository out, prepares it and runs the shards to their end. Returns the checkout. */
-  private async runShards(claimed: ClaimedRun, run: ActiveRun, log: Logger): Promise<string> {
+  /**
+   * Checks the repository out, prepares it and runs the shards to their end, as the runner, with
+   * `scratch` (the runner's) for Playwright's output. Returns the checkout.
+   */
+  private async runShards(claimed: ClaimedRun, run: ActiveRun, log: Logger, scratch: string): Promise<string> {
     const repository = await resolveRepository(claimed.repo_url);
     let branch = claimed.test_run_branch;
     if (!branch && repository.kind === 'git') {
@@ -134,15 +153,17 @@ export class Executor implements RunControl {
     }
     const { dir, headSha } = await checkout(repository, branch, this.options.workRoot, claimed.id);
     await this.sql`update test_runs set test_run_head_sha = ${headSha} where id = ${claimed.id}`;
+    if (repository.kind === 'git') handOver(this.runner, dir);
     await installDependencies(dir, (line) => log.info(line), {
       ownFolder: repository.kind === 'folder',
+      runner: this.runner,
       cacheRoot: path.join(this.options.workRoot, 'dependencies'),
     });
     if (run.stopReason) return dir;
 
     const apiKey = await createRunKey(this.sql, claimed.project_id, claimed.id);
-    const { env, missingFiles } = runEnvironment({
-      base: process.env,
+    const { env, missingFiles, refused } = runEnvironment({
+      base: runnerEnvironment(this.runner, process.env),
       checkoutDir: dir,
       envFiles: claimed.env_files,
       overrides: claimed.environment_variables_overrides,
@@ -150,9 +171,10 @@ export class Executor implements RunControl {
       reporter: { url: this.options.reporterUrl, apiKey, runId: claimed.id, commit: headSha, branch },
     });
     if (missingFiles.length > 0) throw new RunFailure(`env files not found in the repository: ${missingFiles.join(', ')}`);
+    if (refused.length > 0) throw new RunFailure(`environment variable overrides not allowed: ${refused.join(', ')}`);
 
     const needsListing = claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0;
-    const listing = needsListing ? await listTests(dir, env) : null;
+    const listing = needsListing ? await listTests(dir, env, this.runner) : null;
     const selection = selectTests(listing, {
       match: claimed.runner_projects_match,
       ignore: claimed.runner_projects_ignore,
@@ -163,18 +185,17 @@ export class Executor implements RunControl {
     if (selection.projects?.length === 0) throw new RunFailure("the environment's runner project filters leave no project to run");
     let testListFile: string | null = null;
     if (selection.testList) {
-      testListFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-tests-')), 'tests.txt');
-      fs.writeFileSync(testListFile, `${selection.testList.join('\n')}\n`);
+      testListFile = path.join(scratch, 'tests.txt');
+      fs.writeFileSync(testListFile, `${selection.testList.join('\n')}\n`, { mode: 0o644 });
     }
     if (run.stopReason) return dir;
     for (let shard = 1; shard <= claimed.total_shards; shard++) {
-      const args = shardArgs(selection, shard, claimed.total_shards, testListFile);
-      run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }));
+      const args = shardArgs(selection, shard, claimed.total_shards, testListFile, path.join(scratch, `shard-${shard}`));
+      run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }, this.runner));
     }
     log.info({ shards: claimed.total_shards, branch, head: headSha }, 'shards started');
     await Promise.all(run.shards.map((shard) => shard.exited));
     killMarked(run.marker);
-    if (testListFile) fs.rmSync(path.dirname(testListFile), { recursive: true, force: true });
     return dir;
   }
 

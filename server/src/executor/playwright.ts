@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 
 const LIST_REPORTER = fileURLToPath(new URL('./list-reporter.mjs', import.meta.url));
 export const PROCTOR_REPORTER = fileURLToPath(new URL('../../../reporter/dist/index.js', import.meta.url));
@@ -39,11 +39,14 @@ export function playwrightCli(dir: string): string {
   throw new Error('no @playwright/test to run');
 }
 
-/** Every test of every runner project, as Playwright lists it. */
-export async function listTests(dir: string, env: NodeJS.ProcessEnv): Promise<Listing> {
-  const output = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-list-')), 'list.json');
+/** Every test of every runner project, as Playwright lists it (run as the runner: the config is the suite's code). */
+export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Runner): Promise<Listing> {
+  const scratch = fs.mkdtempSync(path.join(runner.home, 'tmp', 'list-'));
+  handOver(runner, scratch);
+  const output = path.join(scratch, 'list.json');
   try {
-    await promisify(execFile)(process.execPath, [playwrightCli(dir), 'test', '--list', `--reporter=${LIST_REPORTER}`], {
+    await promisify(execFile)(process.execPath, [playwrightCli(dir), 'test', '--list', `--reporter=${LIST_REPORTER}`, `--output=${scratch}`], {
+      ...runnerSpawnOptions(runner),
       cwd: dir,
       env: { ...env, PROCTOR_LIST_OUTPUT: output },
       timeout: 120_000,
@@ -54,7 +57,7 @@ export async function listTests(dir: string, env: NodeJS.ProcessEnv): Promise<Li
     const detail = String((error as { stdout?: string }).stdout ?? '') + String((error as { stderr?: string }).stderr ?? (error as Error).message);
     throw new Error(`listing the tests failed: ${detail.trim().split('\n').slice(-5).join(' ')}`, { cause: error });
   } finally {
-    fs.rmSync(path.dirname(output), { recursive: true, force: true });
+    fs.rmSync(scratch, { recursive: true, force: true });
   }
 }
 
@@ -86,8 +89,9 @@ export function selectTests(
   return { projects, tags, testList };
 }
 
-export function shardArgs(selection: Selection, shard: number, totalShards: number, testListFile: string | null): string[] {
-  const args = ['test', `--reporter=list,${PROCTOR_REPORTER}`];
+/** `outputDir`: where Playwright writes test-results, a folder of the runner's (the suite's own folder may not be writable). */
+export function shardArgs(selection: Selection, shard: number, totalShards: number, testListFile: string | null, outputDir: string): string[] {
+  const args = ['test', `--reporter=list,${PROCTOR_REPORTER}`, `--output=${outputDir}`];
   if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
   for (const project of selection.projects ?? []) args.push('--project', project);
   if (selection.tags.length > 0) args.push('--grep', selection.tags.map((tag) => `${escapeRegExp(tag)}(?![\\w-])`).join('|'));
@@ -103,9 +107,15 @@ export interface ShardProcess {
 
 const OUTPUT_TAIL = 20_000;
 
-/** A shard in a process group of its own, so that cancel ends Playwright, its workers and browsers. */
-export function spawnShard(dir: string, args: string[], env: NodeJS.ProcessEnv): ShardProcess {
-  const child = spawn(process.execPath, [playwrightCli(dir), ...args], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+/** A shard, run as the runner in a process group of its own, so that cancel ends Playwright, its workers and browsers. */
+export function spawnShard(dir: string, args: string[], env: NodeJS.ProcessEnv, runner: Runner): ShardProcess {
+  const child = spawn(process.execPath, [playwrightCli(dir), ...args], {
+    ...runnerSpawnOptions(runner),
+    cwd: dir,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-OUTPUT_TAIL);

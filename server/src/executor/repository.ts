@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { type Runner, runnerEnvironment, runnerSpawnOptions } from './sandbox.ts';
 
 const run = promisify(execFile);
 
@@ -130,13 +131,13 @@ function dependencyHash(dir: string): string | null {
 
 /**
  * Installs the repository's dependencies when they are missing or its package files changed
- * (npm, from the local cache where it can). `ownFolder`: the user's folder, run in place.
- * Returns whether it installed.
+ * (npm, from the local cache where it can, as the runner: install scripts are the suite's code).
+ * `ownFolder`: the user's folder, run in place. Returns whether it installed.
  */
 export async function installDependencies(
   dir: string,
   log: (line: string) => void,
-  options: { ownFolder: boolean; cacheRoot?: string },
+  options: { ownFolder: boolean; runner: Runner; cacheRoot?: string },
 ): Promise<boolean> {
   const wanted = dependencyHash(dir);
   if (!wanted) return false;
@@ -157,6 +158,8 @@ export async function installDependencies(
     // In a user's own folder nothing but node_modules may change: no lockfile is written there.
     const lockfile = hasLock || !options.ownFolder ? [] : ['--no-package-lock'];
     await run('npm', [hasLock ? 'ci' : 'install', ...lockfile, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+      ...runnerSpawnOptions(options.runner),
+      env: runnerEnvironment(options.runner, process.env),
       cwd: dir,
       timeout: 10 * 60_000,
       maxBuffer: 64 * 1024 * 1024,

@@ -4,6 +4,7 @@ import type { Sql } from '../db.ts';
 import { deactivateUnlisted, upsertTestCases } from '../testcases/store.ts';
 import { listTests } from './playwright.ts';
 import { checkout, findEnvFiles, installDependencies, listBranches, resolveRepository } from './repository.ts';
+import { assertReachable, handOver, prepareRunner, runnerEnvironment } from './sandbox.ts';
 
 export interface SyncResult {
   runnerProjects: string[];
@@ -18,17 +19,20 @@ export interface SyncResult {
 export async function syncEnvironment(
   sql: Sql,
   target: { projectId: number; environmentId: number; repoUrl: string },
-  workRoot: string,
+  work: { root: string; runnerUser: string },
   now: Date,
 ): Promise<SyncResult> {
+  const runner = prepareRunner(work.root, work.runnerUser);
+  assertReachable(runner);
   const repository = await resolveRepository(target.repoUrl);
   const branch = repository.kind === 'git' ? (await listBranches(repository)).defaultBranch : null;
   // A checkout folder of the sync's own, apart from any run's.
-  const syncRoot = path.join(workRoot, 'sync', String(target.environmentId));
+  const syncRoot = path.join(work.root, 'sync', String(target.environmentId));
   const { dir, headSha } = await checkout(repository, branch, syncRoot, 0);
   try {
-    await installDependencies(dir, () => undefined, { ownFolder: repository.kind === 'folder' });
-    const listing = await listTests(dir, { ...process.env, CI: '1' });
+    if (repository.kind === 'git') handOver(runner, dir);
+    await installDependencies(dir, () => undefined, { ownFolder: repository.kind === 'folder', runner });
+    const listing = await listTests(dir, runnerEnvironment(runner, process.env), runner);
     const envFiles = findEnvFiles(dir);
     await sql.begin(async (tx) => {
       await tx`

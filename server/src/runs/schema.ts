@@ -103,6 +103,20 @@ export const shardBeginSchema = z
   .openapi('ShardBegin');
 
 /** A duration as PostgreSQL's integer holds it (24 days and more). */
+/**
+ * Variables that change how a runtime, the dynamic linker or a shell loads code: with them an
+ * override would run code of the caller's choosing before any test, in every process of the suite.
+ */
+const LOADER_VARIABLE = /^(NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|NODE_V8_COVERAGE|LD_[A-Z_]+|DYLD_[A-Z_]+|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|PYTHON(PATH|STARTUP|HOME)|PERL5?(OPT|LIB)|RUBY(OPT|LIB)|GCONV_PATH|GIT_[A-Z_]+|npm_config_[A-Za-z_]+|NPM_CONFIG_[A-Z_]+|HOME|TMPDIR|PROCTOR_[A-Z_]+)$/;
+
+/** Why an override of `name` is refused, or null when it is allowed. */
+export function refusedOverride(name: string): string | null {
+  if (!LOADER_VARIABLE.test(name)) return null;
+  if (name.startsWith('PROCTOR_')) return `${name} is set by Proctor for the run's reporter and cannot be overridden`;
+  if (name === 'HOME' || name === 'TMPDIR' || /^npm_config_/i.test(name)) return `${name} is set by Proctor for the runner and cannot be overridden`;
+  return `${name} changes how a runtime loads code and cannot be overridden`;
+}
+
 const milliseconds = z.number().int().min(0).max(2_147_483_647);
 
 const finalOutcomeSchema = z
@@ -165,7 +179,20 @@ export const triggerSchema = z
       .optional(),
     metadata: z.record(z.string().max(200), z.union([z.string().max(2000), z.number()])).optional(),
     environment_variables_overrides: z
-      .array(z.object({ name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), value: z.string().max(10_000) }).strict())
+      .array(
+        z
+          .object({
+            name: z
+              .string()
+              .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+              .superRefine((name, ctx) => {
+                const refusal = refusedOverride(name);
+                if (refusal) ctx.addIssue({ code: 'custom', message: refusal });
+              }),
+            value: z.string().max(10_000),
+          })
+          .strict(),
+      )
       .max(200)
       .optional(),
     tags: z.array(z.string().min(1).max(100)).max(100).optional(),
