@@ -9,7 +9,7 @@ export interface ProctorReporterOptions {
   batchSize?: number;
   /** Longest a result waits before its batch is sent, in ms. */
   flushIntervalMs?: number;
-  /** Attempts per request on network errors and 429/502/503/504. */
+  /** Attempts per request on network errors and 429/500/502/503/504. */
   maxAttempts?: number;
   /** Longest single wait between attempts, in ms. */
   maxBackoffMs?: number;

@@ -2,7 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { gzipSync } from 'node:zlib';
 
-const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+// 500 too: a server that lost its database mid-request may answer it, and every request is idempotent.
+const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
 
 export class DeliveryError extends Error {
   constructor(
@@ -66,7 +67,7 @@ function post(url: string, headers: Record<string, string>, payload: Buffer): Pr
 }
 
 /**
- * POSTs gzipped JSON to the server. Network errors and 429/502/503/504 are retried with bounded
+ * POSTs gzipped JSON to the server. Network errors and 429/500/502/503/504 are retried with bounded
  * backoff; any other failure is final at once. Every request is idempotent on the server.
  */
 export function postJson<T>(options: TransportOptions, path: string, body: unknown): Promise<T> {

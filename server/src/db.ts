@@ -22,43 +22,38 @@ interface SocketTarget {
   path: string | false;
 }
 
-const CONNECT_TIMEOUT_MS = 30_000;
-
-function connectOnce(target: { path: string } | { host: string; port: number }): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ ...target, noDelay: true });
-    socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error(`connecting to PostgreSQL timed out after ${CONNECT_TIMEOUT_MS} ms`)));
-    socket.once('error', reject);
-    socket.once('connect', () => {
-      socket.setTimeout(0);
-      socket.off('error', reject);
-      resolve(socket);
-    });
-  });
-}
-
 /**
  * postgres.js leaves Nagle's algorithm on. A COPY sends its data and its CopyDone in two writes,
  * and the second then waits for the server's delayed ACK: ~88 ms per COPY instead of ~1.5 ms.
- * So sockets are opened here with TCP_NODELAY, trying each host of the URL in turn.
+ * So sockets are opened here with TCP_NODELAY, each connection trying the URL's hosts in turn.
+ *
+ * The socket is handed over before it connects (writes wait for the connection), so that a
+ * refused or timed-out connection reaches postgres.js as the socket's own error and close: those
+ * free the pool's slot. A factory that rejects instead leaves the slot connecting for good, and a
+ * database outage then wedged the pool one request at a time. postgres.js's connect_timeout
+ * (30 s by default) bounds a connection that never answers.
  */
-async function openSocket(target: SocketTarget): Promise<net.Socket> {
-  if (target.path) return connectOnce({ path: target.path });
-  let lastError: unknown = new Error('no PostgreSQL host to connect to');
-  for (const [i, host] of target.host.entries()) {
-    try {
-      return await connectOnce({ host, port: target.port[i] ?? 5432 });
-    } catch (error) {
-      lastError = error;
-    }
-  }
-  throw lastError;
+function socketFactory(): (target: SocketTarget) => net.Socket {
+  let next = 0;
+  return (target) => {
+    if (target.path) return net.connect({ path: target.path, noDelay: true });
+    const i = next++ % Math.max(1, target.host.length);
+    return net.connect({ host: target.host[i] ?? 'localhost', port: target.port[i] ?? target.port[0] ?? 5432, noDelay: true });
+  };
 }
 
+/**
+ * Seconds before a connection that failed tries again. postgres.js's own grows to 20 s after seven
+ * failures in a row, and a request queued behind it then waits that long for its first attempt,
+ * also after the database is back. Attempts at a down server are refused at once: cheap to repeat.
+ */
+const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failures, 1);
+
 export function connect(url: string, max: number): Sql {
-  const untypedOptions = { socket: openSocket };
+  const untypedOptions = { socket: socketFactory() };
   return postgres(url, {
     max,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
     transform: { undefined: null },
     connection: { application_name: 'proctor' },
@@ -194,4 +189,35 @@ export async function copyRows(sql: Tx, table: string, columns: readonly string[
     writable.once('error', reject);
     writable.end(text, (error?: Error | null) => (error ? reject(error) : resolve()));
   });
+}
+
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  // postgres.js's own
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  // PostgreSQL's: shutting down, starting up, out of connections
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+
+/**
+ * Whether an error says the database cannot be reached now (down, restarting, full), as opposed
+ * to a refusal of the statement: a client may well retry the first.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return UNREACHABLE_CODES.has(code) || code.startsWith('08');
 }

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { z } from 'zod';
+import { isDatabaseUnavailable } from '../db.ts';
 
 /** Which error body a route family answers with (interface.md, Errors). */
 export type ErrorShape = 'general' | 'flat';
@@ -55,13 +56,16 @@ function statusAndMessage(error: unknown): [number, string] {
   if (typeof statusError?.status === 'number' && statusError.status >= 400 && statusError.status < 500) {
     return [statusError.status, statusError.message];
   }
+  if (isDatabaseUnavailable(error)) return [503, 'the database is unavailable; try again'];
   return [500, 'internal server error'];
 }
 
 /** The one error middleware, registered last. */
 export const errorMiddleware: ErrorRequestHandler = (error, req, res, _next) => {
   const [status, message] = statusAndMessage(error);
-  if (status >= 500) res.locals.log?.error({ err: error }, 'request failed');
+  if (status === 503) res.locals.log?.warn({ err: error }, 'request failed: database unavailable');
+  else if (status >= 500) res.locals.log?.error({ err: error }, 'request failed');
+  if (status === 503) res.setHeader('Retry-After', '2');
   if (res.headersSent) {
     res.end();
     return;

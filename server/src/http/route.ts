@@ -116,6 +116,7 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
       ...(spec.public ? {} : { 401: { description: 'Missing or wrong key', content: { 'application/json': { schema: generalError } } } }),
       ...(spec.public ? {} : { 403: { description: 'Not allowed in this project', content: { 'application/json': { schema: generalError } } } }),
       404: errorResponse('Not found in this project'),
+      503: errorResponse('The database cannot be reached now: retry after the Retry-After seconds'),
     },
   };
   ctx.registry.registerPath(config);
