@@ -59,9 +59,11 @@ export async function rollupRun(sql: Tx, runId: number): Promise<void> {
 }
 
 /**
- * Adds the run's final results to the running totals of its day and every later snapshot day
- * (later ones exist only when a run is reported late). A day's first run carries the totals of
- * the latest earlier day forward.
+ * Adds the run's final results to the running totals of its day and of every later snapshot day
+ * (later ones exist only when a run is reported late). A day's first run writes the day's
+ * snapshot in one pass: the latest earlier day's totals joined with the run's results. Every
+ * statement joins on the whole key (a day, then a test) or by hash, so completion stays linear in
+ * the run's size and the project's test count, whatever statistics a freshly written run has.
  */
 async function addToCumulative(sql: Tx, runId: number, projectId: number, environmentId: number, day: string): Promise<void> {
   const [existing] = await sql`
@@ -70,31 +72,41 @@ async function addToCumulative(sql: Tx, runId: number, projectId: number, enviro
     await sql`
       insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
                                         flaky_count, skip_count, last_run_at)
-      select project_id, environment_id, ${day}::date, test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
-      from test_case_cumulative
-      where project_id = ${projectId} and environment_id = ${environmentId}
-        and day = (select max(day) from test_case_cumulative
-                   where project_id = ${projectId} and environment_id = ${environmentId} and day < ${day}::date)`;
+      select ${projectId}, ${environmentId}, ${day}::date, coalesce(p.test_case_id, r.test_case_id),
+             coalesce(p.total_runs, 0) + coalesce(r.total_runs, 0), coalesce(p.pass_count, 0) + coalesce(r.pass_count, 0),
+             coalesce(p.fail_count, 0) + coalesce(r.fail_count, 0), coalesce(p.flaky_count, 0) + coalesce(r.flaky_count, 0),
+             coalesce(p.skip_count, 0) + coalesce(r.skip_count, 0), greatest(p.last_run_at, r.last_run_at)
+      from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
+            from test_case_cumulative
+            where project_id = ${projectId} and environment_id = ${environmentId}
+              and day = (select max(day) from test_case_cumulative
+                         where project_id = ${projectId} and environment_id = ${environmentId} and day < ${day}::date)) p
+      full join (${runDeltas(sql, runId)}) r on r.test_case_id = p.test_case_id`;
   }
   await sql`
-    insert into test_case_cumulative (project_id, environment_id, day, test_case_id)
-    select ${projectId}, ${environmentId}, d.day, t.test_case_id
-    from test_results t
-    cross join (select distinct day from test_case_cumulative
-                where project_id = ${projectId} and environment_id = ${environmentId} and day >= ${day}::date
-                union select ${day}::date) d
-    where t.test_run_id = ${runId} and t.is_final
-    on conflict do nothing`;
-  await sql`
-    update test_case_cumulative c set
-      total_runs = c.total_runs + (t.outcome <> 'skipped')::int,
-      pass_count = c.pass_count + (t.outcome = 'passed')::int,
-      fail_count = c.fail_count + (t.outcome = 'failed')::int,
-      flaky_count = c.flaky_count + (t.outcome = 'flaky')::int,
-      skip_count = c.skip_count + (t.outcome = 'skipped')::int,
-      last_run_at = greatest(c.last_run_at, coalesce(r.run_ended_at, r.created_at))
+    insert into test_case_cumulative as c (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
+                                           flaky_count, skip_count, last_run_at)
+    select ${projectId}, ${environmentId}, d.day, r.test_case_id, r.total_runs, r.pass_count, r.fail_count, r.flaky_count,
+           r.skip_count, r.last_run_at
+    from (${runDeltas(sql, runId)}) r
+    cross join (select day from test_case_cumulative
+                where project_id = ${projectId} and environment_id = ${environmentId} and day ${existing ? sql`>=` : sql`>`} ${day}::date
+                group by day) d
+    on conflict (project_id, environment_id, day, test_case_id) do update set
+      total_runs = c.total_runs + excluded.total_runs,
+      pass_count = c.pass_count + excluded.pass_count,
+      fail_count = c.fail_count + excluded.fail_count,
+      flaky_count = c.flaky_count + excluded.flaky_count,
+      skip_count = c.skip_count + excluded.skip_count,
+      last_run_at = greatest(c.last_run_at, excluded.last_run_at)`;
+}
+
+/** What one run adds to each of its tests' totals. */
+function runDeltas(sql: Tx, runId: number) {
+  return sql`
+    select t.test_case_id, (t.outcome <> 'skipped')::int as total_runs, (t.outcome = 'passed')::int as pass_count,
+           (t.outcome = 'failed')::int as fail_count, (t.outcome = 'flaky')::int as flaky_count,
+           (t.outcome = 'skipped')::int as skip_count, coalesce(r.run_ended_at, r.created_at) as last_run_at
     from test_results t join test_runs r on r.id = t.test_run_id
-    where t.test_run_id = ${runId} and t.is_final
-      and c.project_id = ${projectId} and c.environment_id = ${environmentId} and c.day >= ${day}::date
-      and c.test_case_id = t.test_case_id`;
+    where t.test_run_id = ${runId} and t.is_final`;
 }

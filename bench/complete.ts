@@ -1,0 +1,108 @@
+// Completion of a large run: the transaction that ends a run (counts, state, daily rollups, the
+// running totals, the inventory) at each size in BENCH_COMPLETE_TESTS (default 4,000 and 20,000;
+// 100,000 on request). Each size has a project of its own and four runs whose results are written
+// just before they end, as a reporter's are (no fresh statistics): the first run of a day before,
+// the next day's first run (its snapshot carried forward), a second run that day, and a run of the
+// day before reported late (every later snapshot moves). The baseline, measured in the same run, is
+// writing the run's results with one INSERT … SELECT. Target: every completion under 2 s at
+// 100,000 tests, and linear: from one size to the next, the time grows as the size does.
+import { completeRun } from '../server/src/runs/complete.ts';
+import type { Sql } from '../server/src/db.ts';
+import { benchDatabase, benchProject, settleWrites } from './lib.ts';
+
+const SIZES = (process.env.BENCH_COMPLETE_TESTS ?? '4000,20000').split(',').map(Number);
+const TARGET_MS_AT_100K = 2000;
+const DAY_MS = 86_400_000;
+
+interface Timing {
+  scenario: string;
+  insertMs: number;
+  completeMs: number;
+}
+
+/** A running run with `tests` final results (2% failed, 2% flaky, 2% skipped), started at `startedAt`. */
+async function reportedRun(sql: Sql, projectId: number, environmentId: number, tests: number, startedAt: Date): Promise<{ runId: number; insertMs: number }> {
+  const [run] = await sql<{ id: number }[]>`
+    insert into test_runs (project_id, environment_id, state, origin, total_shards, created_at, run_started_at)
+    values (${projectId}, ${environmentId}, 'running', 'reporter', 1, ${startedAt}, ${startedAt}) returning id`;
+  const runId = (run as { id: number }).id;
+  await sql`insert into test_run_shards (test_run_id, shard, status, complete, ended_at) values (${runId}, 1, 'failed', true, ${startedAt})`;
+  await sql`
+    insert into test_run_tests (test_run_id, test_case_id, project_id, title, file_path, runner_project)
+    select ${runId}, lpad(to_hex(g), 20, '0') || '-' || repeat('a', 20), ${projectId}, 'test ' || g, 'tests/file' || (g / 20) || '.spec.ts', 'chromium'
+    from generate_series(1, ${tests}) g`;
+  const started = performance.now();
+  await sql`
+    insert into test_results (test_run_id, test_case_id, retry, shard, status, duration, is_final, outcome, total_duration)
+    select ${runId}, lpad(to_hex(g), 20, '0') || '-' || repeat('a', 20), 0, 1,
+           case when g % 50 = 0 then 'failed' when g % 50 = 2 then 'skipped' else 'passed' end, 100, true,
+           case when g % 50 = 0 then 'failed' when g % 50 = 1 then 'flaky' when g % 50 = 2 then 'skipped' else 'passed' end, 100
+    from generate_series(1, ${tests}) g`;
+  return { runId, insertMs: performance.now() - started };
+}
+
+async function timeCompletion(sql: Sql, runId: number, now: Date): Promise<number> {
+  const started = performance.now();
+  await sql.begin(async (tx) => {
+    if (process.env.PROBE) await tx`set local log_min_duration_statement = 10`;
+    await completeRun(tx, runId, now);
+  });
+  return performance.now() - started;
+}
+
+async function benchSize(sql: Sql, tests: number): Promise<Timing[]> {
+  const { projectId, environmentId } = await benchProject(sql, `size-${tests}`);
+  await sql`
+    insert into test_cases (project_id, id, name, file_path, suites, runner_project, tags, line, "column")
+    select ${projectId}, lpad(to_hex(g), 20, '0') || '-' || repeat('a', 20), 'test ' || g, 'tests/file' || (g / 20) || '.spec.ts', '{}', 'chromium', '{}', 1, 1
+    from generate_series(1, ${tests}) g`;
+  const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS + 6 * 3_600_000);
+  const yesterday = new Date(today.getTime() - DAY_MS);
+  const scenarios: [string, Date][] = [
+    ['first run, the day before', yesterday],
+    ["next day's first run (snapshot carried)", today],
+    ['second run of the day', new Date(today.getTime() + 600_000)],
+    ['the day before, reported late', new Date(yesterday.getTime() + 600_000)],
+  ];
+  const timings: Timing[] = [];
+  for (const [scenario, startedAt] of scenarios) {
+    const { runId, insertMs } = await reportedRun(sql, projectId, environmentId, tests, startedAt);
+    timings.push({ scenario, insertMs, completeMs: await timeCompletion(sql, runId, new Date(startedAt.getTime() + 60_000)) });
+  }
+  return timings;
+}
+
+async function main(): Promise<void> {
+  const db = await benchDatabase();
+  try {
+    await settleWrites(db.sql);
+    const worst = new Map<number, number>();
+    for (const tests of SIZES) {
+      console.log(`\nbench/complete: ${tests.toLocaleString('en')} tests`);
+      for (const t of await benchSize(db.sql, tests)) {
+        console.log(
+          `  ${t.scenario.padEnd(42)} complete ${t.completeMs.toFixed(0).padStart(6)} ms   baseline (insert the results) ${t.insertMs.toFixed(0).padStart(6)} ms   ratio ${(t.completeMs / t.insertMs).toFixed(2)}`,
+        );
+        worst.set(tests, Math.max(worst.get(tests) ?? 0, t.completeMs));
+      }
+    }
+    let linear = true;
+    const sizes = [...worst.keys()];
+    for (let i = 1; i < sizes.length; i++) {
+      const [small, large] = [sizes[i - 1] as number, sizes[i] as number];
+      const growth = (worst.get(large) as number) / (worst.get(small) as number);
+      const step = growth <= (large / small) * 1.5;
+      linear &&= step;
+      console.log(`  ${small} → ${large} tests: the slowest completion grew ${growth.toFixed(1)}× for ${(large / small).toFixed(1)}× the tests (${step ? 'linear' : 'NOT linear'})`);
+    }
+    const largest = sizes[sizes.length - 1] as number;
+    const atTarget = ((worst.get(largest) as number) * 100_000) / largest;
+    const how = largest === 100_000 ? 'measured' : `projected linearly from ${largest.toLocaleString('en')}`;
+    if (sizes.length > 1) console.log(`  linear in the run's size: ${linear ? 'met' : 'NOT met'}`);
+    console.log(`  the slowest completion at 100,000 tests: ${atTarget.toFixed(0)} ms ${how} (target < ${TARGET_MS_AT_100K} ms: ${atTarget < TARGET_MS_AT_100K ? 'met' : 'NOT met'})`);
+  } finally {
+    await db.close();
+  }
+}
+
+await main();
