@@ -103,4 +103,12 @@ describe('request bodies', () => {
     expect(lookalike.status).toBe(201);
     expect(lookalike.body.data.environment.name).toBe('a\\u0000b');
   });
+
+  it('when text holds a lone UTF-16 surrogate (an emoji cut in half), then it is stored with U+FFFD in its place and a whole emoji is kept', async () => {
+    const cut = await post('/api/environments', JSON.stringify({ name: 'cut \ud83d|whole \ud83d\ude00|low \ude00', slug: 'surrogate' }), {});
+    expect(cut.status).toBe(201);
+    const stored = await server.sql<{ name: string }[]>`select name from environments where slug = 'surrogate'`;
+    expect(stored[0]?.name).toBe('cut \ufffd|whole \u{1f600}|low \ufffd');
+    expect(cut.body.data.environment.name).toBe(stored[0]?.name);
+  });
 });

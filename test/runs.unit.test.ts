@@ -141,6 +141,19 @@ describe('result batches', () => {
     expect(await storedCount(runId)).toBe(0);
   });
 
+  it('when an attempt holds a lone UTF-16 surrogate, then the batch is stored, retried alike, with U+FFFD in its place', async () => {
+    const runId = await newRun(1);
+    const cut = { ...passed(2), stdout_tail: 'emoji cut \ud83d', final: { ...passed(2).final, error_message: '\ude00 low half' } };
+    const batch = { shard: 1, results: [passed(1), cut] };
+    const first = await api.post(`/api/test-runs/${runId}/results`, batch);
+    const retried = await api.post(`/api/test-runs/${runId}/results`, batch);
+    expect([first.status, retried.status]).toEqual([200, 200]);
+    expect(await storedCount(runId)).toBe(2);
+    const [row] = await server.sql<{ stdout_tail: string; final_error_message: string }[]>`
+      select stdout_tail, final_error_message from test_results where test_run_id = ${runId} and test_case_id = ${testId(2)}`;
+    expect(row).toEqual({ stdout_tail: 'emoji cut \ufffd', final_error_message: '\ufffd low half' });
+  });
+
   it('when a duration is beyond what PostgreSQL stores, then the batch is refused with 400 naming the field', async () => {
     const runId = await newRun(1);
     const response = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [{ ...passed(1), duration: 2 ** 31 }] });

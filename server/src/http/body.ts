@@ -98,9 +98,34 @@ function parseJson(text: Buffer): unknown {
   const first = /\S/.exec(json)?.[0];
   if (first === undefined) return {};
   if (first !== '{' && first !== '[') throw new HttpError(400, `body: malformed JSON (a body is an object or an array, not one starting with "${first}")`);
+  let parsed: unknown;
   try {
-    return JSON.parse(json);
+    parsed = JSON.parse(json);
   } catch (error) {
     throw new HttpError(400, `body: malformed JSON (${(error as Error).message})`);
   }
+  return SURROGATE_ESCAPE.test(json) ? wellFormed(parsed) : parsed;
+}
+
+/**
+ * A surrogate written as a `\u` escape: the only way JSON text in UTF-8 carries one, and so the
+ * only way a lone one (half an emoji, as a client cutting text by UTF-16 units leaves it) arrives.
+ */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * `value` with every lone surrogate replaced by U+FFFD, which PostgreSQL's text takes: stored as
+ * sent, it fails there (and the whole batch with it) or is replaced differently on a retry.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function wellFormedText(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return wellFormedText(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(wellFormed);
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [wellFormedText(key), wellFormed(item)]));
 }
