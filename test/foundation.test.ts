@@ -127,6 +127,30 @@ describe('error shapes', () => {
     expect(response.status).toBe(400);
     expect(response.body.error).toContain('body.slug');
   });
+
+  it.each(['0x1F', '1e1', ' 7', '+7', '7.0'])('when a path id is %j, then it is a 400 naming the path id, not a number read some other way', async (id) => {
+    const a = await seedProject(server.sql);
+    const response = await client(server.url, a.key).get(`/api/environments/${encodeURIComponent(id)}`);
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(response.body)).toContain('path.id: must be a whole number in decimal digits');
+  });
+
+  it.each([
+    ['a snooze until year 0', '/api/snoozes', { test_ids: [], snooze_until: '0000-06-01T00:00:00Z' }, 'body.snooze_until: must be a date in the years 1 to 9999'],
+    ['a snooze until year 1 that is year 0 in UTC', '/api/snoozes', { test_ids: [], snooze_until: '0001-01-01T00:00:00+05:00' }, 'body.snooze_until'],
+  ])('when the body holds %s, then it is a 400 naming the field', async (_what, path, body, words) => {
+    const a = await seedProject(server.sql);
+    const response = await client(server.url, a.key).post(path, body);
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(response.body)).toContain(words);
+  });
+
+  it('when an analytics window starts in year 0, then it is a 400 naming the query field', async () => {
+    const a = await seedProject(server.sql);
+    const response = await client(server.url, a.key).get('/api/v1/analytics/test-runs?start_date=0000-01-01&end_date=2026-01-01');
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(response.body)).toContain('query.start_date: must be a date in the years 1 to 9999');
+  });
 });
 
 describe('users', () => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { positiveId } from '../http/fields.ts';
+import { dayOrTimestamp, positiveId } from '../http/fields.ts';
 
-const date = z.iso.date().or(z.iso.datetime({ offset: true })).describe('ISO 8601; the day (UTC) counts whole');
+const date = dayOrTimestamp.describe('ISO 8601; the day (UTC) counts whole');
 
 const windowFields = {
   days: z.coerce.number().int().min(1).max(90).default(7).describe('today (UTC) and the days before; ignored with start_date and end_date'),

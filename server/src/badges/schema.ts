@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BADGE_STYLES } from '../../../badge/src/render.ts';
+import { positiveId } from '../http/fields.ts';
 
 const colour = z
   .string()
@@ -10,7 +11,7 @@ const colour = z
 
 export const badgeParams = z
   .object({
-    project_id: z.coerce.number().int().min(1).max(2_147_483_647),
+    project_id: positiveId,
     file: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*\.(svg|png|json)$/, 'must be <environment_slug>.svg, .png or .json'),
   })
   .strict();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runnerTestId } from '../http/fields.ts';
+import { MAX_INT4, runnerTestId } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
@@ -8,7 +8,7 @@ export const memberParams = z.object({ id: z.string().min(1).max(200), test_case
 
 export const attachSchema = z
   .object({
-    test_run_id: z.number().int().min(1).max(2_147_483_647),
+    test_run_id: z.number().int().min(1).max(MAX_INT4),
     test_case_id: runnerTestId.optional(),
     pw_test_id: runnerTestId.optional().describe('the same id as test_case_id; either may be given'),
   })

@@ -1,16 +1,42 @@
 import { z } from 'zod';
+import './openapi.ts';
 
 /** The runner's test id: 20 hex, a dash, 20 hex (41 characters), different per runner project. */
 export const runnerTestId = z
   .string()
   .regex(/^[0-9a-f]{20}-[0-9a-f]{20}$/, 'must be a 41-character runner test id (20 hex, "-", 20 hex)');
 
-export const timestamp = z.iso.datetime({ offset: true });
+/** The largest value of PostgreSQL's `integer`. */
+export const MAX_INT4 = 2_147_483_647;
 
-/** A database id in a path or query (strings there), coerced to a number. */
-export const positiveId = z.coerce.number().int().min(1).max(2_147_483_647);
+/** Whether an ISO 8601 text is an instant in the years 1 to 9999 (UTC), as PostgreSQL stores them. */
+function inStorableYears(text: string): boolean {
+  const year = new Date(text).getUTCFullYear();
+  return year >= 1 && year <= 9999;
+}
+const STORABLE_YEARS = 'must be a date in the years 1 to 9999';
+
+export const timestamp = z.iso.datetime({ offset: true }).refine(inStorableYears, STORABLE_YEARS);
+/** A day or an instant, ISO 8601. */
+export const dayOrTimestamp = z.iso.date().or(z.iso.datetime({ offset: true })).refine(inStorableYears, STORABLE_YEARS);
+
+/**
+ * A whole number in a path or query (strings there): decimal digits only, so that `0x1F`, `1e3`
+ * or ` 7` are refused rather than read as numbers.
+ */
+export function decimalInteger(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,10}$/, 'must be a whole number in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .openapi({ type: 'integer', minimum: min, maximum: max });
+}
+
+/** A database id in a path or query. */
+export const positiveId = decimalInteger(1, MAX_INT4);
 /** A database id in a JSON body: a number, not coerced. */
-export const bodyId = z.number().int().min(1).max(2_147_483_647);
+export const bodyId = z.number().int().min(1).max(MAX_INT4);
 
 /** A path `{id}` that is a database id. */
 export const idParams = z.object({ id: positiveId }).strict();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bodyId, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
+import { bodyId, decimalInteger, MAX_INT4, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
 import { listedTestSchema } from '../testcases/schema.ts';
 import { paginationQuery } from '../http/pagination.ts';
@@ -76,7 +76,7 @@ export const runListQuery = z
 export const runListResponse = z.object({ data: z.object({ test_runs: z.array(testRunSchema) }), pagination });
 
 export const runParams = z.object({ id: positiveId }).strict();
-export const shardParams = z.object({ id: positiveId, shard: z.coerce.number().int().min(1).max(1000) }).strict();
+export const shardParams = z.object({ id: positiveId, shard: decimalInteger(1, 1000) }).strict();
 
 /** The reporter's report-only run: created by its first shard, found by the others through run_key. */
 export const reportRunSchema = z
@@ -117,7 +117,7 @@ export function refusedOverride(name: string): string | null {
   return `${name} changes how a runtime loads code and cannot be overridden`;
 }
 
-const milliseconds = z.number().int().min(0).max(2_147_483_647);
+const milliseconds = z.number().int().min(0).max(MAX_INT4);
 
 const finalOutcomeSchema = z
   .object({

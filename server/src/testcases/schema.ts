@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { positiveId, runnerTestId } from '../http/fields.ts';
+import { MAX_INT4, positiveId, runnerTestId } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
@@ -47,8 +47,8 @@ export const listedTestSchema = z
     suites: z.array(z.string().max(2000)).max(50),
     runner_project: z.string().max(500),
     tags: z.array(z.string().max(200)).max(100),
-    line: z.number().int().min(0).max(2_147_483_647).nullable(),
-    column: z.number().int().min(0).max(2_147_483_647).nullable(),
+    line: z.number().int().min(0).max(MAX_INT4).nullable(),
+    column: z.number().int().min(0).max(MAX_INT4).nullable(),
   })
   .strict();
 
