@@ -162,3 +162,37 @@ describe('result batches', () => {
     expect(await storedCount(runId)).toBe(0);
   });
 });
+
+describe('the run page and headers', () => {
+  async function summaryUrl(buildUrl?: string): Promise<string> {
+    const created = await api.post('/api/test-runs/report', { environment: 'ci', total_shards: 1, ...(buildUrl === undefined ? {} : { build_url: buildUrl }) });
+    return (await api.get(`/api/test-runs/${created.body.data.test_run.id}`)).body.data.test_run.testRun.summary_url;
+  }
+
+  it.each(['javascript:alert(document.domain)', 'data:text/html,<script>alert(1)</script>', ' javascript:x'])(
+    'when a build URL is %j, then the run page shows it as text, never as a link',
+    async (buildUrl) => {
+      const page = await fetch(await summaryUrl(buildUrl));
+      const html = await page.text();
+      expect(page.status).toBe(200);
+      expect(html).not.toMatch(/<a href="\s*(javascript|data):/i);
+      expect(html).toContain('· build ');
+    },
+  );
+
+  it('when a build URL is http(s), then it is a link that sends no referrer', async () => {
+    const html = await (await fetch(await summaryUrl('https://ci.example.test/build/7'))).text();
+    expect(html).toContain('<a href="https://ci.example.test/build/7" rel="noreferrer">');
+  });
+
+  it('when any page, API answer, error or badge is served, then it carries nosniff, no-referrer and a policy that forbids framing', async () => {
+    const urls = [await summaryUrl(), `${server.url}/healthz`, `${server.url}/api/nowhere`, `${server.url}/badges/${projectId}/ci.svg`];
+    for (const url of urls) {
+      const answer = await fetch(url);
+      expect(answer.headers.get('x-content-type-options'), url).toBe('nosniff');
+      expect(answer.headers.get('referrer-policy'), url).toBe('no-referrer');
+      expect(answer.headers.get('content-security-policy'), url).toContain("frame-ancestors 'none'");
+    }
+  });
+});
+

@@ -2,6 +2,7 @@ import express, { Router } from 'express';
 import { authenticate } from './auth/middleware.ts';
 import type { AppDeps } from './context.ts';
 import { errorMiddleware, unknownPath } from './http/errors.ts';
+import { securityHeaders } from './http/headers.ts';
 import { requestLogging } from './http/logging.ts';
 import { createRegistry, generateDocument } from './http/openapi.ts';
 import type { RouteContext } from './http/route.ts';
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps) {
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.use(requestLogging(deps.logger));
+  app.use(securityHeaders);
   app.use(open);
   app.use('/api', authenticate(deps.sql), jsonBody(deps.config.bodyLimit));
   app.use(api);

@@ -1,4 +1,5 @@
 import { escapeXml as e } from '../../../badge/src/xml.ts';
+import { isWebUrl } from '../http/headers.ts';
 import type { Project } from '../projects/store.ts';
 import type { SummaryDetail } from './schema.ts';
 import type { RunRow } from './store.ts';
@@ -12,6 +13,12 @@ const STATE_COLOURS: Record<string, string> = {
   queued: '#0969da',
   pending: '#0969da',
 };
+
+/** The build's URL: a link when it is http(s), else text (a `javascript:` link would run on a click). */
+function buildLink(url: string | null): string {
+  if (!url) return '';
+  return isWebUrl(url) ? ` · build <a href="${e(url)}" rel="noreferrer">${e(url)}</a>` : ` · build ${e(url)}`;
+}
 
 function formatDuration(ms: number | null): string {
   if (ms === null) return '–';
@@ -93,7 +100,7 @@ pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap}
 <h1>Run #${run.id} <span class="state">${e(run.state)}</span></h1>
 <div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
 ${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
-· duration ${e(formatDuration(run.duration))}${run.build_url ? ` · build <a href="${e(run.build_url)}">${e(run.build_url)}</a>` : ''}</div>
+· duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
 ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
 <div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
 ${section('Failed', failed)}

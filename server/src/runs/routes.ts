@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { getEnvironmentBySlug } from '../environments/store.ts';
 import { HttpError, notFound } from '../http/errors.ts';
+import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/store.ts';
@@ -203,7 +204,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       const tests = await store.getSummaryDetails(sql, run.id);
       res.setHeader('content-type', 'text/html; charset=utf-8');
       res.setHeader('cache-control', 'no-store');
-      res.setHeader('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
+      res.setHeader('content-security-policy', PAGE_CONTENT_SECURITY_POLICY);
       res.send(renderRunPage(project, run, tests));
     },
   });
