@@ -154,6 +154,18 @@ describe('result batches', () => {
     expect(row).toEqual({ stdout_tail: 'emoji cut \ufffd', final_error_message: '\ufffd low half' });
   });
 
+  it('when a listed test has a title over 2,000 characters, then it is cut with a marker and its chunk is taken whole', async () => {
+    const runId = await newRun(1);
+    const long = { ...listed(1), title: `${'x'.repeat(1987)}\u{1f600}${'y'.repeat(3000)}`, suites: ['s'.repeat(2500)] };
+    const begun = await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [long, listed(2)], complete: true });
+    expect(begun.status).toBe(200);
+    const rows = await server.sql<{ test_case_id: string; title: string }[]>`
+      select test_case_id, title from test_run_tests where test_run_id = ${runId} order by test_case_id`;
+    expect(rows.map((row) => row.test_case_id)).toEqual([testId(1), testId(2)]);
+    expect(rows[0]?.title).toHaveLength(2000 - 1);
+    expect(rows[0]?.title.endsWith('x…[truncated]')).toBe(true);
+  });
+
   it('when a duration is beyond what PostgreSQL stores, then the batch is refused with 400 naming the field', async () => {
     const runId = await newRun(1);
     const response = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [{ ...passed(1), duration: 2 ** 31 }] });

@@ -33,6 +33,25 @@ export function decimalInteger(min: number, max: number) {
     .openapi({ type: 'integer', minimum: min, maximum: max });
 }
 
+export const TRUNCATION_MARKER = '…[truncated]';
+
+/**
+ * Text kept to `max` characters, a longer one cut with a marker: for what a runner names (titles,
+ * paths), where refusing one long name would refuse every test sent beside it.
+ */
+export function truncatedText(max: number) {
+  return z
+    .string()
+    .transform((text) => {
+      if (text.length <= max) return text;
+      let end = max - TRUNCATION_MARKER.length;
+      // Never half of a surrogate pair.
+      if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end -= 1;
+      return text.slice(0, end) + TRUNCATION_MARKER;
+    })
+    .openapi({ type: 'string', description: `cut to ${max} characters, ending "${TRUNCATION_MARKER}", when longer` });
+}
+
 /** A database id in a path or query. */
 export const positiveId = decimalInteger(1, MAX_INT4);
 /** A database id in a JSON body: a number, not coerced. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_INT4, positiveId, runnerTestId } from '../http/fields.ts';
+import { MAX_INT4, positiveId, runnerTestId, truncatedText } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
@@ -42,9 +42,9 @@ export const replaceTagsSchema = z
 export const listedTestSchema = z
   .object({
     id: runnerTestId,
-    title: z.string().max(2000),
-    file_path: z.string().max(2000),
-    suites: z.array(z.string().max(2000)).max(50),
+    title: truncatedText(2000),
+    file_path: truncatedText(2000),
+    suites: z.array(truncatedText(2000)).max(50),
     runner_project: z.string().max(500),
     tags: z.array(z.string().max(200)).max(100),
     line: z.number().int().min(0).max(MAX_INT4).nullable(),
