@@ -208,3 +208,27 @@ describe('the run page and headers', () => {
   });
 });
 
+describe('run keys', () => {
+  it('when a report names the run key of a run of another environment, then it is a 409 and joins nothing', async () => {
+    await seedEnvironment(server.sql, projectId, 'prod-keys');
+    const staging = await api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-77', total_shards: 2 });
+    expect(staging.status).toBe(200);
+    const prod = await api.post('/api/test-runs/report', { environment: 'prod-keys', run_key: 'build-77', total_shards: 2 });
+    expect(prod.status).toBe(409);
+    expect(prod.body.error.message).toContain('body.run_key');
+    const shard2 = await api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-77', total_shards: 2 });
+    expect(shard2.body.data.test_run.id).toBe(staging.body.data.test_run.id);
+  });
+
+  it('when a run has ended, then its run key is not handed out again', async () => {
+    const first = await api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-78', total_shards: 1 });
+    const runId = first.body.data.test_run.id;
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listed(1)], complete: true });
+    await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed', errors: [] });
+    expect((await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun.state).not.toBe('running');
+    const again = await api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-78', total_shards: 1 });
+    expect(again.status).toBe(409);
+    expect(again.body.error.message).toContain('has ended');
+  });
+});
+

@@ -15,6 +15,7 @@ import { cancelRun } from './lifecycle.ts';
 import { triggerRun } from './trigger.ts';
 import {
   cancelSchema,
+  isTerminal,
   triggerResponse,
   triggerSchema,
   reportRunSchema,
@@ -125,7 +126,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       const environment = await getEnvironmentBySlug(sql, scope.projectId, body.environment);
       if (!environment) throw new HttpError(404, `body.environment: no environment with slug "${body.environment}"`);
       if (environment.is_disabled) throw new HttpError(409, `environment "${body.environment}" is disabled`);
-      const id = await store.findOrCreateReportRun(
+      const run = await store.findOrCreateReportRun(
         sql,
         scope.projectId,
         {
@@ -138,7 +139,14 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
         },
         clock(),
       );
-      return { data: { test_run: { id } } };
+      // A run key joins the shards of one run: of one environment, while the run goes on.
+      if (run.environment_id !== environment.id) {
+        throw new HttpError(409, `body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);
+      }
+      if (isTerminal(run.state)) {
+        throw new HttpError(409, `body.run_key: "${body.run_key}" belongs to run ${run.id}, which has ended; a new run needs a new key`);
+      }
+      return { data: { test_run: { id: run.id } } };
     },
   });
 

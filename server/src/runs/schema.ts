@@ -6,6 +6,11 @@ import { paginationQuery } from '../http/pagination.ts';
 
 export const RUN_STATES = ['pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled'] as const;
 export const TERMINAL_STATES = ['passed', 'failed', 'error', 'cancelled'] as const;
+
+/** Whether a run in `state` has ended. */
+export function isTerminal(state: string): boolean {
+  return (TERMINAL_STATES as readonly string[]).includes(state);
+}
 export type RunState = (typeof RUN_STATES)[number];
 
 export const summaryDetailSchema = z

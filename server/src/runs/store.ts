@@ -93,17 +93,25 @@ export interface ReportRunInput {
   buildUrl: string | null;
 }
 
+/** A report-only run found or made by `findOrCreateReportRun`. */
+export interface ReportRun {
+  id: number;
+  environment_id: number;
+  state: string;
+  created: boolean;
+}
+
 /** The run of a report-only invocation: created by the first shard, shared by the others through the run key. */
-export async function findOrCreateReportRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<number> {
-  const [created] = await sql<{ id: number }[]>`
+export async function findOrCreateReportRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
+  const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
     insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
                            test_run_head_sha, build_url, created_at, queued_at, run_started_at, last_activity_at)
     values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
             ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
     on conflict (project_id, run_key) do nothing
-    returning id`;
-  if (created) return created.id;
-  const [existing] = await sql<{ id: number }[]>`
-    select id from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
-  return (existing as { id: number }).id;
+    returning id, environment_id, state`;
+  if (created) return { ...created, created: true };
+  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
+    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
+  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
 }
