@@ -96,6 +96,41 @@ describe('uploaded files, end to end over HTTP', () => {
     expect((await put(created.upload_url, 'abcd')).status).toBe(200);
   });
 
+  /** The bytes a confirmed file serves. */
+  async function downloaded(id: number): Promise<string> {
+    expect((await api.patch(`/api/files/${id}`, { status: 'uploaded' })).status).toBe(200);
+    const listed = (await api.get('/api/files?per_page=100')).body.data.files.find((f: { id: number }) => f.id === id);
+    const download = await fetch(listed.url);
+    expect(download.status).toBe(200);
+    return download.text();
+  }
+
+  it('when a re-upload fails its size check, then the bytes uploaded before are kept whole', async () => {
+    const created = await createPending('kept.bin', { size_bytes: 4 });
+    expect((await put(created.upload_url, 'abcd')).status).toBe(200);
+    expect((await put(created.upload_url, 'xyz')).status).toBe(400);
+    expect(await downloaded(created.id)).toBe('abcd');
+  });
+
+  it('when 8 uploads of one file run at once, then the stored file is one of them whole', async () => {
+    const created = await createPending('raced.bin');
+    const bodies = Array.from({ length: 8 }, (_, i) => String.fromCharCode(97 + i).repeat(256 * 1024));
+    const answers = await Promise.all(bodies.map((body) => put(created.upload_url, body)));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(bodies).toContain(await downloaded(created.id));
+    expect(fs.readdirSync(server.filesDir).filter((name) => name.endsWith('.partial'))).toEqual([]);
+  });
+
+  it('when a body without content-length runs past the limit, then the answer is a 413, not a reset connection', async () => {
+    const created = await createPending('unbounded.bin', { size_bytes: 1024 });
+    const chunks = (async function* () {
+      for (let i = 0; i < 64; i++) yield new Uint8Array(16 * 1024).fill(120);
+    })();
+    const answer = await fetch(created.upload_url, { method: 'PUT', body: chunks as unknown as BodyInit, duplex: 'half' } as RequestInit);
+    expect(answer.status).toBe(413);
+    expect((await answer.json()).error.message).toContain('larger than 1024 bytes');
+  });
+
   it('when a resource is deleted, then the result is data.result.success and the stored bytes are gone', async () => {
     const created = await createPending('gone.txt');
     await put(created.upload_url, 'bytes');

@@ -18,7 +18,7 @@ import {
   updateFileSchema,
 } from './schema.ts';
 import { checkSignature, type SignedAction, signedUrl } from './signing.ts';
-import { TooLargeError } from './storage.ts';
+import { TooLargeError, SizeMismatchError } from './storage.ts';
 import * as store from './store.ts';
 
 const TAG = 'Resources';
@@ -174,14 +174,15 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
       }
       let size: number;
       try {
-        size = await storage.write(row.storage_key as string, req, limit);
+        size = await storage.write(row.storage_key as string, req, { maxBytes: limit, exactBytes: row.size_bytes });
       } catch (error) {
-        if (error instanceof TooLargeError) throw new HttpError(413, `body: larger than ${limit} bytes`);
+        if (error instanceof TooLargeError) {
+          // The rest of the body is read off and dropped; the connection closes after the answer.
+          res.setHeader('connection', 'close');
+          throw new HttpError(413, `body: larger than ${limit} bytes`);
+        }
+        if (error instanceof SizeMismatchError) throw new ValidationError(`body: ${error.message}`);
         throw error;
-      }
-      if (row.size_bytes !== null && size !== row.size_bytes) {
-        await storage.remove(row.storage_key as string);
-        throw new ValidationError(`body: ${size} bytes received, but size_bytes is ${row.size_bytes}`);
       }
       await store.recordStoredBytes(sql, row.id, size, clock());
       return { data: { success: true } };
