@@ -139,6 +139,16 @@ describe('a repository made by the test', () => {
     expect(tests.data.test_cases.every((t: { first_seen_commit_sha: string }) => /^[0-9a-f]{40}$/.test(t.first_seen_commit_sha))).toBe(true);
   });
 
+  it('when 20 syncs of one environment arrive at once, then they share one job and every one is answered 200 in time', async () => {
+    const environment = (await suite.get('/api/environments')).body.data.environments.find((e: { slug: string }) => e.slug === 'ci');
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => suite.post(`/api/environments/${environment.id}/sync`)));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    // One listing takes a few seconds; 20 of them one after another, or one left hanging, would not fit.
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect((await suite.get(`/api/test-cases/v2?project_id=${suiteProjectId}`)).body.pagination.total).toBe(8);
+  });
+
   it('when a run has tags, then only the tagged tests run', async () => {
     const run = await waitForRun(suite, await trigger(suite, { environment: 'ci', tags: ['@quick'] }));
     expect(run.testRun).toMatchObject({ state: 'passed', total_count: 2, success_count: 2 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import path from 'node:path';
 import type { AppDeps } from '../context.ts';
-import { syncEnvironment } from '../executor/sync.ts';
+import { syncEnvironmentShared } from '../executor/sync.ts';
 import { getProject } from '../projects/store.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
@@ -103,7 +103,7 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
       const project = await getProject(sql, scope.projectId);
       if (!project) throw notFound('project');
       try {
-        await syncEnvironment(sql, { projectId: project.id, environmentId: environment.id, repoUrl: project.repo_url }, { root: path.join(deps.config.dataDir, 'work'), runnerUser: deps.config.runnerUser }, deps.clock());
+        await syncEnvironmentShared(sql, { projectId: project.id, environmentId: environment.id, repoUrl: project.repo_url }, { root: path.join(deps.config.dataDir, 'work'), runnerUser: deps.config.runnerUser }, deps.clock());
       } catch (error) {
         throw new HttpError(409, `the test repository could not be read: ${(error as Error).message}`);
       }

@@ -12,6 +12,22 @@ export interface SyncResult {
   testCount: number;
 }
 
+/** Syncs under way in this process, by environment: a second request waits on the first's job. */
+const syncsUnderWay = new Map<number, Promise<SyncResult>>();
+
+/**
+ * One sync job per environment at a time in this process, shared by every request that asks for it
+ * meanwhile; each job has a folder of its own, so jobs of two processes never share a checkout.
+ */
+export function syncEnvironmentShared(...args: Parameters<typeof syncEnvironment>): Promise<SyncResult> {
+  const environmentId = args[1].environmentId;
+  const underWay = syncsUnderWay.get(environmentId);
+  if (underWay) return underWay;
+  const job = syncEnvironment(...args).finally(() => syncsUnderWay.delete(environmentId));
+  syncsUnderWay.set(environmentId, job);
+  return job;
+}
+
 /**
  * Reads the test repository at its default branch: its runner projects and `.env*` files into the
  * environment, its tests into the project's inventory (tests it no longer has become inactive).
@@ -27,7 +43,7 @@ export async function syncEnvironment(
   const repository = await resolveRepository(target.repoUrl);
   const branch = repository.kind === 'git' ? (await listBranches(repository)).defaultBranch : null;
   // A checkout folder of the sync's own, apart from any run's.
-  const syncRoot = path.join(work.root, 'sync', String(target.environmentId));
+  const syncRoot = path.join(work.root, 'sync', `${target.environmentId}-${process.pid}`);
   const { dir, headSha } = await checkout(repository, branch, syncRoot, 0);
   try {
     if (repository.kind === 'git') handOver(runner, dir);
