@@ -144,6 +144,20 @@ describe('PNG badges', () => {
 });
 
 describe('JSON endpoint badge', () => {
+  it('when one client asks for PNGs of ever new labels, then past its budget it gets 429 with Retry-After, while made badges and other clients are served', async () => {
+    const from = (client: string) => ({ 'x-forwarded-for': client });
+    const statuses: number[] = [];
+    for (let i = 0; i < 45; i++) statuses.push((await badge(`passing-env.png?label=flood-${i}`, from('203.0.113.7'))).status);
+    expect(statuses.slice(0, 30)).toEqual(Array(30).fill(200));
+    expect(statuses.slice(30)).toEqual(Array(15).fill(429));
+    const refused = await badge('passing-env.png?label=flood-99', from('203.0.113.7'));
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await badge('passing-env.png?label=flood-3', from('203.0.113.7'))).status).toBe(200);
+    expect((await badge('passing-env.svg?label=flood-99', from('203.0.113.7'))).status).toBe(200);
+    expect((await badge('passing-env.png?label=flood-99', from('203.0.113.8'))).status).toBe(200);
+  });
+
   it('when .json is asked for, then it is a shields.io endpoint badge', async () => {
     const response = await badge('failing-env.json');
     expect(response.status).toBe(200);

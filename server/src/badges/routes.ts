@@ -1,17 +1,22 @@
 import { renderPng, renderSvg } from '../../../badge/src/render.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { etagOf, LruCache, type RenderedBadge } from './cache.ts';
+import { HttpError } from '../http/errors.ts';
+import { etagOf, LruCache, RenderBudget, type RenderedBadge } from './cache.ts';
 import { badgeSpec } from './present.ts';
 import { badgeParams, badgeQuery } from './schema.ts';
 import { type BadgeState, readBadgeState } from './store.ts';
 
 const CACHE_CONTROL = 'public, max-age=60, s-maxage=60, stale-while-revalidate=300';
+/** PNG renders a client may start at once, and per second after: a README's badges, many times over. */
+const PNG_RENDER_BURST = 30;
+const PNG_RENDERS_PER_SECOND = 5;
 const CONTENT_TYPES = { svg: 'image/svg+xml; charset=utf-8', png: 'image/png', json: 'application/json; charset=utf-8' } as const;
 
 export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
   const rendered = new LruCache<RenderedBadge>(2000);
   const states = new LruCache<{ state: BadgeState | null; at: number }>(5000);
+  const pngRenders = new RenderBudget(PNG_RENDER_BURST, PNG_RENDERS_PER_SECOND);
   const stateTtlMs = deps.config.badgeStateTtlMs;
 
   /** The environment's state, read at most once per TTL per environment. */
@@ -41,6 +46,13 @@ export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
       const { spec, found } = badgeSpec(await stateOf(params.project_id, slug), query);
       const key = JSON.stringify([format, format === 'png' ? query.scale : '1', spec]);
       let badge = rendered.get(key);
+      if (!badge && format === 'png') {
+        const budget = pngRenders.take(req.ip ?? 'unknown', deps.clock().getTime());
+        if (!budget.ok) {
+          res.setHeader('retry-after', String(budget.retryAfterS));
+          throw new HttpError(429, `too many new PNG badges from this client; retry in ${budget.retryAfterS} s (badges already made are not limited)`);
+        }
+      }
       if (!badge) {
         const body =
           format === 'json'
