@@ -250,6 +250,13 @@ describe('embedded data directory', () => {
       const response = await client(`http://127.0.0.1:${port}`, plain).post('/api/environments', { name: 'Prod', slug: 'prod' });
       expect(response.status).toBe(201);
       expect(response.body.data.environment.project_id).toBe(Number(projectId));
+      // The database is reached through a Unix socket in a folder of the server's user alone, and its files are that user's alone.
+      const lock = JSON.parse(fs.readFileSync(path.join(dataDir, 'server.lock'), 'utf8'));
+      expect(Object.keys(lock).sort()).toEqual(['pid', 'socketDir', 'startedAt']);
+      expect(fs.statSync(lock.socketDir).mode & 0o777).toBe(0o700);
+      expect(fs.statSync(path.join(dataDir, 'server.lock')).mode & 0o077).toBe(0);
+      expect(fs.statSync(path.join(dataDir, 'pgdata')).mode & 0o777).toBe(0o700);
+      expect(fs.statSync(dataDir).mode & 0o777).toBe(0o711);
     } finally {
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);

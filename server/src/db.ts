@@ -1,7 +1,7 @@
 import net from 'node:net';
 import postgres from 'postgres';
 import type { Config } from './config.ts';
-import { openEmbedded, readLiveLock } from './embedded.ts';
+import { embeddedUrl, openEmbedded, readLiveLock } from './embedded.ts';
 
 export type Sql = postgres.Sql;
 /** A transaction's handle; store functions accept either. */
@@ -49,9 +49,22 @@ function socketFactory(): (target: SocketTarget) => net.Socket {
  */
 const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failures, 1);
 
+/**
+ * A URL whose `host` query parameter names a folder (libpq's form for a Unix socket, which
+ * postgres.js does not read) as postgres.js's `path` option.
+ */
+function unixSocketOf(url: string): { url: string; path?: string } {
+  const parsed = new URL(url);
+  const dir = parsed.searchParams.get('host');
+  if (!dir?.startsWith('/')) return { url };
+  parsed.searchParams.delete('host');
+  return { url: parsed.toString(), path: `${dir}/.s.PGSQL.${parsed.port || 5432}` };
+}
+
 export function connect(url: string, max: number): Sql {
-  const untypedOptions = { socket: socketFactory() };
-  return postgres(url, {
+  const target = unixSocketOf(url);
+  const untypedOptions = { socket: socketFactory(), ...(target.path ? { path: target.path } : {}) };
+  return postgres(target.url, {
     max,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
@@ -124,7 +137,7 @@ export async function openDatabaseForCli(config: Config): Promise<Database> {
   if (config.databaseUrl) return openDatabase(config);
   const live = readLiveLock(config.dataDir);
   if (live) {
-    const url = `postgres://postgres@${live.host}:${live.port}/postgres`;
+    const url = embeddedUrl(live.socketDir);
     const sql = connect(url, 1);
     return { sql, url, embedded: true, close: () => sql.end({ timeout: 5 }) };
   }

@@ -8,8 +8,8 @@ const SOCKET_CONNECTIONS = 4;
 
 interface LockContent {
   pid: number;
-  host: string;
-  port: number;
+  /** The folder of the server's Unix socket; empty while it starts. */
+  socketDir: string;
   startedAt: string;
 }
 
@@ -45,7 +45,7 @@ function readLock(dataDir: string): LockContent | null {
 /** The lock of a server that is running on this data directory now, if any. */
 export function readLiveLock(dataDir: string): LockContent | null {
   const lock = readLock(dataDir);
-  return lock && lock.pid !== process.pid && isAlive(lock.pid) && lock.port > 0 ? lock : null;
+  return lock && lock.pid !== process.pid && isAlive(lock.pid) && lock.socketDir ? lock : null;
 }
 
 /** Takes the data directory's lock file, or says who holds it; a dead holder's lock is taken over. */
@@ -53,7 +53,7 @@ function acquireLock(dataDir: string): void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = fs.openSync(lockPath(dataDir), 'wx');
-      fs.writeSync(fd, JSON.stringify({ pid: process.pid, host: '', port: 0, startedAt: new Date().toISOString() }));
+      fs.writeSync(fd, JSON.stringify({ pid: process.pid, socketDir: '', startedAt: new Date().toISOString() }));
       fs.closeSync(fd);
       return;
     } catch (error) {
@@ -73,11 +73,30 @@ function acquireLock(dataDir: string): void {
 
 function writeLock(dataDir: string, content: LockContent): void {
   const temporary = `${lockPath(dataDir)}.${process.pid}`;
-  fs.writeFileSync(temporary, JSON.stringify(content));
+  fs.writeFileSync(temporary, JSON.stringify(content), { mode: 0o600 });
   fs.renameSync(temporary, lockPath(dataDir));
 }
 
-/** Starts PGlite on `<dataDir>/pgdata` behind a loopback socket server, under the lock file. */
+/** The connection string of an embedded database listening in `socketDir` (libpq's form; db.ts reads it). */
+export function embeddedUrl(socketDir: string): string {
+  return `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`;
+}
+
+/** Only the owner may read a folder's files or enter its folders: PGlite writes them world-readable. */
+function ownerOnly(dir: string): void {
+  fs.chmodSync(dir, 0o700);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) ownerOnly(full);
+    else if (entry.isFile()) fs.chmodSync(full, 0o600);
+  }
+}
+
+/**
+ * Starts PGlite on `<dataDir>/pgdata` behind a Unix socket in `<dataDir>/socket`, both reachable by
+ * this user alone (the embedded database takes any password, so a TCP port would let every local
+ * user in), under the lock file.
+ */
 export async function openEmbedded(dataDir: string): Promise<Embedded> {
   fs.mkdirSync(dataDir, { recursive: true });
   acquireLock(dataDir);
@@ -86,14 +105,22 @@ export async function openEmbedded(dataDir: string): Promise<Embedded> {
     if (lock?.pid === process.pid) fs.rmSync(lockPath(dataDir), { force: true });
   };
   try {
-    const db = await PGlite.create({ dataDir: path.join(dataDir, 'pgdata') });
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: SOCKET_CONNECTIONS });
+    const pgdata = path.join(dataDir, 'pgdata');
+    fs.mkdirSync(pgdata, { recursive: true, mode: 0o700 });
+    const db = await PGlite.create({ dataDir: pgdata });
+    ownerOnly(pgdata);
+    const socketDir = path.join(dataDir, 'socket');
+    fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+    fs.chmodSync(socketDir, 0o700);
+    const socketPath = path.join(socketDir, '.s.PGSQL.5432');
+    // A socket left by a server that died holds the name; the lock says no live server owns it.
+    fs.rmSync(socketPath, { force: true });
+    const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: SOCKET_CONNECTIONS });
     await server.start();
-    const [host = '127.0.0.1', port = '0'] = server.getServerConn().split(':');
-    writeLock(dataDir, { pid: process.pid, host, port: Number(port), startedAt: new Date().toISOString() });
+    writeLock(dataDir, { pid: process.pid, socketDir, startedAt: new Date().toISOString() });
     process.once('exit', release);
     return {
-      url: `postgres://postgres@${host}:${port}/postgres`,
+      url: embeddedUrl(socketDir),
       close: async () => {
         await server.stop();
         await db.close();
