@@ -17,6 +17,7 @@ import { runRoutes } from './runs/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
+import { keyRoutes } from './keys/routes.ts';
 
 /** Builds the Express app; no I/O happens until it serves requests. */
 export function createApp(deps: AppDeps) {
@@ -34,6 +35,7 @@ export function createApp(deps: AppDeps) {
   badgeRoutes(ctx, deps);
   failureGroupRoutes(ctx, deps);
   analyticsRoutes(ctx, deps);
+  keyRoutes(ctx, deps.sql);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   const openApiDocument = () => (document ??= generateDocument(registry, deps.config.publicUrl));

@@ -1,13 +1,14 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { rebuildRollups } from './analytics/rebuild.ts';
-import { createKey } from './auth/store.ts';
+import { KEY_SCOPES, type KeyScope, parseKey } from './auth/keys.ts';
+import { createKey, type KeyOwner, listKeys, revokeKey } from './auth/store.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabaseForCli } from './db.ts';
 import { DataDirLockedError } from './embedded.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './migrate.ts';
-import { addMember, createProject, getProject } from './projects/store.ts';
+import { addMember, createProject, getProject, removeMember } from './projects/store.ts';
 import { startServer } from './server.ts';
 import { chatAccountSchema, newUserSchema, scmAccountSchema } from './users/schema.ts';
 import { createUser, linkAccount, userExists } from './users/store.ts';
@@ -19,7 +20,10 @@ const USAGE = `usage: proctor <command>
   user create --email E --name N
   member add --project P --user U
   user link --user U (--chat JSON | --scm JSON)
-  key create (--project P | --user U)
+  member remove --project P --user U
+  key create (--project P | --user U) [--scope read|report|admin]   admin unless given
+  key list (--project P | --user U)             the keys' ids, scopes and dates, never secrets
+  key revoke --key ID                           the key's id (prc_p_<ID>_…) or the whole key
   analytics rebuild --project P                 recompute the project's analytics rollups from its results`;
 
 class UsageError extends Error {}
@@ -36,6 +40,12 @@ function projectIdFlag(flags: Flags): number {
   const id = Number(required(flags, 'project'));
   if (!Number.isInteger(id) || id < 1) throw new UsageError('--project must be a project id (a positive integer)');
   return id;
+}
+
+function scopeFlag(flags: Flags): KeyScope {
+  const scope = flags.scope ?? 'admin';
+  if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')}`);
+  return scope as KeyScope;
 }
 
 function parseJsonFlag<S extends z.ZodType>(schema: S, raw: string, flag: string): z.infer<S> {
@@ -80,6 +90,18 @@ async function withDatabase<T>(work: (db: Awaited<ReturnType<typeof openDatabase
   }
 }
 
+/** The project or user that `--project` or `--user` names, checked to exist. */
+async function keyOwner(sql: Awaited<ReturnType<typeof openDatabaseForCli>>['sql'], flags: Flags): Promise<KeyOwner> {
+  if (flags.project) {
+    const projectId = projectIdFlag(flags);
+    if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
+    return { projectId };
+  }
+  const userId = required(flags, 'user');
+  if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
+  return { userId };
+}
+
 async function dataCommand(words: string[], flags: Flags): Promise<string> {
   const command = words.join(' ');
   return withDatabase(async ({ sql }) => {
@@ -112,15 +134,23 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         else throw new UsageError('give --chat JSON or --scm JSON');
         return 'ok';
       }
-      case 'key create': {
-        if (flags.project) {
-          const projectId = projectIdFlag(flags);
-          if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
-          return createKey(sql, { projectId });
-        }
+      case 'member remove': {
+        const projectId = projectIdFlag(flags);
         const userId = required(flags, 'user');
-        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
-        return createKey(sql, { userId });
+        if (!(await removeMember(sql, projectId, userId))) throw new UsageError(`user ${userId} is not a member of project ${projectId}`);
+        return 'ok';
+      }
+      case 'key create':
+        return createKey(sql, await keyOwner(sql, flags), scopeFlag(flags));
+      case 'key list': {
+        const keys = await listKeys(sql, await keyOwner(sql, flags));
+        return keys.map((key) => [key.id, key.scope, key.created_at.toISOString(), key.test_run_id ? `run ${key.test_run_id}` : ''].join('\t').trimEnd()).join('\n');
+      }
+      case 'key revoke': {
+        const given = required(flags, 'key');
+        const id = parseKey(given)?.id ?? given;
+        if (!(await revokeKey(sql, null, id))) throw new UsageError(`no key ${id}`);
+        return 'revoked';
       }
       case 'analytics rebuild': {
         const projectId = projectIdFlag(flags);
@@ -139,7 +169,7 @@ export async function main(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: Object.fromEntries(
-      ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm'].map((flag) => [flag, { type: 'string' as const }]),
+      ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key'].map((flag) => [flag, { type: 'string' as const }]),
     ),
     strict: true,
   });

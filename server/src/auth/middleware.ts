@@ -2,10 +2,10 @@ import type { RequestHandler, Response } from 'express';
 import type { Sql } from '../db.ts';
 import { HttpError } from '../http/errors.ts';
 import { isMember, userProjectIds } from '../projects/store.ts';
-import { parseKey, secretMatches } from './keys.ts';
+import { type KeyScope, parseKey, scopeAllows, secretMatches } from './keys.ts';
 import { findKey } from './store.ts';
 
-export type Principal = { kind: 'project'; keyId: string } | { kind: 'user'; keyId: string; userId: string };
+export type Principal = { kind: 'project'; keyId: string; scope: KeyScope } | { kind: 'user'; keyId: string; userId: string; scope: KeyScope };
 
 /** Who is asking, and for which project: every API request is scoped to one. */
 export interface Scope {
@@ -18,9 +18,13 @@ export function actingUserId(scope: Scope): string | null {
   return scope.principal.kind === 'user' ? scope.principal.userId : null;
 }
 
-export function requireScope(res: Response): Scope {
+/** The request's scope, when its key may do what `needed` names; else a 403 that says what it lacks. */
+export function requireScope(res: Response, needed: KeyScope): Scope {
   const scope = res.locals.scope as Scope | undefined;
   if (!scope) throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
+  if (!scopeAllows(scope.principal.scope, needed)) {
+    throw new HttpError(403, `this key's scope is ${scope.principal.scope}; this needs a key of scope ${needed}`);
+  }
   return scope;
 }
 
@@ -40,10 +44,10 @@ async function resolveScope(sql: Sql, token: string, headerProject: number | nul
     if (headerProject !== null && headerProject !== stored.project_id) {
       throw new HttpError(403, 'this key belongs to another project than x-project-id names');
     }
-    return { projectId: stored.project_id, principal: { kind: 'project', keyId: stored.id } };
+    return { projectId: stored.project_id, principal: { kind: 'project', keyId: stored.id, scope: stored.scope } };
   }
   const userId = stored.user_id as string;
-  const principal: Principal = { kind: 'user', keyId: stored.id, userId };
+  const principal: Principal = { kind: 'user', keyId: stored.id, userId, scope: stored.scope };
   if (headerProject !== null) {
     if (!(await isMember(sql, headerProject, userId))) throw new HttpError(403, 'you are not a member of this project');
     return { projectId: headerProject, principal };

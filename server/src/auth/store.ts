@@ -1,34 +1,61 @@
 import type { Tx } from '../db.ts';
-import { generateKey, type KeyKind } from './keys.ts';
+import { generateKey, type KeyKind, type KeyScope } from './keys.ts';
 
 export interface StoredKey {
   id: string;
   secret_hash: Buffer;
   project_id: number | null;
   user_id: string | null;
+  scope: KeyScope;
 }
 
 export async function findKey(sql: Tx, id: string): Promise<StoredKey | null> {
   const [row] = await sql<StoredKey[]>`
-    select id, secret_hash, project_id, user_id from api_keys where id = ${id}`;
+    select id, secret_hash, project_id, user_id, scope from api_keys where id = ${id}`;
   return row ?? null;
 }
 
+export type KeyOwner = { projectId: number } | { userId: string };
+
 /** Creates a key for a project or a user and returns the plain key: the only time it exists. */
-export async function createKey(sql: Tx, owner: { projectId: number } | { userId: string }): Promise<string> {
+export async function createKey(sql: Tx, owner: KeyOwner, scope: KeyScope = 'admin'): Promise<string> {
   const kind: KeyKind = 'projectId' in owner ? 'project' : 'user';
   const key = generateKey(kind);
   await sql`
-    insert into api_keys (id, secret_hash, project_id, user_id)
-    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null})`;
+    insert into api_keys (id, secret_hash, project_id, user_id, scope)
+    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null}, ${scope})`;
   return key.plain;
+}
+
+/** A key as listed: never its secret or hash. */
+export interface ListedKey {
+  id: string;
+  kind: KeyKind;
+  scope: KeyScope;
+  test_run_id: number | null;
+  created_at: Date;
+}
+
+/** A project's keys (run keys included) or a user's, oldest first. */
+export async function listKeys(sql: Tx, owner: KeyOwner): Promise<ListedKey[]> {
+  const where = 'projectId' in owner ? sql`project_id = ${owner.projectId}` : sql`user_id = ${owner.userId}`;
+  return sql<ListedKey[]>`
+    select id, case when project_id is null then 'user' else 'project' end as kind, scope, test_run_id, created_at
+    from api_keys where ${where} order by created_at, id`;
+}
+
+/** Revokes a key of `owner`; false when it has no such key. */
+export async function revokeKey(sql: Tx, owner: KeyOwner | null, id: string): Promise<boolean> {
+  const mine = owner === null ? sql`true` : 'projectId' in owner ? sql`project_id = ${owner.projectId}` : sql`user_id = ${owner.userId}`;
+  const rows = await sql`delete from api_keys where id = ${id} and ${mine} returning id`;
+  return rows.length > 0;
 }
 
 /** A key for one run's reporter, made by the executor; it goes when the run ends. */
 export async function createRunKey(sql: Tx, projectId: number, runId: number): Promise<string> {
   const key = generateKey('project');
   await sql`
-    insert into api_keys (id, secret_hash, project_id, test_run_id) values (${key.id}, ${key.secretHash}, ${projectId}, ${runId})`;
+    insert into api_keys (id, secret_hash, project_id, test_run_id, scope) values (${key.id}, ${key.secretHash}, ${projectId}, ${runId}, 'report')`;
   return key.plain;
 }
 

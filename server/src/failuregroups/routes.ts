@@ -26,6 +26,7 @@ export function failureGroupRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/failure-groups/:id/members',
+    needs: 'report',
     tag: TAG,
     summary: "Attach a run's failing test to a failure group (created on first attach); idempotent per run and test",
     params: groupParams,

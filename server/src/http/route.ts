@@ -2,6 +2,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import type { Request, Response, Router } from 'express';
 import type { z } from 'zod';
 import { requireScope, type Scope } from '../auth/middleware.ts';
+import type { KeyScope } from '../auth/keys.ts';
 import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
 import { flatError, generalError } from './openapi.ts';
 
@@ -23,6 +24,8 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
   status?: number;
   /** Public routes take no key and have no project scope. */
   public?: boolean;
+  /** The key scope it needs: by default `read` to GET, `admin` to change anything. */
+  needs?: KeyScope;
   errorShape?: ErrorShape;
   handler: (input: {
     params: z.infer<P>;
@@ -95,13 +98,14 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
   spec: RouteSpec<P, Q, B>,
 ): void {
   const status = spec.status ?? 200;
+  const needs: KeyScope = spec.needs ?? (spec.method === 'get' ? 'read' : 'admin');
   const errorBody = spec.errorShape === 'flat' ? flatError : generalError;
   const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorBody } } });
   const config: RouteConfig = {
     method: spec.method,
     path: toOpenApiPath(spec.path),
     tags: [spec.tag],
-    summary: spec.summary,
+    summary: spec.public ? spec.summary : `${spec.summary} (key scope: ${needs})`,
     security: spec.public ? [] : [{ bearer: [] }],
     request: {
       ...(spec.params ? { params: spec.params } : {}),
@@ -123,7 +127,7 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
 
   (spec.public ? ctx.open : ctx.api)[spec.method](spec.path, async (req: Request, res: Response) => {
     if (spec.errorShape) res.locals.errorShape = spec.errorShape;
-    const scope = spec.public ? (undefined as unknown as Scope) : requireScope(res);
+    const scope = spec.public ? (undefined as unknown as Scope) : requireScope(res, needs);
     const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
     const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
     const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body', !nulFreeBodies.has(req)) : (undefined as z.infer<B>);

@@ -32,6 +32,12 @@ export async function addMember(sql: Tx, projectId: number, userId: string): Pro
     on conflict (project_id, user_id) do nothing`;
 }
 
+/** Removes a membership; false when there was none. */
+export async function removeMember(sql: Tx, projectId: number, userId: string): Promise<boolean> {
+  const rows = await sql`delete from memberships where project_id = ${projectId} and user_id = ${userId} returning user_id`;
+  return rows.length > 0;
+}
+
 export async function isMember(sql: Tx, projectId: number, userId: string): Promise<boolean> {
   const [row] = await sql`select 1 from memberships where project_id = ${projectId} and user_id = ${userId}`;
   return row !== undefined;

@@ -60,6 +60,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/resources',
+    needs: 'report',
     tag: TAG,
     summary: 'Create a resource: a file to upload (pending, with upload_url) or an external link (url)',
     body: createResourceSchema,
@@ -121,6 +122,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'patch',
     path: '/api/files/:id',
+    needs: 'report',
     tag: TAG,
     summary: 'Rename, describe, or confirm an upload (status uploaded)',
     params: idParams,

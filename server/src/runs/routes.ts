@@ -84,6 +84,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'put',
     path: '/api/test-runs',
+    needs: 'report',
     tag: TAG,
     summary: 'Trigger a run against an environment: it is queued (pending) for an executor',
     body: triggerSchema,
@@ -102,6 +103,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/cancel',
+    needs: 'report',
     tag: TAG,
     summary: 'Cancel a run that has not ended (412 when it has): its Playwright processes are stopped',
     params: runParams,
@@ -118,6 +120,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/report',
+    needs: 'report',
     tag: REPORTING,
     summary: 'Start (or join, by run_key) a report-only run: the reporter in your own CI, without a trigger',
     body: reportRunSchema,
@@ -153,6 +156,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/shards/:shard/begin',
+    needs: 'report',
     tag: REPORTING,
     summary: "A shard begins: its list of tests and the commit; the run is running",
     params: shardParams,
@@ -167,6 +171,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/results',
+    needs: 'report',
     tag: REPORTING,
     summary: 'A batch of test attempts (gzip accepted); idempotent per run, test and retry',
     params: runParams,
@@ -181,6 +186,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/shards/:shard/end',
+    needs: 'report',
     tag: REPORTING,
     summary: "A shard ends with Playwright's status; the last one completes the run",
     params: shardParams,
