@@ -192,6 +192,23 @@ describe('the run page and headers', () => {
     },
   );
 
+  it('when a run link is older than 30 days, then it is a 410; a link whose expiry was edited is a 404', async () => {
+    const url = await summaryUrl();
+    expect((await fetch(url)).status).toBe(200);
+    const token = new URL(url).searchParams.get('token') as string;
+    const [expires, signature] = token.split('.');
+    const stretched = url.replace(token, `${Number(expires) + 86_400 * 365}.${signature}`);
+    expect((await fetch(stretched)).status).toBe(404);
+    server.clock.advance(31 * 86_400_000);
+    try {
+      const expired = await fetch(url);
+      expect(expired.status).toBe(410);
+      expect((await expired.json()).error.message).toContain('expired');
+    } finally {
+      server.clock.advance(-31 * 86_400_000);
+    }
+  });
+
   it('when a build URL is http(s), then it is a link that sends no referrer', async () => {
     const html = await (await fetch(await summaryUrl('https://ci.example.test/build/7'))).text();
     expect(html).toContain('<a href="https://ci.example.test/build/7" rel="noreferrer">');

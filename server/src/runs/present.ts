@@ -2,24 +2,42 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { TestRun } from './schema.ts';
 import type { RunRow } from './store.ts';
 
-/** The run page's link carries a token so that it opens for a person without a key. */
-export function summaryToken(secret: string, runId: number): string {
-  return createHmac('sha256', secret).update(`summary:${runId}`).digest('base64url').slice(0, 32);
+/** How long a run page's link opens: it is a bearer link, handed around in CI logs and chat. */
+export const SUMMARY_LINK_DAYS = 30;
+const DAY_S = 86_400;
+
+function signature(secret: string, runId: number, expiresS: number): string {
+  return createHmac('sha256', secret).update(`summary:${runId}:${expiresS}`).digest('base64url').slice(0, 32);
 }
 
-export function summaryTokenMatches(secret: string, runId: number, given: string): boolean {
-  const expected = Buffer.from(summaryToken(secret, runId));
-  const actual = Buffer.from(given);
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+/**
+ * The run page's token, `<expiry in epoch seconds>.<signature>`: it opens the page for a person
+ * without a key until it expires. The expiry is rounded up to a day, so links handed out on one
+ * day are the same link.
+ */
+export function summaryToken(secret: string, runId: number, now: Date): string {
+  const expiresS = (Math.ceil(now.getTime() / 1000 / DAY_S) + SUMMARY_LINK_DAYS) * DAY_S;
+  return `${expiresS}.${signature(secret, runId, expiresS)}`;
 }
 
-export function summaryUrl(publicUrl: string, secret: string, runId: number): string {
-  return `${publicUrl}/runs/${runId}?token=${summaryToken(secret, runId)}`;
+/** Whether `given` is this run's token: 'ok', 'expired' (signed by us, too old) or 'invalid'. */
+export function checkSummaryToken(secret: string, runId: number, given: string, now: Date): 'ok' | 'expired' | 'invalid' {
+  const match = /^(\d{1,12})\.([\w-]{32})$/.exec(given);
+  if (!match) return 'invalid';
+  const expiresS = Number(match[1]);
+  const expected = Buffer.from(signature(secret, runId, expiresS));
+  const actual = Buffer.from(match[2] as string);
+  if (!timingSafeEqual(expected, actual)) return 'invalid';
+  return expiresS * 1000 > now.getTime() ? 'ok' : 'expired';
+}
+
+export function summaryUrl(publicUrl: string, secret: string, runId: number, now: Date): string {
+  return `${publicUrl}/runs/${runId}?token=${summaryToken(secret, runId, now)}`;
 }
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
-export function presentRun(row: RunRow, publicUrl: string, secret: string): TestRun {
+export function presentRun(row: RunRow, publicUrl: string, secret: string, now: Date): TestRun {
   return {
     id: row.id,
     state: row.state,
@@ -40,7 +58,7 @@ export function presentRun(row: RunRow, publicUrl: string, secret: string): Test
     run_started_at: iso(row.run_started_at),
     run_ended_at: iso(row.run_ended_at),
     test_run_head_sha: row.test_run_head_sha,
-    summary_url: summaryUrl(publicUrl, secret, row.id),
+    summary_url: summaryUrl(publicUrl, secret, row.id, now),
     total_shards: row.total_shards,
     rerun_source_id: row.rerun_source_id,
     error_reason: row.error_reason,

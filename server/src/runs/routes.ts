@@ -9,7 +9,7 @@ import { getProject } from '../projects/store.ts';
 import { beginShard, endShard } from './ingest.ts';
 import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';
-import { presentRun, summaryTokenMatches } from './present.ts';
+import { checkSummaryToken, presentRun, SUMMARY_LINK_DAYS } from './present.ts';
 import { actingUserId } from '../auth/middleware.ts';
 import { cancelRun } from './lifecycle.ts';
 import { triggerRun } from './trigger.ts';
@@ -35,7 +35,7 @@ const REPORTING = 'Reporting (used by the Playwright reporter)';
 
 export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config, signingSecret } = deps;
-  const present = (row: store.RunRow) => presentRun(row, config.publicUrl, signingSecret);
+  const present = (row: store.RunRow) => presentRun(row, config.publicUrl, signingSecret, clock());
 
   addRoute(ctx, {
     method: 'get',
@@ -210,7 +210,11 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     query: z.object({ token: z.string().min(1).max(100) }).strict(),
     produces: 'text/html',
     handler: async ({ params, query, res }) => {
-      if (!summaryTokenMatches(signingSecret, params.id, query.token)) throw notFound('test run');
+      const token = checkSummaryToken(signingSecret, params.id, query.token, clock());
+      if (token === 'invalid') throw notFound('test run');
+      if (token === 'expired') {
+        throw new HttpError(410, `this link to the run expired (links open for ${SUMMARY_LINK_DAYS} days); read the run again for a new one`);
+      }
       const run = await store.getRunById(sql, params.id);
       if (!run) throw notFound('test run');
       const project = await getProject(sql, run.project_id);
