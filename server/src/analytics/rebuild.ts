@@ -12,8 +12,8 @@ const ENDED = ['passed', 'failed', 'error', 'cancelled'];
 export async function rebuildRollups(sql: Tx, projectId: number): Promise<void> {
   // Its grouping sorts or hashes millions of rows: in the default 4 MB they spill to disk.
   await sql`set local work_mem = '256MB'`;
-  await sql`lock table daily_run_stats, daily_test_stats, daily_test_counts, test_case_cumulative in exclusive mode`;
-  for (const table of ['test_case_cumulative', 'daily_test_counts', 'daily_test_stats', 'daily_run_stats']) {
+  await sql`lock table daily_run_stats, daily_test_counts, test_case_cumulative in exclusive mode`;
+  for (const table of ['test_case_cumulative', 'daily_test_counts', 'daily_run_stats']) {
     await sql`delete from ${sql(table)} where project_id = ${projectId}`;
   }
   await rebuildRunStats(sql, projectId);
@@ -41,8 +41,18 @@ async function rebuildRunStats(sql: Tx, projectId: number): Promise<void> {
     group by 2, 3`;
 }
 
-/** Per environment first (one pass over the results), then the project's from those rows. */
+/**
+ * Each test's counts per day, per environment first (one pass over the results), then the
+ * project's from those rows: in a table of the transaction's own, from which the test counts and
+ * the running totals are built.
+ */
 async function rebuildTestStats(sql: Tx, projectId: number): Promise<void> {
+  await sql`
+    create temporary table daily_test_stats (
+      project_id integer not null, environment_id integer not null, day date not null, test_case_id text collate "C" not null,
+      total_runs integer not null, pass_count integer not null, fail_count integer not null, flaky_count integer not null,
+      skip_count integer not null, last_run_at timestamptz, primary key (project_id, environment_id, day, test_case_id)
+    ) on commit drop`;
   await sql`
     insert into daily_test_stats (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
                                   flaky_count, skip_count, last_run_at)
@@ -102,11 +112,11 @@ async function rebuildCumulative(sql: Tx, projectId: number): Promise<void> {
 async function addDayToCumulative(sql: Tx, projectId: number, environmentId: number, day: string, previous: string | null): Promise<void> {
   await sql`
     insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                      flaky_count, skip_count, last_run_at)
+                                      flaky_count, skip_count, last_run_at, day_runs)
     select ${projectId}, ${environmentId}, ${day}::date, coalesce(s.test_case_id, c.test_case_id),
            coalesce(c.total_runs, 0) + coalesce(s.total_runs, 0), coalesce(c.pass_count, 0) + coalesce(s.pass_count, 0),
            coalesce(c.fail_count, 0) + coalesce(s.fail_count, 0), coalesce(c.flaky_count, 0) + coalesce(s.flaky_count, 0),
-           coalesce(c.skip_count, 0) + coalesce(s.skip_count, 0), greatest(c.last_run_at, s.last_run_at)
+           coalesce(c.skip_count, 0) + coalesce(s.skip_count, 0), greatest(c.last_run_at, s.last_run_at), coalesce(s.total_runs, 0)
     from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
           from test_case_cumulative
           where project_id = ${projectId} and environment_id = ${environmentId} and day = ${previous}::date) c

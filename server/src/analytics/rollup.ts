@@ -31,39 +31,24 @@ export async function rollupRun(sql: Tx, runId: number): Promise<void> {
       failed_tests = d.failed_tests + excluded.failed_tests,
       failed_tests_after_snooze = d.failed_tests_after_snooze + excluded.failed_tests_after_snooze,
       flaky_tests = d.flaky_tests + excluded.flaky_tests`;
-  await sql`
-    insert into daily_test_stats as d (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                       flaky_count, skip_count, last_run_at)
-    select ${run.project_id}, scope.environment_id, ${run.day}::date, t.test_case_id,
-           (t.outcome <> 'skipped')::int, (t.outcome = 'passed')::int, (t.outcome = 'failed')::int,
-           (t.outcome = 'flaky')::int, (t.outcome = 'skipped')::int, coalesce(r.run_ended_at, r.created_at)
-    from test_results t join test_runs r on r.id = t.test_run_id
-    cross join (values (${run.environment_id}::int), (0)) as scope(environment_id)
-    where t.test_run_id = ${runId} and t.is_final
-    on conflict (project_id, environment_id, day, test_case_id) do update set
-      total_runs = d.total_runs + excluded.total_runs,
-      pass_count = d.pass_count + excluded.pass_count,
-      fail_count = d.fail_count + excluded.fail_count,
-      flaky_count = d.flaky_count + excluded.flaky_count,
-      skip_count = d.skip_count + excluded.skip_count,
-      last_run_at = greatest(d.last_run_at, excluded.last_run_at)`;
   for (const environmentId of [run.environment_id, 0]) await addToCumulative(sql, runId, run.project_id, environmentId, run.day);
   await sql`
     insert into daily_test_counts as c (project_id, environment_id, day, test_count)
     select ${run.project_id}, scope.environment_id, ${run.day}::date,
-           (select count(*)::int from daily_test_stats s
+           (select count(*)::int from test_case_cumulative s
             where s.project_id = ${run.project_id} and s.environment_id = scope.environment_id and s.day = ${run.day}::date
-              and s.total_runs > 0)
+              and s.day_runs > 0)
     from (values (${run.environment_id}::int), (0)) as scope(environment_id)
     on conflict (project_id, environment_id, day) do update set test_count = excluded.test_count`;
 }
 
 /**
  * Adds the run's final results to the running totals of its day and of every later snapshot day
- * (later ones exist only when a run is reported late). A day's first run writes the day's
- * snapshot in one pass: the latest earlier day's totals joined with the run's results. Every
- * statement joins on the whole key (a day, then a test) or by hash, so completion stays linear in
- * the run's size and the project's test count, whatever statistics a freshly written run has.
+ * (later ones exist only when a run is reported late), and to its day's own runs (`day_runs`,
+ * what a day's test count counts). A day's first run writes the day's snapshot in one pass: the
+ * latest earlier day's totals full-joined with the run's results. The others upsert on the whole
+ * key. Neither can nest a loop over a day's snapshot per test, so completion stays linear in the
+ * run's size and the project's test count, whatever statistics a freshly written run has.
  */
 async function addToCumulative(sql: Tx, runId: number, projectId: number, environmentId: number, day: string): Promise<void> {
   const [existing] = await sql`
@@ -71,11 +56,11 @@ async function addToCumulative(sql: Tx, runId: number, projectId: number, enviro
   if (!existing) {
     await sql`
       insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                        flaky_count, skip_count, last_run_at)
+                                        flaky_count, skip_count, last_run_at, day_runs)
       select ${projectId}, ${environmentId}, ${day}::date, coalesce(p.test_case_id, r.test_case_id),
              coalesce(p.total_runs, 0) + coalesce(r.total_runs, 0), coalesce(p.pass_count, 0) + coalesce(r.pass_count, 0),
              coalesce(p.fail_count, 0) + coalesce(r.fail_count, 0), coalesce(p.flaky_count, 0) + coalesce(r.flaky_count, 0),
-             coalesce(p.skip_count, 0) + coalesce(r.skip_count, 0), greatest(p.last_run_at, r.last_run_at)
+             coalesce(p.skip_count, 0) + coalesce(r.skip_count, 0), greatest(p.last_run_at, r.last_run_at), coalesce(r.total_runs, 0)
       from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
             from test_case_cumulative
             where project_id = ${projectId} and environment_id = ${environmentId}
@@ -85,9 +70,9 @@ async function addToCumulative(sql: Tx, runId: number, projectId: number, enviro
   }
   await sql`
     insert into test_case_cumulative as c (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                           flaky_count, skip_count, last_run_at)
+                                           flaky_count, skip_count, last_run_at, day_runs)
     select ${projectId}, ${environmentId}, d.day, r.test_case_id, r.total_runs, r.pass_count, r.fail_count, r.flaky_count,
-           r.skip_count, r.last_run_at
+           r.skip_count, r.last_run_at, case when d.day = ${day}::date then r.total_runs else 0 end
     from (${runDeltas(sql, runId)}) r
     cross join (select day from test_case_cumulative
                 where project_id = ${projectId} and environment_id = ${environmentId} and day ${existing ? sql`>=` : sql`>`} ${day}::date
@@ -98,7 +83,8 @@ async function addToCumulative(sql: Tx, runId: number, projectId: number, enviro
       fail_count = c.fail_count + excluded.fail_count,
       flaky_count = c.flaky_count + excluded.flaky_count,
       skip_count = c.skip_count + excluded.skip_count,
-      last_run_at = greatest(c.last_run_at, excluded.last_run_at)`;
+      last_run_at = greatest(c.last_run_at, excluded.last_run_at),
+      day_runs = c.day_runs + excluded.day_runs`;
 }
 
 /** What one run adds to each of its tests' totals. */
