@@ -1,4 +1,5 @@
 import type { Tx } from '../db.ts';
+import { writeSnapshot } from './snapshot.ts';
 
 const ENDED = ['passed', 'failed', 'error', 'cancelled'];
 
@@ -110,19 +111,9 @@ async function rebuildCumulative(sql: Tx, projectId: number): Promise<void> {
 }
 
 async function addDayToCumulative(sql: Tx, projectId: number, environmentId: number, day: string, previous: string | null): Promise<void> {
-  await sql`
-    insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                      flaky_count, skip_count, last_run_at, day_runs)
-    select ${projectId}, ${environmentId}, ${day}::date, coalesce(s.test_case_id, c.test_case_id),
-           coalesce(c.total_runs, 0) + coalesce(s.total_runs, 0), coalesce(c.pass_count, 0) + coalesce(s.pass_count, 0),
-           coalesce(c.fail_count, 0) + coalesce(s.fail_count, 0), coalesce(c.flaky_count, 0) + coalesce(s.flaky_count, 0),
-           coalesce(c.skip_count, 0) + coalesce(s.skip_count, 0), greatest(c.last_run_at, s.last_run_at), coalesce(s.total_runs, 0)
-    from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
-          from test_case_cumulative
-          where project_id = ${projectId} and environment_id = ${environmentId} and day = ${previous}::date) c
-    full join (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
-               from daily_test_stats
-               where project_id = ${projectId} and environment_id = ${environmentId} and day = ${day}::date) s
-      on s.test_case_id = c.test_case_id
-    order by 4`;
+  const counts = sql`
+    select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
+    from daily_test_stats
+    where project_id = ${projectId} and environment_id = ${environmentId} and day = ${day}::date`;
+  await writeSnapshot(sql, { projectId, environmentId }, day, sql`${previous}::date`, counts);
 }

@@ -1,4 +1,5 @@
 import type { Tx } from '../db.ts';
+import { writeSnapshot } from './snapshot.ts';
 
 /**
  * Adds an ended run to the daily rollups of its day (the day it started, UTC): its environment's
@@ -54,19 +55,9 @@ async function addToCumulative(sql: Tx, runId: number, projectId: number, enviro
   const [existing] = await sql`
     select 1 from test_case_cumulative where project_id = ${projectId} and environment_id = ${environmentId} and day = ${day}::date limit 1`;
   if (!existing) {
-    await sql`
-      insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                        flaky_count, skip_count, last_run_at, day_runs)
-      select ${projectId}, ${environmentId}, ${day}::date, coalesce(p.test_case_id, r.test_case_id),
-             coalesce(p.total_runs, 0) + coalesce(r.total_runs, 0), coalesce(p.pass_count, 0) + coalesce(r.pass_count, 0),
-             coalesce(p.fail_count, 0) + coalesce(r.fail_count, 0), coalesce(p.flaky_count, 0) + coalesce(r.flaky_count, 0),
-             coalesce(p.skip_count, 0) + coalesce(r.skip_count, 0), greatest(p.last_run_at, r.last_run_at), coalesce(r.total_runs, 0)
-      from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
-            from test_case_cumulative
-            where project_id = ${projectId} and environment_id = ${environmentId}
-              and day = (select max(day) from test_case_cumulative
-                         where project_id = ${projectId} and environment_id = ${environmentId} and day < ${day}::date)) p
-      full join (${runDeltas(sql, runId)}) r on r.test_case_id = p.test_case_id`;
+    const previousDay = sql`(select max(day) from test_case_cumulative
+                             where project_id = ${projectId} and environment_id = ${environmentId} and day < ${day}::date)`;
+    await writeSnapshot(sql, { projectId, environmentId }, day, previousDay, runDeltas(sql, runId));
   }
   await sql`
     insert into test_case_cumulative as c (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
