@@ -109,4 +109,11 @@ describe('environments', () => {
     expect((await other.patch(`/api/environments/${created.id}`, { name: 'Theirs' })).status).toBe(404);
     expect((await other.delete(`/api/environments/${created.id}`)).status).toBe(404);
   });
+
+  it("when the project's test repository cannot be read, then a sync is a 409 that says why", async () => {
+    const created = (await api.post('/api/environments', { name: 'Unreadable', slug: 'unreadable' })).body.data.environment;
+    const synced = await api.post(`/api/environments/${created.id}/sync`);
+    expect(synced.status).toBe(409);
+    expect(synced.body.error).toContain('the test repository could not be read: the repository /nonexistent does not exist');
+  });
 });

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import path from 'node:path';
 import type { AppDeps } from '../context.ts';
+import { ListingError } from '../executor/playwright.ts';
+import { RepositoryError } from '../executor/repository.ts';
+import { SandboxError } from '../executor/sandbox.ts';
 import { syncEnvironmentShared } from '../executor/sync.ts';
 import { getProject } from '../projects/store.ts';
 import { HttpError, notFound } from '../http/errors.ts';
@@ -105,7 +108,11 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
       try {
         await syncEnvironmentShared(sql, { projectId: project.id, environmentId: environment.id, repoUrl: project.repo_url }, { root: path.join(deps.config.dataDir, 'work'), runnerUser: deps.config.runnerUser }, deps.clock());
       } catch (error) {
-        throw new HttpError(409, `the test repository could not be read: ${(error as Error).message}`);
+        // The repository's failures are the caller's to mend; the database's or ours are not a 409.
+        if (error instanceof RepositoryError || error instanceof SandboxError || error instanceof ListingError) {
+          throw new HttpError(409, `the test repository could not be read: ${error.message}`);
+        }
+        throw error;
       }
       return { data: { success: true } };
     },

@@ -9,6 +9,9 @@ import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 const LIST_REPORTER = fileURLToPath(new URL('./list-reporter.mjs', import.meta.url));
 export const PROCTOR_REPORTER = fileURLToPath(new URL('../../../reporter/dist/index.js', import.meta.url));
 
+/** Playwright could not be found or could not list the suite. */
+export class ListingError extends Error {}
+
 export interface ListedRunnerTest {
   id: string;
   project: string;
@@ -36,7 +39,7 @@ export function playwrightCli(dir: string): string {
       // not installed there
     }
   }
-  throw new Error('no @playwright/test to run');
+  throw new ListingError('no @playwright/test to run');
 }
 
 /** Every test of every runner project, as Playwright lists it (run as the runner: the config is the suite's code). */
@@ -55,7 +58,7 @@ export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Run
     return JSON.parse(fs.readFileSync(output, 'utf8')) as Listing;
   } catch (error) {
     const detail = String((error as { stdout?: string }).stdout ?? '') + String((error as { stderr?: string }).stderr ?? (error as Error).message);
-    throw new Error(`listing the tests failed: ${detail.trim().split('\n').slice(-5).join(' ')}`, { cause: error });
+    throw new ListingError(`listing the tests failed: ${detail.trim().split('\n').slice(-5).join(' ')}`, { cause: error });
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
