@@ -124,7 +124,7 @@ export class Executor implements RunControl {
       assertReachable(this.runner);
       fs.rmSync(scratch, { recursive: true, force: true });
       fs.mkdirSync(scratch, { mode: 0o700 });
-      handOver(this.runner, scratch);
+      await handOver(this.runner, scratch);
       checkoutDir = await this.runShards(claimed, run, log, scratch);
       await this.finish(claimed, run);
     } catch (error) {
@@ -153,7 +153,7 @@ export class Executor implements RunControl {
     }
     const { dir, headSha } = await checkout(repository, branch, this.options.workRoot, claimed.id);
     await this.sql`update test_runs set test_run_head_sha = ${headSha} where id = ${claimed.id}`;
-    if (repository.kind === 'git') handOver(this.runner, dir);
+    if (repository.kind === 'git') await handOver(this.runner, dir);
     await installDependencies(dir, (line) => log.info(line), {
       ownFolder: repository.kind === 'folder',
       runner: this.runner,

@@ -45,7 +45,7 @@ export function playwrightCli(dir: string): string {
 /** Every test of every runner project, as Playwright lists it (run as the runner: the config is the suite's code). */
 export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Runner): Promise<Listing> {
   const scratch = fs.mkdtempSync(path.join(runner.home, 'tmp', 'list-'));
-  handOver(runner, scratch);
+  await handOver(runner, scratch);
   const output = path.join(scratch, 'list.json');
   try {
     await promisify(execFile)(process.execPath, [playwrightCli(dir), 'test', '--list', `--reporter=${LIST_REPORTER}`, `--output=${scratch}`], {

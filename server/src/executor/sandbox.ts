@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /**
  * Who runs a suite's code (npm's install scripts, Playwright's config, the tests): test code is
@@ -49,9 +50,10 @@ export function assertReachable(runner: Runner): void {
 }
 
 /** Gives `dir` and everything in it to the runner (no-op when suites run as the server's user). */
-export function handOver(runner: Runner, dir: string): void {
+export async function handOver(runner: Runner, dir: string): Promise<void> {
   if (!runner.user) return;
-  execFileSync('chown', ['-R', '--no-dereference', `${runner.user.uid}:${runner.user.gid}`, dir]);
+  // A checkout may hold many files: chown walks them outside the event loop.
+  await promisify(execFile)('chown', ['-R', '--no-dereference', `${runner.user.uid}:${runner.user.gid}`, dir]);
 }
 
 /** The runner for a work root: its user (when the server is root) and its home under the work root. */

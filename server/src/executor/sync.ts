@@ -46,7 +46,7 @@ export async function syncEnvironment(
   const syncRoot = path.join(work.root, 'sync', `${target.environmentId}-${process.pid}`);
   const { dir, headSha } = await checkout(repository, branch, syncRoot, 0);
   try {
-    if (repository.kind === 'git') handOver(runner, dir);
+    if (repository.kind === 'git') await handOver(runner, dir);
     await installDependencies(dir, () => undefined, { ownFolder: repository.kind === 'folder', runner });
     const listing = await listTests(dir, runnerEnvironment(runner, process.env), runner);
     const envFiles = findEnvFiles(dir);

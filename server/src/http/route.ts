@@ -118,7 +118,7 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
         : { description: 'Success', content: { [spec.produces ?? 'application/octet-stream']: { schema: { type: 'string' } } } },
       400: errorResponse('A param, query or body field failed validation; the message names it'),
       ...(spec.public ? {} : { 401: { description: 'Missing or wrong key', content: { 'application/json': { schema: generalError } } } }),
-      ...(spec.public ? {} : { 403: { description: 'Not allowed in this project', content: { 'application/json': { schema: generalError } } } }),
+      ...(spec.public ? {} : { 403: { description: "Not allowed: not this key's project, or a key scope too small for this operation", content: { 'application/json': { schema: generalError } } } }),
       404: errorResponse('Not found in this project'),
       503: errorResponse('The database cannot be reached now: retry after the Retry-After seconds'),
     },
