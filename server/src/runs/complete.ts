@@ -2,6 +2,7 @@ import type { Tx } from '../db.ts';
 import { rollupRun } from '../analytics/rollup.ts';
 import { deleteRunKeys } from '../auth/store.ts';
 import { deactivateUnlisted } from '../testcases/store.ts';
+import { isTerminal } from './schema.ts';
 
 interface ShardOutcome {
   shard: number;
@@ -36,7 +37,7 @@ function errorReason(shards: ShardOutcome[], totalShards: number, failedCount: n
 export async function completeRun(sql: Tx, runId: number, now: Date, forcedReason: string | null = null): Promise<void> {
   const [run] = await sql<{ state: string; project_id: number; total_shards: number; tags: string[]; test_case_ids: string[]; error_reason: string | null }[]>`
     select state, project_id, total_shards, tags, test_case_ids, error_reason from test_runs where id = ${runId} for update`;
-  if (!run || ['passed', 'failed', 'error', 'cancelled'].includes(run.state)) return;
+  if (!run || isTerminal(run.state)) return;
   const [counts] = await sql<{ passed: number; failed: number; flaky: number; skipped: number; snoozed: number }[]>`
     select count(*) filter (where outcome = 'passed')::int as passed,
            count(*) filter (where outcome = 'failed')::int as failed,

@@ -2,9 +2,8 @@ import type { Tx } from '../db.ts';
 import { HttpError } from '../http/errors.ts';
 import { upsertTestCases } from '../testcases/store.ts';
 import { completeRun } from './complete.ts';
-import type { RunState, ShardBegin } from './schema.ts';
+import { isTerminal, type RunState, type ShardBegin } from './schema.ts';
 
-const TERMINAL = new Set<RunState>(['passed', 'failed', 'error', 'cancelled']);
 
 interface LockedRun {
   id: number;
@@ -24,7 +23,7 @@ export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mod
     select id, project_id, environment_id, state, total_shards from test_runs
     where project_id = ${projectId} and id = ${runId} ${mode === 'batch' ? sql`for key share` : sql`for update`}`;
   if (!run) throw new HttpError(404, 'test run not found');
-  if (TERMINAL.has(run.state)) throw new HttpError(409, `test run ${runId} is already ${run.state}`);
+  if (isTerminal(run.state)) throw new HttpError(409, `test run ${runId} is already ${run.state}`);
   return run;
 }
 

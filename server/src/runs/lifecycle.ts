@@ -2,7 +2,7 @@ import { rollupRun } from '../analytics/rollup.ts';
 import { deleteRunKeys } from '../auth/store.ts';
 import type { Tx } from '../db.ts';
 import { HttpError } from '../http/errors.ts';
-import type { Trigger } from './schema.ts';
+import { isTerminal, type Trigger } from './schema.ts';
 
 export interface NewRun {
   environmentId: number;
@@ -48,7 +48,7 @@ export async function cancelRun(sql: Tx, projectId: number, runId: number, reaso
   const [run] = await sql<{ state: string }[]>`
     select state from test_runs where project_id = ${projectId} and id = ${runId} for update`;
   if (!run) throw new HttpError(404, 'test run not found');
-  if (['passed', 'failed', 'error', 'cancelled'].includes(run.state)) {
+  if (isTerminal(run.state)) {
     throw new HttpError(412, `test run ${runId} has already ended (${run.state}); only a pending, queued or running run can be cancelled`);
   }
   await sql`
