@@ -19,12 +19,18 @@ export type KeyOwner = { projectId: number } | { userId: string };
 
 /** Creates a key for a project or a user and returns the plain key: the only time it exists. */
 export async function createKey(sql: Tx, owner: KeyOwner, scope: KeyScope = 'admin'): Promise<string> {
+  return (await createListedKey(sql, owner, scope)).key;
+}
+
+/** As createKey, with the key as `listKeys` lists it beside the plain key. */
+export async function createListedKey(sql: Tx, owner: KeyOwner, scope: KeyScope): Promise<ListedKey & { key: string }> {
   const kind: KeyKind = 'projectId' in owner ? 'project' : 'user';
   const key = generateKey(kind);
-  await sql`
+  const [row] = await sql<ListedKey[]>`
     insert into api_keys (id, secret_hash, project_id, user_id, scope)
-    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null}, ${scope})`;
-  return key.plain;
+    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null}, ${scope})
+    returning id, ${kind}::text as kind, scope, test_run_id, created_at`;
+  return { ...(row as ListedKey), key: key.plain };
 }
 
 /** A key as listed: never its secret or hash. */

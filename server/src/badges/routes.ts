@@ -67,7 +67,6 @@ export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
       res.setHeader('cache-control', CACHE_CONTROL);
       res.setHeader('etag', badge.etag);
       res.setHeader('content-type', badge.contentType);
-      res.setHeader('x-content-type-options', 'nosniff');
       if (found && req.get('if-none-match') === badge.etag) {
         res.status(304).end();
         return;

@@ -1,6 +1,5 @@
 import type { Sql } from '../db.ts';
-import { parseKey } from '../auth/keys.ts';
-import { createKey, type ListedKey, listKeys, revokeKey } from '../auth/store.ts';
+import { createListedKey, type ListedKey, listKeys, revokeKey } from '../auth/store.ts';
 import { notFound } from '../http/errors.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { removeMember } from '../projects/store.ts';
@@ -8,7 +7,7 @@ import { createdKeyResponse, createKeySchema, keyListResponse, keyParams, member
 
 const TAG = 'Keys and members';
 
-const present = (key: ListedKey) => ({ ...key, created_at: key.created_at.toISOString() });
+const present = <K extends ListedKey>(key: K) => ({ ...key, created_at: key.created_at.toISOString() });
 
 /** The project's keys and members, for its admins: a key of scope admin. */
 export function keyRoutes(ctx: RouteContext, sql: Sql): void {
@@ -32,10 +31,8 @@ export function keyRoutes(ctx: RouteContext, sql: Sql): void {
     status: 201,
     response: createdKeyResponse,
     handler: async ({ body, scope }) => {
-      const plain = await createKey(sql, { projectId: scope.projectId }, body.scope);
-      const id = parseKey(plain)?.id as string;
-      const listed = (await listKeys(sql, { projectId: scope.projectId })).find((key) => key.id === id) as ListedKey;
-      return { data: { key: { ...present(listed), key: plain } } };
+      const created = await createListedKey(sql, { projectId: scope.projectId }, body.scope);
+      return { data: { key: present(created) } };
     },
   });
 
