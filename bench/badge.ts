@@ -9,7 +9,7 @@ import express from 'express';
 import { createApp } from '../server/src/app.ts';
 import { loadConfig } from '../server/src/config.ts';
 import { createLogger } from '../server/src/logger.ts';
-import { FileStorage } from '../server/src/resources/storage.ts';
+import { FileStorage } from '../server/src/storage/blobs.ts';
 import { benchDatabase, benchProject, median } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_BADGE_ROUNDS ?? 3);

@@ -14,7 +14,7 @@ import { connect, type Sql } from '../server/src/db.ts';
 import { createLogger } from '../server/src/logger.ts';
 import { migrate } from '../server/src/migrate.ts';
 import { createProject } from '../server/src/projects/store.ts';
-import { FileStorage } from '../server/src/resources/storage.ts';
+import { FileStorage } from '../server/src/storage/blobs.ts';
 import { freePort, spawnProctor, waitForHealth } from '../test/helpers/process.ts';
 
 export interface BenchDatabase {

@@ -9,7 +9,7 @@ import { loadConfig } from '../server/src/config.ts';
 import { connect } from '../server/src/db.ts';
 import { createLogger } from '../server/src/logger.ts';
 import { listMigrations, migrate } from '../server/src/migrate.ts';
-import { FileStorage } from '../server/src/resources/storage.ts';
+import { FileStorage } from '../server/src/storage/blobs.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { client } from './helpers/http.ts';
 import { freePort, httpWorkersOf, spawnProctor, waitForHealth } from './helpers/process.ts';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { installDependencies, parseEnvFile, resolveBranch } from '../server/src/executor/repository.ts';
+import { resolveBranch } from '../server/src/runs/branch.ts';
+import { installDependencies, parseEnvFile } from '../server/src/toolchain/repository.ts';
 import { EXAMPLES } from './helpers/playwright.ts';
 
 describe('the repository layer', () => {

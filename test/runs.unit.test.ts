@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beginShard, endShard } from '../server/src/runs/ingest.ts';
 import { insertResults, recordResultBatch } from '../server/src/runs/results.ts';
-import { finishSilentRuns } from '../server/src/runs/sweeper.ts';
+import { finishSilentRuns } from '../server/src/executor/sweeper.ts';
 import { client } from './helpers/http.ts';
 import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from './helpers/server.ts';
 

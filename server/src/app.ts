@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import { authenticate } from './auth/middleware.ts';
-import type { AppDeps } from './context.ts';
+import type { AppDeps, BranchLookup } from './context.ts';
 import { errorMiddleware, unknownPath } from './http/errors.ts';
 import { securityHeaders } from './http/headers.ts';
 import { requestLogging } from './http/logging.ts';
@@ -18,9 +18,14 @@ import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
+import { lookUpBranches } from './toolchain/repository.ts';
+
+/** What the app is built from: the branch lookup is `git ls-remote` unless a test gives its own. */
+export type AppInput = Omit<AppDeps, 'branches'> & { branches?: BranchLookup };
 
 /** Builds the Express app; no I/O happens until it serves requests. */
-export function createApp(deps: AppDeps) {
+export function createApp(input: AppInput) {
+  const deps: AppDeps = { ...input, branches: input.branches ?? lookUpBranches };
   const registry = createRegistry();
   const api = Router();
   const open = Router();

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { rebuildRollups } from './analytics/rebuild.ts';
-import { KEY_SCOPES, type KeyScope, parseKey } from './auth/keys.ts';
+import { parseKey } from './auth/keys.ts';
+import { KEY_SCOPES, type KeyScope } from './http/access.ts';
 import { createKey, type KeyOwner, listKeys, revokeKey } from './auth/store.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabaseForCli } from './db.ts';

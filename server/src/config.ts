@@ -21,6 +21,7 @@ const envSchema = z.object({
   PROCTOR_EXECUTOR_POLL_MS: z.coerce.number().int().min(10).default(1000),
   PROCTOR_HEARTBEAT_MS: z.coerce.number().int().min(10).default(2000),
   PROCTOR_LOST_RUN_S: z.coerce.number().min(0.1).default(30),
+  PROCTOR_SYNC_WAIT_S: z.coerce.number().min(0.1).default(300),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_HTTP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], 'must be auto or a whole number from 1 to 64').default('auto'),
   PROCTOR_RUNNER_USER: z.string().min(1).default('nobody'),
@@ -43,6 +44,8 @@ export interface Config {
   sweepIntervalMs: number;
   badgeStateTtlMs: number;
   executor: { concurrency: number; runTimeoutMs: number; pollMs: number; heartbeatMs: number; lostRunMs: number };
+  /** How long a sync request waits on its job before it answers that the job goes on. */
+  syncWaitMs: number;
   dbPoolMax: number;
   /** Processes serving HTTP, `auto` for one per core; more than one needs PostgreSQL. */
   httpWorkers: number | 'auto';
@@ -82,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatMs: e.PROCTOR_HEARTBEAT_MS,
       lostRunMs: e.PROCTOR_LOST_RUN_S * 1000,
     },
+    syncWaitMs: e.PROCTOR_SYNC_WAIT_S * 1000,
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
     httpWorkers: e.PROCTOR_HTTP_WORKERS,
     runnerUser: e.PROCTOR_RUNNER_USER,

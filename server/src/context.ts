@@ -1,14 +1,29 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Sql } from './db.ts';
-import type { BlobStorage } from './resources/storage.ts';
+import type { BlobStorage } from './storage/blobs.ts';
 
 export type Clock = () => Date;
 
-/** The executor as the API sees it: cancel stops a run this process executes. */
-export interface RunControl {
+/** The jobs layer as the API sees it: a nudge, never the work itself. */
+export interface JobControl {
+  /** A cancel stops a run this process executes now (heartbeats would in time). */
   stopRun(runId: number): Promise<void>;
+  /** A sync was requested: look for it now instead of at the next poll. */
+  syncRequested(): void;
 }
+
+/** A test repository's branches as `git ls-remote` lists them. */
+export interface Branches {
+  defaultBranch: string | null;
+  branches: Set<string>;
+}
+
+/**
+ * A bounded look at a project's test repository, all a request may take of it (no checkout):
+ * `folder` for a local folder, which has no branches; null when it cannot be read now.
+ */
+export type BranchLookup = (repoUrl: string) => Promise<{ kind: 'folder' } | { kind: 'git'; found: Branches } | null>;
 
 /** What every feature may need; tests inject their own clock. */
 export interface AppDeps {
@@ -18,5 +33,6 @@ export interface AppDeps {
   clock: Clock;
   signingSecret: string;
   storage: BlobStorage;
-  runControl?: RunControl;
+  jobs?: JobControl;
+  branches: BranchLookup;
 }

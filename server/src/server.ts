@@ -7,10 +7,11 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './context.ts';
 import { Executor } from './executor/executor.ts';
+import { SyncWorker } from './executor/sync.ts';
 import { type Database, isPglite, openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
-import { startSweeper } from './runs/sweeper.ts';
+import { startSweeper } from './executor/sweeper.ts';
 import { serveApp, type Serving } from './serving.ts';
 import { resolveSigningSecret } from './system/store.ts';
 import { forkHttpWorkers, startHttpWorker } from './workers.ts';
@@ -55,12 +56,13 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
     // The executor needs the port the server gets; the API reaches it through this handle.
     let executor: Executor | null = null;
-    const stopRun = async (runId: number) => executor?.stopRun(runId);
+    let syncs: SyncWorker | null = null;
+    const jobs = { stopRun: async (runId: number) => executor?.stopRun(runId), syncRequested: () => syncs?.wake() };
     const httpWorkers = await httpWorkerCount(config, database, logger);
     serving =
       httpWorkers > 1
-        ? await forkHttpWorkers(httpWorkers, config.dbPoolMax, logger, stopRun)
-        : await serveApp(config, { sql: database.sql, logger, clock, signingSecret, runControl: { stopRun } });
+        ? await forkHttpWorkers(httpWorkers, config.dbPoolMax, logger, jobs)
+        : await serveApp(config, { sql: database.sql, logger, clock, signingSecret, jobs });
     const { port } = serving;
     logger.info({ port, embedded: database.embedded, http_workers: httpWorkers }, 'listening');
     if (config.demo) await seedDemo(database.sql, config, port);
@@ -71,8 +73,9 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       scheduleWindowMs: Math.max(2 * config.sweepIntervalMs, 5000),
     });
     if (config.executor.concurrency > 0) {
+      const workerId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
       executor = new Executor(database.sql, clock, logger, {
-        workerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+        workerId,
         concurrency: config.executor.concurrency,
         pollMs: config.executor.pollMs,
         heartbeatMs: config.executor.heartbeatMs,
@@ -82,6 +85,15 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
         runnerUser: config.runnerUser,
       });
       executor.start();
+      syncs = new SyncWorker(database.sql, clock, logger, {
+        workerId,
+        pollMs: config.executor.pollMs,
+        heartbeatMs: config.executor.heartbeatMs,
+        lostMs: config.executor.lostRunMs,
+        workRoot: path.join(config.dataDir, 'work'),
+        runnerUser: config.runnerUser,
+      });
+      syncs.start();
     }
 
     const served = serving;
@@ -90,7 +102,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       (closing ??= (async () => {
         // Stop accepting, let in-flight requests finish, then close the database.
         const stopped = served.close();
-        await executor?.stop();
+        await Promise.all([executor?.stop(), syncs?.stop()]);
         await stopped;
         await sweeper.stop();
         await database.close();

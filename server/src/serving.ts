@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
-import { createApp } from './app.ts';
+import { type AppInput, createApp } from './app.ts';
 import type { Config } from './config.ts';
-import type { AppDeps } from './context.ts';
-import { FileStorage } from './resources/storage.ts';
+import { FileStorage } from './storage/blobs.ts';
 
 /** HTTP being served, by this process or by its workers. */
 export interface Serving {
@@ -27,7 +26,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
  * The API served from this process (in a cluster worker, the port is shared with the others), its
  * files kept under the data directory.
  */
-export async function serveApp(config: Config, deps: Omit<AppDeps, 'config' | 'storage'>): Promise<Serving> {
+export async function serveApp(config: Config, deps: Omit<AppInput, 'config' | 'storage'>): Promise<Serving> {
   const { app } = createApp({ ...deps, config, storage: new FileStorage(path.join(config.dataDir, 'files')) });
   const httpServer = createServer(app);
   const port = await listen(httpServer, config.port, config.host);

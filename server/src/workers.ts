@@ -4,7 +4,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { Clock } from './context.ts';
+import type { Clock, JobControl } from './context.ts';
 import { openDatabase } from './db.ts';
 import { serveApp, type Serving } from './serving.ts';
 import { resolveSigningSecret } from './system/store.ts';
@@ -13,6 +13,10 @@ import { resolveSigningSecret } from './system/store.ts';
 interface StopRunMessage {
   type: 'stop-run';
   runId: number;
+}
+/** A worker tells the primary, whose sync worker runs the job, that a sync was requested. */
+interface SyncRequestedMessage {
+  type: 'sync-requested';
 }
 interface ShutdownMessage {
   type: 'shutdown';
@@ -34,7 +38,7 @@ export async function forkHttpWorkers(
   count: number,
   dbPoolMax: number,
   logger: Logger,
-  stopRun: (runId: number) => Promise<void>,
+  jobs: JobControl,
 ): Promise<Serving> {
   const env = { PROCTOR_DB_POOL_MAX: String(Math.max(2, Math.ceil(dbPoolMax / count))) };
   let closing: Promise<void> | null = null;
@@ -42,7 +46,8 @@ export async function forkHttpWorkers(
   function fork(): Promise<number> {
     const worker = cluster.fork(env);
     worker.on('message', (message: unknown) => {
-      if (isStopRun(message)) stopRun(message.runId).catch((error: unknown) => logger.warn({ err: error, run_id: message.runId }, 'stopping a run failed'));
+      if (isStopRun(message)) jobs.stopRun(message.runId).catch((error: unknown) => logger.warn({ err: error, run_id: message.runId }, 'stopping a run failed'));
+      if ((message as SyncRequestedMessage)?.type === 'sync-requested') jobs.syncRequested();
     });
     let listened = false;
     const listening = new Promise<number>((resolve, reject) => {
@@ -103,7 +108,10 @@ export async function startHttpWorker(config: Config, logger: Logger, clock: Clo
       logger,
       clock,
       signingSecret,
-      runControl: { stopRun: async (runId) => void process.send?.({ type: 'stop-run', runId } satisfies StopRunMessage) },
+      jobs: {
+        stopRun: async (runId) => void process.send?.({ type: 'stop-run', runId } satisfies StopRunMessage),
+        syncRequested: () => void process.send?.({ type: 'sync-requested' } satisfies SyncRequestedMessage),
+      },
     });
     let closing: Promise<void> | null = null;
     const close = () =>

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Executor } from '../../server/src/executor/executor.ts';
-import { FileStorage } from '../../server/src/resources/storage.ts';
+import { SyncWorker } from '../../server/src/executor/sync.ts';
+import { FileStorage } from '../../server/src/storage/blobs.ts';
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import { createApp } from '../../server/src/app.ts';
@@ -72,8 +73,18 @@ export async function startTestServer(
   const clock = options.clock ?? new TestClock();
   const storage = new FileStorage(filesDir);
   let executor: Executor | null = null;
+  const workerId = `test-${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
+  // Syncs are jobs: this server runs them, as one that executes runs does.
+  const syncs = new SyncWorker(db.sql, clock.read, createLogger('info', sink), {
+    workerId,
+    pollMs: 100,
+    heartbeatMs: 500,
+    lostMs: config.executor.lostRunMs,
+    workRoot: path.join(config.dataDir, 'work'),
+    runnerUser: config.runnerUser,
+  });
   const { app } = createApp({
-    runControl: { stopRun: async (runId) => executor?.stopRun(runId) },
+    jobs: { stopRun: async (runId) => executor?.stopRun(runId), syncRequested: () => syncs.wake() },
     sql: db.sql,
     config,
     logger: createLogger('info', sink),
@@ -87,7 +98,7 @@ export async function startTestServer(
   config.publicUrl = url;
   if (options.executor) {
     executor = new Executor(db.sql, clock.read, createLogger('info', sink), {
-      workerId: `test-${process.pid}-${Math.random().toString(16).slice(2, 10)}`,
+      workerId,
       concurrency: config.executor.concurrency,
       pollMs: 100,
       heartbeatMs: 500,
@@ -98,6 +109,7 @@ export async function startTestServer(
     });
     executor.start();
   }
+  syncs.start();
   return {
     url,
     filesDir,
@@ -106,7 +118,7 @@ export async function startTestServer(
     clock,
     logs,
     close: async () => {
-      await executor?.stop();
+      await Promise.all([executor?.stop(), syncs.stop()]);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

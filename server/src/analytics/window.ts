@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.ts';
+import { InvalidInputError } from '../errors.ts';
 
 export interface DayWindow {
   /** YYYY-MM-DD, UTC, both ends included. */
@@ -20,15 +20,15 @@ function utcDay(date: Date): string {
  */
 export function dayWindow(query: { days: number; start_date?: string; end_date?: string }, now: Date): DayWindow {
   if ((query.start_date === undefined) !== (query.end_date === undefined)) {
-    throw new HttpError(400, `query.${query.start_date === undefined ? 'start_date' : 'end_date'}: start_date and end_date go together`);
+    throw new InvalidInputError(`query.${query.start_date === undefined ? 'start_date' : 'end_date'}: start_date and end_date go together`);
   }
   let from: number;
   let to: number;
   if (query.start_date !== undefined && query.end_date !== undefined) {
     from = Date.parse(`${query.start_date.slice(0, 10)}T00:00:00Z`);
     to = Date.parse(`${query.end_date.slice(0, 10)}T00:00:00Z`);
-    if (to < from) throw new HttpError(400, 'query.end_date: must not be before start_date');
-    if ((to - from) / DAY_MS + 1 > MAX_DAYS) throw new HttpError(400, `query.end_date: a window is at most ${MAX_DAYS} days`);
+    if (to < from) throw new InvalidInputError('query.end_date: must not be before start_date');
+    if ((to - from) / DAY_MS + 1 > MAX_DAYS) throw new InvalidInputError(`query.end_date: a window is at most ${MAX_DAYS} days`);
   } else {
     to = Date.parse(`${utcDay(now)}T00:00:00Z`);
     from = to - (query.days - 1) * DAY_MS;

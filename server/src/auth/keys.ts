@@ -2,15 +2,6 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type KeyKind = 'project' | 'user';
 
-/** What a key may do, each including the ones before it. */
-export const KEY_SCOPES = ['read', 'report', 'admin'] as const;
-export type KeyScope = (typeof KEY_SCOPES)[number];
-
-/** Whether a key of scope `held` may do what needs `needed`. */
-export function scopeAllows(held: KeyScope, needed: KeyScope): boolean {
-  return KEY_SCOPES.indexOf(held) >= KEY_SCOPES.indexOf(needed);
-}
-
 const KEY_PATTERN = /^prc_([pu])_([0-9a-f]{12})_([0-9a-f]{48})$/;
 
 export interface ParsedKey {

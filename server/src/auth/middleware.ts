@@ -1,32 +1,10 @@
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import type { Sql } from '../db.ts';
+import type { Principal, Scope } from '../http/access.ts';
 import { HttpError } from '../http/errors.ts';
 import { isMember, userProjectIds } from '../projects/store.ts';
-import { type KeyScope, parseKey, scopeAllows, secretMatches } from './keys.ts';
+import { parseKey, secretMatches } from './keys.ts';
 import { findKey } from './store.ts';
-
-export type Principal = { kind: 'project'; keyId: string; scope: KeyScope } | { kind: 'user'; keyId: string; userId: string; scope: KeyScope };
-
-/** Who is asking, and for which project: every API request is scoped to one. */
-export interface Scope {
-  projectId: number;
-  principal: Principal;
-}
-
-/** The user behind a personal key, or null for a project key (a machine). */
-export function actingUserId(scope: Scope): string | null {
-  return scope.principal.kind === 'user' ? scope.principal.userId : null;
-}
-
-/** The request's scope, when its key may do what `needed` names; else a 403 that says what it lacks. */
-export function requireScope(res: Response, needed: KeyScope): Scope {
-  const scope = res.locals.scope as Scope | undefined;
-  if (!scope) throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
-  if (!scopeAllows(scope.principal.scope, needed)) {
-    throw new HttpError(403, `this key's scope is ${scope.principal.scope}; this needs a key of scope ${needed}`);
-  }
-  return scope;
-}
 
 function parseProjectHeader(value: string | undefined): number | null {
   if (value === undefined) return null;

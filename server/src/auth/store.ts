@@ -1,5 +1,6 @@
 import type { Tx } from '../db.ts';
-import { generateKey, type KeyKind, type KeyScope } from './keys.ts';
+import type { KeyScope } from '../http/access.ts';
+import { generateKey, type KeyKind } from './keys.ts';
 
 export interface StoredKey {
   id: string;

@@ -1,12 +1,6 @@
 import { z } from 'zod';
-import path from 'node:path';
 import type { AppDeps } from '../context.ts';
-import { ListingError } from '../executor/playwright.ts';
-import { RepositoryError } from '../executor/repository.ts';
-import { SandboxError } from '../executor/sandbox.ts';
-import { syncEnvironmentShared } from '../executor/sync.ts';
-import { getProject } from '../projects/store.ts';
-import { HttpError, notFound } from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import {
@@ -18,20 +12,10 @@ import {
   updateEnvironmentSchema,
 } from './schema.ts';
 import * as store from './store.ts';
+import { syncAndWait } from './sync-request.ts';
 
 const TAG = 'Environments';
 const single = z.object({ data: z.object({ environment: environmentSchema }) });
-
-async function slugConflictsAs409<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof store.SlugTakenError) {
-      throw new HttpError(409, `slug: an environment with slug "${error.message}" already exists in this project`);
-    }
-    throw error;
-  }
-}
 
 export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql } = deps;
@@ -59,7 +43,7 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: single,
     status: 201,
     handler: async ({ body, scope }) => {
-      const environment = await slugConflictsAs409(() => store.createEnvironment(sql, scope.projectId, body));
+      const environment = await store.createEnvironment(sql, scope.projectId, body);
       return { data: { environment } };
     },
   });
@@ -87,7 +71,7 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: updateEnvironmentSchema,
     response: single,
     handler: async ({ params, body, scope }) => {
-      const environment = await slugConflictsAs409(() => store.updateEnvironment(sql, scope.projectId, params.id, body));
+      const environment = await store.updateEnvironment(sql, scope.projectId, params.id, body);
       if (!environment) throw notFound('environment');
       return { data: { environment } };
     },
@@ -97,24 +81,22 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     ...common,
     method: 'post',
     path: '/api/environments/:id/sync',
-    summary: "Refresh the environment's runner projects, env files and the project's test cases from the test repository; answers when done",
+    summary:
+      "Refresh the environment's runner projects, env files and the project's test cases from the test repository; answers when done " +
+      '(200), or with 202 and success false when the job goes on past PROCTOR_SYNC_WAIT_S (a later sync waits on the same job)',
     params: environmentParams,
     response: z.object({ data: z.object({ success: z.boolean() }) }),
-    handler: async ({ params, scope }) => {
+    handler: async ({ params, scope, res }) => {
       const environment = await store.getEnvironment(sql, scope.projectId, params.id);
       if (!environment) throw notFound('environment');
-      const project = await getProject(sql, scope.projectId);
-      if (!project) throw notFound('project');
-      try {
-        await syncEnvironmentShared(sql, { projectId: project.id, environmentId: environment.id, repoUrl: project.repo_url }, { root: path.join(deps.config.dataDir, 'work'), runnerUser: deps.config.runnerUser }, deps.clock());
-      } catch (error) {
-        // The repository's failures are the caller's to mend; the database's or ours are not a 409.
-        if (error instanceof RepositoryError || error instanceof SandboxError || error instanceof ListingError) {
-          throw new HttpError(409, `the test repository could not be read: ${error.message}`);
-        }
-        throw error;
-      }
-      return { data: { success: true } };
+      const outcome = await syncAndWait(sql, { projectId: scope.projectId, environmentId: environment.id }, {
+        now: deps.clock(),
+        waitMs: deps.config.syncWaitMs,
+        wake: () => deps.jobs?.syncRequested(),
+      });
+      if (outcome === 'done') return { data: { success: true } };
+      res.status(202).json({ data: { success: false } });
+      return undefined;
     },
   });
 

@@ -1,4 +1,5 @@
 import type { Tx } from '../db.ts';
+import { ConflictError } from '../errors.ts';
 import type { CreateEnvironment, UpdateEnvironment } from './schema.ts';
 
 export interface EnvironmentRow {
@@ -20,7 +21,12 @@ const columns = (sql: Tx) =>
   sql`id, project_id, slug, name, runner_projects_match, runner_projects_ignore, is_disabled, env_files, runner_projects,
       scheduled_trigger, created_at, updated_at`;
 
-export class SlugTakenError extends Error {}
+/** Slugs are unique in a project. */
+export class SlugTakenError extends ConflictError {
+  constructor(slug: string) {
+    super(`slug: an environment with slug "${slug}" already exists in this project`);
+  }
+}
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string }).code === '23505';
@@ -88,4 +94,11 @@ export async function updateEnvironment(
 export async function deleteEnvironment(sql: Tx, projectId: number, id: number): Promise<boolean> {
   const rows = await sql`delete from environments where project_id = ${projectId} and id = ${id} returning id`;
   return rows.length > 0;
+}
+
+/** What a sync read from the test repository: its runner projects and env files. */
+export async function recordRepositoryListing(sql: Tx, environmentId: number, runnerProjects: string[], envFiles: string[], now: Date): Promise<void> {
+  await sql`
+    update environments set runner_projects = ${runnerProjects}, env_files = ${envFiles}, updated_at = ${now}
+    where id = ${environmentId}`;
 }

@@ -2,16 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createRunKey, deleteRunKeys } from '../auth/store.ts';
-import type { Clock, RunControl } from '../context.ts';
+import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
-import { HttpError } from '../http/errors.ts';
+import { RunEndedError } from '../errors.ts';
 import { completeRun } from '../runs/complete.ts';
 import { endShard } from '../runs/ingest.ts';
 import { type ClaimedRun, claimRun, heartbeat } from './claim.ts';
 import { runEnvironment } from './environment.ts';
-import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from './playwright.ts';
-import { checkout, installDependencies, listBranches, resolveBranch, resolveRepository } from './repository.ts';
-import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from './sandbox.ts';
+import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
+import { resolveBranch } from '../runs/branch.ts';
+import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
+import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
 
 export interface ExecutorOptions {
   workerId: string;
@@ -40,7 +41,7 @@ interface ActiveRun {
 class RunFailure extends Error {}
 
 /** Claims pending runs and executes them with real Playwright, `concurrency` at a time. */
-export class Executor implements RunControl {
+export class Executor {
   private readonly active = new Map<number, ActiveRun>();
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
@@ -220,7 +221,7 @@ export class Executor implements RunControl {
           endShard(tx, claimed.project_id, claimed.id, index + 1, { status: 'crashed', errors: [`exit code ${code}\n${tail}`] }, now),
         );
       } catch (error) {
-        if (!(error instanceof HttpError && error.status === 409)) throw error;
+        if (!(error instanceof RunEndedError)) throw error;
       }
     }
   }

@@ -1,10 +1,100 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
+import { recordRepositoryListing } from '../environments/store.ts';
+import { beatSync, type ClaimedSync, claimSync, finishSync } from '../environments/syncs.ts';
 import { deactivateUnlisted, upsertTestCases } from '../testcases/store.ts';
-import { listTests } from './playwright.ts';
-import { checkout, findEnvFiles, installDependencies, listBranches, resolveRepository } from './repository.ts';
-import { assertReachable, handOver, prepareRunner, runnerEnvironment } from './sandbox.ts';
+import { ListingError, listTests } from '../toolchain/playwright.ts';
+import { checkout, findEnvFiles, installDependencies, listBranches, RepositoryError, resolveRepository } from '../toolchain/repository.ts';
+import { assertReachable, handOver, prepareRunner, runnerEnvironment, SandboxError } from '../toolchain/sandbox.ts';
+
+export interface SyncWorkerOptions {
+  workerId: string;
+  pollMs: number;
+  heartbeatMs: number;
+  /** A running job whose server stopped beating this long is taken over. */
+  lostMs: number;
+  workRoot: string;
+  runnerUser: string;
+}
+
+/**
+ * Runs the sync jobs that requests record, one at a time in this process: checkout, install and
+ * listing happen here, never inside a request.
+ */
+export class SyncWorker {
+  private timer: NodeJS.Timeout | null = null;
+  private draining: Promise<void> | null = null;
+  private again = false;
+  private stopping = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: SyncWorkerOptions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.wake(), this.options.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Looks for pending jobs now; a wake during a drain makes it look once more after. */
+  wake(): void {
+    if (this.stopping) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = this.drain().finally(() => {
+      this.draining = null;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (;;) {
+        if (this.stopping) return;
+        const job = await claimSync(this.sql, this.options.workerId, this.clock(), this.options.lostMs);
+        if (!job) return;
+        await this.runJob(job);
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'claiming sync jobs failed');
+    }
+  }
+
+  private async runJob(job: ClaimedSync): Promise<void> {
+    const beat = setInterval(() => {
+      beatSync(this.sql, job.id, this.clock()).catch((error: unknown) => this.logger.warn({ err: error, sync_id: job.id }, 'sync heartbeat failed'));
+    }, this.options.heartbeatMs);
+    try {
+      const synced = await syncEnvironment(this.sql, job, { root: this.options.workRoot, runnerUser: this.options.runnerUser }, this.clock);
+      await finishSync(this.sql, job.id, { testCount: synced.testCount }, this.clock());
+    } catch (error) {
+      const refused = error instanceof RepositoryError || error instanceof SandboxError || error instanceof ListingError;
+      if (!refused) this.logger.error({ err: error, sync_id: job.id }, 'sync failed');
+      const message = error instanceof Error ? error.message : String(error);
+      await finishSync(this.sql, job.id, { failure: refused ? 'repository' : 'internal', error: message }, this.clock());
+    } finally {
+      clearInterval(beat);
+    }
+  }
+}
 
 export interface SyncResult {
   runnerProjects: string[];
@@ -12,60 +102,37 @@ export interface SyncResult {
   testCount: number;
 }
 
-/** Syncs under way in this process, by environment: a second request waits on the first's job. */
-const syncsUnderWay = new Map<number, Promise<SyncResult>>();
-
-/**
- * One sync job per environment at a time in this process, shared by every request that asks for it
- * meanwhile; each job has a folder of its own, so jobs of two processes never share a checkout.
- */
-export function syncEnvironmentShared(...args: Parameters<typeof syncEnvironment>): Promise<SyncResult> {
-  const environmentId = args[1].environmentId;
-  const underWay = syncsUnderWay.get(environmentId);
-  if (underWay) return underWay;
-  const job = syncEnvironment(...args).finally(() => syncsUnderWay.delete(environmentId));
-  syncsUnderWay.set(environmentId, job);
-  return job;
-}
-
 /**
  * Reads the test repository at its default branch: its runner projects and `.env*` files into the
  * environment, its tests into the project's inventory (tests it no longer has become inactive).
  */
-export async function syncEnvironment(
-  sql: Sql,
-  target: { projectId: number; environmentId: number; repoUrl: string },
-  work: { root: string; runnerUser: string },
-  now: Date,
-): Promise<SyncResult> {
+async function syncEnvironment(sql: Sql, job: ClaimedSync, work: { root: string; runnerUser: string }, clock: Clock): Promise<SyncResult> {
   const runner = prepareRunner(work.root, work.runnerUser);
   assertReachable(runner);
-  const repository = await resolveRepository(target.repoUrl);
+  const repository = await resolveRepository(job.repo_url);
   const branch = repository.kind === 'git' ? (await listBranches(repository)).defaultBranch : null;
-  // A checkout folder of the sync's own, apart from any run's.
-  const syncRoot = path.join(work.root, 'sync', `${target.environmentId}-${process.pid}`);
-  const { dir, headSha } = await checkout(repository, branch, syncRoot, 0);
+  // Apart from any run's checkout; one open job per environment, so no two jobs share it.
+  const { dir, headSha } = await checkout(repository, branch, path.join(work.root, 'sync', String(job.environment_id)), 0);
   try {
     if (repository.kind === 'git') await handOver(runner, dir);
     await installDependencies(dir, () => undefined, { ownFolder: repository.kind === 'folder', runner });
     const listing = await listTests(dir, runnerEnvironment(runner, process.env), runner);
     const envFiles = findEnvFiles(dir);
+    const tests = listing.tests.map((t) => ({
+      id: t.id,
+      title: t.title,
+      file_path: t.file_path,
+      suites: t.suites,
+      runner_project: t.project,
+      tags: t.tags,
+      line: t.line,
+      column: t.column,
+    }));
     await sql.begin(async (tx) => {
-      await tx`
-        update environments set runner_projects = ${listing.projects}, env_files = ${envFiles}, updated_at = ${now}
-        where id = ${target.environmentId}`;
-      const tests = listing.tests.map((t) => ({
-        id: t.id,
-        title: t.title,
-        file_path: t.file_path,
-        suites: t.suites,
-        runner_project: t.project,
-        tags: t.tags,
-        line: t.line,
-        column: t.column,
-      }));
-      await upsertTestCases(tx, target.projectId, tests, headSha, now);
-      await deactivateUnlisted(tx, target.projectId, listing.projects, tests.map((t) => t.id), now);
+      const now = clock();
+      await recordRepositoryListing(tx, job.environment_id, listing.projects, envFiles, now);
+      await upsertTestCases(tx, job.project_id, tests, headSha, now);
+      await deactivateUnlisted(tx, job.project_id, listing.projects, tests.map((t) => t.id), now);
     });
     return { runnerProjects: listing.projects, envFiles, testCount: listing.tests.length };
   } finally {

@@ -1,4 +1,4 @@
-import { actingUserId } from '../auth/middleware.ts';
+import { actingUserId } from '../http/access.ts';
 import type { AppDeps } from '../context.ts';
 import { notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';

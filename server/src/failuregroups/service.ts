@@ -1,6 +1,6 @@
-import { actingUserId, type Scope } from '../auth/middleware.ts';
+import { NotFoundError } from '../errors.ts';
+import { actingUserId, type Scope } from '../http/access.ts';
 import type { Sql } from '../db.ts';
-import { HttpError } from '../http/errors.ts';
 import { decideAttach, foldMembers, type Member } from './members.ts';
 import * as store from './store.ts';
 
@@ -16,7 +16,7 @@ export async function attachMember(sql: Sql, scope: Scope, groupId: string, test
   return sql.begin(async (tx) => {
     const [run] = await tx<{ environment_id: number }[]>`
       select environment_id from test_runs where project_id = ${scope.projectId} and id = ${testRunId}`;
-    if (!run) throw new HttpError(404, `body.test_run_id: test run ${testRunId} not found`);
+    if (!run) throw new NotFoundError(`body.test_run_id: test run ${testRunId} not found`);
     const title = (await store.failureTitle(tx, testRunId, testCaseId)) ?? `Failures of ${testCaseId}`;
     await store.lockGroup(tx, scope.projectId, groupId, title, now);
     const events = await store.memberEvents(tx, scope.projectId, groupId, testCaseId);
@@ -44,10 +44,10 @@ export async function attachMember(sql: Sql, scope: Scope, groupId: string, test
 
 export async function detachMember(sql: Sql, scope: Scope, groupId: string, testCaseId: string, now: Date): Promise<Member> {
   return sql.begin(async (tx) => {
-    if (!(await store.lockExistingGroup(tx, scope.projectId, groupId))) throw new HttpError(404, 'failure group not found');
+    if (!(await store.lockExistingGroup(tx, scope.projectId, groupId))) throw new NotFoundError('failure group not found');
     const events = await store.memberEvents(tx, scope.projectId, groupId, testCaseId);
     const current = foldMembers(events)[0];
-    if (!current) throw new HttpError(404, 'member not found in this failure group');
+    if (!current) throw new NotFoundError('member not found in this failure group');
     if (current.state === 'detached') return current;
     const event = {
       test_case_id: testCaseId,

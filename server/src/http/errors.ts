@@ -1,6 +1,15 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from '../db.ts';
+import {
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  GoneError,
+  InvalidInputError,
+  NotFoundError,
+  PreconditionFailedError,
+} from '../errors.ts';
 
 /** Which error body a route family answers with (interface.md, Errors). */
 export type ErrorShape = 'general' | 'flat';
@@ -14,7 +23,7 @@ export class HttpError extends Error {
   }
 }
 
-export const notFound = (what: string) => new HttpError(404, `${what} not found`);
+export const notFound = (what: string) => new NotFoundError(`${what} not found`);
 
 export class ValidationError extends HttpError {
   constructor(message: string) {
@@ -50,8 +59,23 @@ interface StatusError extends Error {
   status?: number;
 }
 
+/** The one map from the domain's errors to HTTP statuses. */
+function domainStatus(error: DomainError): number {
+  if (error instanceof InvalidInputError) return 400;
+  if (error instanceof ForbiddenError) return 403;
+  if (error instanceof NotFoundError) return 404;
+  if (error instanceof ConflictError) return 409;
+  if (error instanceof GoneError) return 410;
+  if (error instanceof PreconditionFailedError) return 412;
+  return 500;
+}
+
 function statusAndMessage(error: unknown): [number, string] {
   if (error instanceof HttpError) return [error.status, error.message];
+  if (error instanceof DomainError) {
+    const status = domainStatus(error);
+    return status === 500 ? [500, 'internal server error'] : [status, error.message];
+  }
   const statusError = error as StatusError;
   if (typeof statusError?.status === 'number' && statusError.status >= 400 && statusError.status < 500) {
     return [statusError.status, statusError.message];

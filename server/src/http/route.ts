@@ -1,8 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { Request, Response, Router } from 'express';
 import type { z } from 'zod';
-import { requireScope, type Scope } from '../auth/middleware.ts';
-import type { KeyScope } from '../auth/keys.ts';
+import { type KeyScope, requireScope, type Scope } from './access.ts';
 import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
 import { flatError, generalError } from './openapi.ts';
 

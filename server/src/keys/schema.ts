@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KEY_SCOPES } from '../auth/keys.ts';
+import { KEY_SCOPES } from '../http/access.ts';
 import '../http/openapi.ts';
 
 export const keySchema = z

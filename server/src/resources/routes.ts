@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { actingUserId } from '../auth/middleware.ts';
+import { actingUserId, checkLegacyProjectId } from '../http/access.ts';
 import type { AppDeps } from '../context.ts';
 import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { checkLegacyProjectId } from '../projects/scope.ts';
 import {
   createResourceSchema,
   fileListResponse,
@@ -18,7 +17,7 @@ import {
   updateFileSchema,
 } from './schema.ts';
 import { checkSignature, type SignedAction, signedUrl } from './signing.ts';
-import { TooLargeError, SizeMismatchError } from './storage.ts';
+import { TooLargeError, SizeMismatchError } from '../storage/blobs.ts';
 import * as store from './store.ts';
 
 const TAG = 'Resources';

@@ -1,5 +1,5 @@
+import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
 import type { Tx } from '../db.ts';
-import { HttpError } from '../http/errors.ts';
 import { upsertTestCases } from '../testcases/store.ts';
 import { completeRun } from './complete.ts';
 import { isTerminal, type RunState, type ShardBegin } from './schema.ts';
@@ -22,15 +22,15 @@ export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mod
   const [run] = await sql<LockedRun[]>`
     select id, project_id, environment_id, state, total_shards from test_runs
     where project_id = ${projectId} and id = ${runId} ${mode === 'batch' ? sql`for key share` : sql`for update`}`;
-  if (!run) throw new HttpError(404, 'test run not found');
-  if (isTerminal(run.state)) throw new HttpError(409, `test run ${runId} is already ${run.state}`);
+  if (!run) throw new NotFoundError('test run not found');
+  if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} is already ${run.state}`);
   return run;
 }
 
 /** A shard starts: the run is running, the shard's tests are listed in the run and the inventory. */
 export async function beginShard(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
   const run = await lockOpenRun(sql, projectId, runId);
-  if (shard > run.total_shards) throw new HttpError(400, `path.shard: this run has ${run.total_shards} shard(s)`);
+  if (shard > run.total_shards) throw new InvalidInputError(`path.shard: this run has ${run.total_shards} shard(s)`);
   const startedAt = body.started_at ? new Date(body.started_at) : now;
   await sql`
     insert into test_run_shards (test_run_id, shard, complete, started_at) values (${runId}, ${shard}, ${body.complete}, ${startedAt})

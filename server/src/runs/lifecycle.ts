@@ -1,7 +1,7 @@
+import { NotFoundError, PreconditionFailedError } from '../errors.ts';
 import { rollupRun } from '../analytics/rollup.ts';
 import { deleteRunKeys } from '../auth/store.ts';
 import type { Tx } from '../db.ts';
-import { HttpError } from '../http/errors.ts';
 import { isTerminal, type Trigger } from './schema.ts';
 
 export interface NewRun {
@@ -47,9 +47,9 @@ export async function failedTestIds(sql: Tx, runId: number): Promise<string[]> {
 export async function cancelRun(sql: Tx, projectId: number, runId: number, reason: string | null, cancelledBy: string, now: Date): Promise<void> {
   const [run] = await sql<{ state: string }[]>`
     select state from test_runs where project_id = ${projectId} and id = ${runId} for update`;
-  if (!run) throw new HttpError(404, 'test run not found');
+  if (!run) throw new NotFoundError('test run not found');
   if (isTerminal(run.state)) {
-    throw new HttpError(412, `test run ${runId} has already ended (${run.state}); only a pending, queued or running run can be cancelled`);
+    throw new PreconditionFailedError(`test run ${runId} has already ended (${run.state}); only a pending, queued or running run can be cancelled`);
   }
   await sql`
     update test_runs set

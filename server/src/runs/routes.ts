@@ -10,7 +10,7 @@ import { beginShard, endShard } from './ingest.ts';
 import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';
 import { checkSummaryToken, presentRun, SUMMARY_LINK_DAYS } from './present.ts';
-import { actingUserId } from '../auth/middleware.ts';
+import { actingUserId } from '../http/access.ts';
 import { cancelRun } from './lifecycle.ts';
 import { triggerRun } from './trigger.ts';
 import {
@@ -90,7 +90,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: triggerSchema,
     response: triggerResponse,
     handler: async ({ body, scope }) => {
-      const run = await triggerRun(sql, scope, body, clock());
+      const run = await triggerRun(sql, deps.branches, scope, body, clock());
       return {
         data: {
           trigger: { success: true },
@@ -112,7 +112,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ params, body, scope }) => {
       const cancelledBy = actingUserId(scope) ?? `key:${scope.principal.keyId}`;
       await sql.begin((tx) => cancelRun(tx, scope.projectId, params.id, body.reason ?? null, cancelledBy, clock()));
-      await deps.runControl?.stopRun(params.id);
+      await deps.jobs?.stopRun(params.id);
       return { message: `test run ${params.id} cancelled` };
     },
   });

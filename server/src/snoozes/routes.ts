@@ -1,4 +1,4 @@
-import { actingUserId, type Scope } from '../auth/middleware.ts';
+import { actingUserId, type Scope } from '../http/access.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
 import { getEnvironment } from '../environments/store.ts';
@@ -6,7 +6,6 @@ import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { runExists } from '../runs/lookup.ts';
 import {
   addTestIdsSchema,
   createSnoozeSchema,
@@ -46,7 +45,7 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
       const now = clock();
       const snoozeUntil = futureDate(body.snooze_until, now, 'snooze_until');
       await checkEnvironment(sql, scope, body.scoped_to_environment_id);
-      if (body.created_from_test_run_id !== undefined && !(await runExists(sql, scope.projectId, body.created_from_test_run_id))) {
+      if (body.created_from_test_run_id !== undefined && !(await store.runExists(sql, scope.projectId, body.created_from_test_run_id))) {
         throw new HttpError(404, `body.created_from_test_run_id: test run ${body.created_from_test_run_id} not found`);
       }
       const snooze = await store.createSnooze(

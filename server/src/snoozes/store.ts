@@ -113,3 +113,9 @@ export async function snoozedTestIdsOfRun(sql: Tx, projectId: number, runId: num
       and t.test_id = any(${testIds}::text[])`;
   return new Set(rows.map((row) => row.test_id));
 }
+
+/** Whether the run a snooze says it was made from is one of the project's. */
+export async function runExists(sql: Tx, projectId: number, runId: number): Promise<boolean> {
+  const [row] = await sql`select 1 from test_runs where project_id = ${projectId} and id = ${runId}`;
+  return row !== undefined;
+}

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
-import { lostRunIds } from '../executor/claim.ts';
-import { fireDueSchedules } from '../executor/scheduler.ts';
-import { completeRun } from './complete.ts';
+import { lostRunIds } from './claim.ts';
+import { fireDueSchedules } from './scheduler.ts';
+import { completeRun } from '../runs/complete.ts';
 
 /**
  * Runs whose shards went silent (a reporter's process died without its end) are finished as

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { BranchLookup, Branches } from '../context.ts';
 import { type Runner, runnerEnvironment, runnerSpawnOptions } from './sandbox.ts';
 
 const run = promisify(execFile);
@@ -35,14 +36,9 @@ export async function resolveRepository(repoUrl: string): Promise<Repository> {
   return top && path.resolve(top) === fs.realpathSync(local) ? { kind: 'git', source: local } : { kind: 'folder', path: local };
 }
 
-export interface Branches {
-  defaultBranch: string | null;
-  branches: Set<string>;
-}
-
-export async function listBranches(repository: Repository): Promise<Branches> {
+export async function listBranches(repository: Repository, timeoutMs?: number): Promise<Branches> {
   if (repository.kind === 'folder') return { defaultBranch: null, branches: new Set() };
-  const output = await git(['ls-remote', '--symref', repository.source, 'HEAD', 'refs/heads/*']);
+  const output = await git(['ls-remote', '--symref', repository.source, 'HEAD', 'refs/heads/*'], undefined, timeoutMs);
   const branches = new Set<string>();
   let defaultBranch: string | null = null;
   for (const line of output.split('\n')) {
@@ -54,12 +50,23 @@ export async function listBranches(repository: Repository): Promise<Branches> {
   return { defaultBranch: defaultBranch ?? (branches.has('main') ? 'main' : branches.has('master') ? 'master' : null), branches };
 }
 
-/** `branch` when given; else the build's branch when the repository has it; else the default branch. */
-export function resolveBranch(found: Branches, branch: string | null, buildBranch: string | null): string | null {
-  if (branch) return branch;
-  if (buildBranch && found.branches.has(buildBranch)) return buildBranch;
-  return found.defaultBranch;
-}
+/** How long a request may look at a repository's branches before it leaves them to the executor. */
+const REQUEST_LOOKUP_TIMEOUT_MS = 10_000;
+
+/**
+ * The branches a request may consult (`git ls-remote`, bounded; no checkout): null when the
+ * repository cannot be read now, so that the executor resolves the branch and reports the reason.
+ */
+export const lookUpBranches: BranchLookup = async (repoUrl) => {
+  try {
+    const repository = await resolveRepository(repoUrl);
+    if (repository.kind === 'folder') return { kind: 'folder' };
+    return { kind: 'git', found: await listBranches(repository, REQUEST_LOOKUP_TIMEOUT_MS) };
+  } catch (error) {
+    if (error instanceof RepositoryError) return null;
+    throw error;
+  }
+};
 
 /** One refresh of a cache at a time in this process (a data directory has one server: its lock). */
 const cacheLocks = new Map<string, Promise<void>>();
