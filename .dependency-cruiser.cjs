@@ -21,7 +21,7 @@ const layers = [
   ].map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
-  { name: 'base', path: '^server/src/((context|config|db|embedded|migrate|logger|errors)\\.ts$|storage/)' },
+  { name: 'base', path: '^server/src/((context|config|db|embedded|migrate|logger|errors|states)\\.ts$|storage/)' },
 ];
 
 const everyLayer = `(${layers.map((layer) => layer.path).join('|')})`;

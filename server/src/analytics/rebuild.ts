@@ -1,7 +1,7 @@
 import type { Tx } from '../db.ts';
+import { TERMINAL_STATES } from '../states.ts';
 import { writeSnapshot } from './snapshot.ts';
 
-const ENDED = ['passed', 'failed', 'error', 'cancelled'];
 
 /**
  * Rebuilds a project's rollups from its runs and raw results in a few set-wise statements: the
@@ -38,7 +38,7 @@ async function rebuildRunStats(sql: Tx, projectId: number): Promise<void> {
            count(*) filter (where r.rerun_source_id is not null), sum(r.total_count), sum(r.success_count),
            sum(r.failed_count), sum(r.failed_count - r.snoozed_count), sum(r.flaky_count)
     from test_runs r cross join lateral (values (r.environment_id), (0)) as scope(environment_id)
-    where r.project_id = ${projectId} and r.state in ${sql(ENDED)}
+    where r.project_id = ${projectId} and r.state in ${sql([...TERMINAL_STATES])}
     group by 2, 3`;
 }
 
@@ -63,7 +63,7 @@ async function rebuildTestStats(sql: Tx, projectId: number): Promise<void> {
            count(*) filter (where t.outcome = 'skipped'), max(r.ended_at)
     from (select id, environment_id, (coalesce(run_started_at, created_at) at time zone 'UTC')::date as day,
                  coalesce(run_ended_at, created_at) as ended_at
-          from test_runs where project_id = ${projectId} and state in ${sql(ENDED)}) r
+          from test_runs where project_id = ${projectId} and state in ${sql([...TERMINAL_STATES])}) r
     join test_results t on t.test_run_id = r.id and t.is_final
     group by r.environment_id, r.day, t.test_case_id
     order by r.environment_id, r.day, t.test_case_id`;

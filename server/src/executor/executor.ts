@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { createRunKey, deleteRunKeys } from '../auth/store.ts';
+import { createRunKey } from '../auth/store.ts';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
-import { completeRun } from '../runs/complete.ts';
 import { endShard } from '../runs/ingest.ts';
-import { type ClaimedRun, claimRun, heartbeat } from './claim.ts';
+import { finishRun } from '../runs/finish.ts';
+import { type ClaimedRun, claimRun, heartbeat, recordBranch, recordHeadSha } from '../runs/record.ts';
 import { runEnvironment } from './environment.ts';
 import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
 import { resolveBranch } from '../runs/branch.ts';
@@ -131,11 +131,10 @@ export class Executor {
     } catch (error) {
       const reason = error instanceof RunFailure || error instanceof Error ? error.message : String(error);
       log.warn({ reason }, 'run failed to execute');
-      if (run.stopReason !== 'cancelled') await this.sql.begin((tx) => completeRun(tx, claimed.id, this.clock(), reason));
+      if (run.stopReason !== 'cancelled') await this.sql.begin((tx) => finishRun(tx, claimed.id, { kind: 'failed', reason }, this.clock()));
     } finally {
       clearInterval(beat);
       clearTimeout(deadline);
-      await deleteRunKeys(this.sql, claimed.id).catch(() => undefined);
       if (checkoutDir?.startsWith(path.join(this.options.workRoot, 'runs'))) fs.rmSync(checkoutDir, { recursive: true, force: true });
       fs.rmSync(scratch, { recursive: true, force: true });
     }
@@ -150,10 +149,10 @@ export class Executor {
     let branch = claimed.test_run_branch;
     if (!branch && repository.kind === 'git') {
       branch = resolveBranch(await listBranches(repository), null, claimed.build_branch);
-      await this.sql`update test_runs set test_run_branch = ${branch} where id = ${claimed.id}`;
+      await recordBranch(this.sql, claimed.id, branch);
     }
     const { dir, headSha } = await checkout(repository, branch, this.options.workRoot, claimed.id);
-    await this.sql`update test_runs set test_run_head_sha = ${headSha} where id = ${claimed.id}`;
+    await recordHeadSha(this.sql, claimed.id, headSha);
     if (repository.kind === 'git') await handOver(this.runner, dir);
     await installDependencies(dir, (line) => log.info(line), {
       ownFolder: repository.kind === 'folder',

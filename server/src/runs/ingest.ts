@@ -1,8 +1,10 @@
 import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
 import type { Tx } from '../db.ts';
 import { upsertTestCases } from '../testcases/store.ts';
-import { completeRun } from './complete.ts';
-import { isTerminal, type RunState, type ShardBegin } from './schema.ts';
+import { isTerminal, type RunState } from '../states.ts';
+import { finishRun } from './finish.ts';
+import { markRunning, touchRun } from './record.ts';
+import type { ShardBegin } from './schema.ts';
 
 
 interface LockedRun {
@@ -35,13 +37,7 @@ export async function beginShard(sql: Tx, projectId: number, runId: number, shar
   await sql`
     insert into test_run_shards (test_run_id, shard, complete, started_at) values (${runId}, ${shard}, ${body.complete}, ${startedAt})
     on conflict (test_run_id, shard) do nothing`;
-  await sql`
-    update test_runs set
-      state = 'running',
-      run_started_at = coalesce(run_started_at, ${startedAt}),
-      test_run_head_sha = coalesce(test_run_head_sha, ${body.commit}),
-      last_activity_at = ${now}
-    where id = ${runId}`;
+  await markRunning(sql, runId, startedAt, body.commit, now);
   await upsertTestCases(sql, projectId, body.tests, body.commit, now);
   if (body.tests.length === 0) return;
   const rows = body.tests.map((t) => ({ id: t.id, title: t.title, file_path: t.file_path, runner_project: t.runner_project }));
@@ -69,10 +65,10 @@ export async function endShard(
     values (${runId}, ${shard}, ${end.status}, ${end.errors}, ${now}, ${now})
     on conflict (test_run_id, shard) do update set status = excluded.status, errors = excluded.errors, ended_at = excluded.ended_at
     where test_run_shards.status is null`;
-  await sql`update test_runs set last_activity_at = ${now} where id = ${runId}`;
+  await touchRun(sql, runId, now);
   const [progress] = await sql<{ ended: number; total: number }[]>`
     select count(*) filter (where s.status is not null)::int as ended, r.total_shards as total
     from test_runs r left join test_run_shards s on s.test_run_id = r.id
     where r.id = ${runId} group by r.total_shards`;
-  if (progress && progress.ended >= progress.total) await completeRun(sql, runId, now);
+  if (progress && progress.ended >= progress.total) await finishRun(sql, runId, { kind: 'reported' }, now);
 }

@@ -1,9 +1,10 @@
 import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/store.ts';
+import type { Outcome } from '../states.ts';
 import { lockOpenRun } from './ingest.ts';
+import { addToCounts } from './record.ts';
 import type { Attempt } from './schema.ts';
 
-type Outcome = 'passed' | 'failed' | 'flaky' | 'skipped';
 
 function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): Outcome {
   switch (outcome) {
@@ -110,14 +111,7 @@ async function copyResults(sql: Tx, projectId: number, runId: number, shard: num
     ];
   });
   await copyRows(sql, 'test_results', RESULT_COLUMNS, rows);
-  const last = sql`
-    update test_runs set
-      success_count = success_count + ${counts.passed}, failed_count = failed_count + ${counts.failed},
-      flaky_count = flaky_count + ${counts.flaky}, skipped_count = skipped_count + ${counts.skipped},
-      snoozed_count = snoozed_count + ${counts.snoozed},
-      total_count = total_count + ${counts.passed + counts.failed + counts.flaky + counts.skipped},
-      last_activity_at = ${now}
-    where id = ${runId}`;
+  const last = addToCounts(sql, runId, counts, now);
   return { result: attempts.length, last };
 }
 
@@ -150,15 +144,7 @@ export async function insertResults(sql: Tx, projectId: number, runId: number, s
              count(*) filter (where snoozed)::int as snoozed
       from inserted
     ),
-    counted as (
-      update test_runs set
-        success_count = success_count + c.passed, failed_count = failed_count + c.failed, flaky_count = flaky_count + c.flaky,
-        skipped_count = skipped_count + c.skipped, snoozed_count = snoozed_count + c.snoozed,
-        total_count = total_count + c.passed + c.failed + c.flaky + c.skipped,
-        last_activity_at = ${now}
-      from counts c
-      where id = ${runId}
-    )
+    counted as (${addToCounts(sql, runId, { relation: 'counts' }, now)})
     select recorded from counts`;
   return result?.recorded ?? 0;
 }

@@ -11,7 +11,8 @@ import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';
 import { checkSummaryToken, presentRun, SUMMARY_LINK_DAYS } from './present.ts';
 import { actingUserId } from '../http/access.ts';
-import { cancelRun } from './lifecycle.ts';
+import { cancelRun } from './finish.ts';
+import { findOrCreateReportRun } from './record.ts';
 import { triggerRun } from './trigger.ts';
 import {
   cancelSchema,
@@ -129,7 +130,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       const environment = await getEnvironmentBySlug(sql, scope.projectId, body.environment);
       if (!environment) throw new HttpError(404, `body.environment: no environment with slug "${body.environment}"`);
       if (environment.is_disabled) throw new HttpError(409, `environment "${body.environment}" is disabled`);
-      const run = await store.findOrCreateReportRun(
+      const run = await findOrCreateReportRun(
         sql,
         scope.projectId,
         {

@@ -4,14 +4,9 @@ import { pagination } from '../http/openapi.ts';
 import { listedTestSchema } from '../testcases/schema.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
-export const RUN_STATES = ['pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled'] as const;
-export const TERMINAL_STATES = ['passed', 'failed', 'error', 'cancelled'] as const;
+import { OUTCOMES, RUN_STATES } from '../states.ts';
 
-/** Whether a run in `state` has ended. */
-export function isTerminal(state: string): boolean {
-  return (TERMINAL_STATES as readonly string[]).includes(state);
-}
-export type RunState = (typeof RUN_STATES)[number];
+export { isTerminal, RUN_STATES, type RunState } from '../states.ts';
 
 export const summaryDetailSchema = z
   .object({
@@ -19,7 +14,7 @@ export const summaryDetailSchema = z
     title: z.string(),
     file_path: z.string(),
     runner_project: z.string(),
-    status: z.enum(['passed', 'failed', 'flaky', 'skipped']),
+    status: z.enum(OUTCOMES),
     snoozed: z.boolean(),
     duration: z.number().int().describe('milliseconds, all attempts'),
     retries: z.number().int(),

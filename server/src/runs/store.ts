@@ -1,5 +1,6 @@
 import type { Tx } from '../db.ts';
-import type { RunState, SummaryDetail } from './schema.ts';
+import type { RunState } from '../states.ts';
+import type { SummaryDetail } from './schema.ts';
 
 export interface RunRow {
   id: number;
@@ -84,34 +85,9 @@ export async function getSummaryDetails(sql: Tx, runId: number): Promise<Summary
              t.runner_project`;
 }
 
-export interface ReportRunInput {
-  environmentId: number;
-  runKey: string | null;
-  totalShards: number;
-  branch: string | null;
-  commit: string | null;
-  buildUrl: string | null;
-}
-
-/** A report-only run found or made by `findOrCreateReportRun`. */
-export interface ReportRun {
-  id: number;
-  environment_id: number;
-  state: string;
-  created: boolean;
-}
-
-/** The run of a report-only invocation: created by the first shard, shared by the others through the run key. */
-export async function findOrCreateReportRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
-  const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
-    insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
-                           test_run_head_sha, build_url, created_at, queued_at, run_started_at, last_activity_at)
-    values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
-            ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
-    on conflict (project_id, run_key) do nothing
-    returning id, environment_id, state`;
-  if (created) return { ...created, created: true };
-  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
-    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
-  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
+/** The source run's tests whose final outcome was a failure, in every runner project where they failed. */
+export async function failedTestIds(sql: Tx, runId: number): Promise<string[]> {
+  const rows = await sql<{ test_case_id: string }[]>`
+    select test_case_id from test_results where test_run_id = ${runId} and is_final and outcome = 'failed' order by test_case_id`;
+  return rows.map((row) => row.test_case_id);
 }

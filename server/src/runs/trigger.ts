@@ -5,7 +5,8 @@ import type { Sql } from '../db.ts';
 import { getEnvironmentBySlug } from '../environments/store.ts';
 import { getProject } from '../projects/store.ts';
 import { resolveBranch } from './branch.ts';
-import { createPendingRun, failedTestIds, type NewRun } from './lifecycle.ts';
+import { createPendingRun, type NewRun } from './record.ts';
+import { failedTestIds } from './store.ts';
 import type { Trigger } from './schema.ts';
 
 interface SourceRun {

@@ -1,0 +1,110 @@
+import { rollupRun } from '../analytics/rollup.ts';
+import { deleteRunKeys } from '../auth/store.ts';
+import type { Tx } from '../db.ts';
+import { NotFoundError, PreconditionFailedError } from '../errors.ts';
+import { isTerminal } from '../states.ts';
+import { deactivateUnlisted } from '../testcases/store.ts';
+import { type EndingRun, lockRun, type OutcomeCounts, recordCancel, recordEnd } from './record.ts';
+
+/** Every way a run ends. */
+export type RunEnding =
+  /** Its last shard reported its end: the results decide. */
+  | { kind: 'reported' }
+  /** It could not finish (a timeout, a lost executor, silent shards, a failed checkout): `error` with the reason. */
+  | { kind: 'failed'; reason: string }
+  | { kind: 'cancelled'; reason: string | null; by: string };
+
+interface ShardOutcome {
+  shard: number;
+  status: string | null;
+  complete: boolean;
+  errors: string[];
+}
+
+/**
+ * Ends a run that has not ended, the one way every ending goes: its end state and counts, its
+ * day's rollups, its reporter key gone, and after a whole-suite run the tests it no longer lists
+ * inactive. Returns false when the run had ended already (or does not exist).
+ */
+export async function finishRun(sql: Tx, runId: number, ending: RunEnding, now: Date): Promise<boolean> {
+  const run = await lockRun(sql, runId);
+  if (!run || isTerminal(run.state)) return false;
+  if (ending.kind === 'cancelled') {
+    await recordCancel(sql, runId, ending.reason, ending.by, now);
+  } else {
+    const { state, shards } = await decideEnd(sql, runId, run, ending, now);
+    if (state !== 'error' && coversWholeSuite(run, shards)) await deactivateMissing(sql, run.project_id, runId, now);
+  }
+  await rollupRun(sql, runId);
+  // The key the executor made for this run's reporter ends with the run, in the same transaction.
+  await deleteRunKeys(sql, runId);
+  return true;
+}
+
+/** Cancels a pending, queued or running run of the project; an ended one is a precondition that failed. */
+export async function cancelRun(sql: Tx, projectId: number, runId: number, reason: string | null, cancelledBy: string, now: Date): Promise<void> {
+  const [run] = await sql<{ state: string }[]>`select state from test_runs where project_id = ${projectId} and id = ${runId}`;
+  if (!run) throw new NotFoundError('test run not found');
+  if (!(await finishRun(sql, runId, { kind: 'cancelled', reason, by: cancelledBy }, now))) {
+    const [ended] = await sql<{ state: string }[]>`select state from test_runs where id = ${runId}`;
+    throw new PreconditionFailedError(
+      `test run ${runId} has already ended (${ended?.state ?? run.state}); only a pending, queued or running run can be cancelled`,
+    );
+  }
+}
+
+/** From what was recorded: `error` when a shard did not end cleanly or the ending forces it, `failed` when a failure no snooze covers remains. */
+async function decideEnd(sql: Tx, runId: number, run: EndingRun, ending: RunEnding, now: Date) {
+  const counts = await countOutcomes(sql, runId);
+  const shards = await sql<ShardOutcome[]>`
+    select shard, status, complete, errors from test_run_shards where test_run_id = ${runId} order by shard`;
+  const forcedReason = ending.kind === 'failed' ? ending.reason : null;
+  const reason =
+    [run.error_reason, forcedReason, errorReason(shards, run.total_shards, counts.failed, forcedReason !== null)].filter(Boolean).join('\n') ||
+    null;
+  const state = reason ? 'error' : counts.failed - counts.snoozed > 0 ? 'failed' : 'passed';
+  await recordEnd(sql, runId, { state, counts, reason }, now);
+  return { state, shards };
+}
+
+/** A run's final outcomes, counted from its results (the batches' running counts are for the run while it goes). */
+async function countOutcomes(sql: Tx, runId: number): Promise<OutcomeCounts> {
+  const [counts] = await sql<OutcomeCounts[]>`
+    select count(*) filter (where outcome = 'passed')::int as passed,
+           count(*) filter (where outcome = 'failed')::int as failed,
+           count(*) filter (where outcome = 'flaky')::int as flaky,
+           count(*) filter (where outcome = 'skipped')::int as skipped,
+           count(*) filter (where outcome = 'failed' and snoozed)::int as snoozed
+    from test_results where test_run_id = ${runId} and is_final`;
+  return counts as OutcomeCounts;
+}
+
+function errorReason(shards: ShardOutcome[], totalShards: number, failedCount: number, forced: boolean): string | null {
+  const reasons: string[] = [];
+  for (const s of shards) {
+    if (s.status === 'timedout') reasons.push(`shard ${s.shard} timed out`);
+    if (s.status === 'interrupted') reasons.push(`shard ${s.shard} was interrupted`);
+    if (s.status === 'crashed') reasons.push(`shard ${s.shard} ended without reporting its end`);
+    if (s.status === 'failed' && failedCount === 0) reasons.push(`shard ${s.shard} failed without a failing test`);
+    for (const message of s.errors) reasons.push(`shard ${s.shard}: ${message}`);
+  }
+  const ended = new Set(shards.filter((s) => s.status !== null).map((s) => s.shard));
+  // A run that failed before any shard began (a checkout, an install) has its reason already.
+  if (forced && shards.length === 0) return reasons.length > 0 ? reasons.join('\n') : null;
+  for (let shard = 1; shard <= totalShards; shard++) {
+    if (!ended.has(shard)) reasons.push(`shard ${shard} never ended`);
+  }
+  return reasons.length > 0 ? reasons.join('\n') : null;
+}
+
+function coversWholeSuite(run: EndingRun, shards: ShardOutcome[]): boolean {
+  return shards.length === run.total_shards && shards.every((s) => s.complete) && run.tags.length === 0 && run.test_case_ids.length === 0;
+}
+
+/** After a run over the whole suite: tests of its runner projects that it no longer listed are inactive. */
+async function deactivateMissing(sql: Tx, projectId: number, runId: number, now: Date): Promise<void> {
+  const listed = await sql<{ test_case_id: string; runner_project: string }[]>`
+    select test_case_id, runner_project from test_run_tests where test_run_id = ${runId}`;
+  const projects = [...new Set(listed.map((row) => row.runner_project))];
+  await deactivateUnlisted(sql, projectId, projects, listed.map((row) => row.test_case_id), now);
+}

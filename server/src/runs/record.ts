@@ -1,0 +1,220 @@
+import type { Tx } from '../db.ts';
+import type { Trigger } from './schema.ts';
+
+// The one module that writes `test_runs`: every change of a run's row is a function here.
+
+export interface NewRun {
+  environmentId: number;
+  origin: 'api' | 'schedule';
+  branch: string | null;
+  build: Trigger['build'] | null;
+  metadata: Record<string, string | number>;
+  overrides: { name: string; value: string }[];
+  tags: string[];
+  testCaseIds: string[];
+  sendNotifications: boolean;
+  totalShards: number;
+  rerunSourceId: number | null;
+  rerunOnlyFailed: boolean;
+  scmActor: string | null;
+  scheduledFor: Date | null;
+}
+
+/** A run waiting for an executor. Returns null when a scheduled tick already made its run. */
+export async function createPendingRun(sql: Tx, projectId: number, run: NewRun, now: Date) {
+  const [row] = await sql<{ id: number; state: 'pending'; test_run_branch: string | null; created_at: Date }[]>`
+    insert into test_runs (project_id, environment_id, state, origin, test_run_branch, build, build_url, build_branch, "commit",
+                           metadata, environment_variables_overrides, tags, test_case_ids, send_notifications, total_shards,
+                           rerun_source_id, rerun_only_failed, scm_actor, scheduled_for, created_at)
+    values (${projectId}, ${run.environmentId}, 'pending', ${run.origin}, ${run.branch}, ${run.build ? sql.json(run.build) : null},
+            ${run.build?.url ?? null}, ${run.build?.branch ?? null}, ${run.build?.commit ?? null}, ${sql.json(run.metadata)},
+            ${sql.json(run.overrides)}, ${run.tags}, ${run.testCaseIds}, ${run.sendNotifications}, ${run.totalShards},
+            ${run.rerunSourceId}, ${run.rerunOnlyFailed}, ${run.scmActor}, ${run.scheduledFor}, ${now})
+    on conflict (environment_id, scheduled_for) where scheduled_for is not null do nothing
+    returning id, state, test_run_branch, created_at`;
+  return row ?? null;
+}
+
+
+export interface ReportRunInput {
+  environmentId: number;
+  runKey: string | null;
+  totalShards: number;
+  branch: string | null;
+  commit: string | null;
+  buildUrl: string | null;
+}
+
+/** A report-only run found or made by `findOrCreateReportRun`. */
+export interface ReportRun {
+  id: number;
+  environment_id: number;
+  state: string;
+  created: boolean;
+}
+
+/** The run of a report-only invocation: created by the first shard, shared by the others through the run key. */
+export async function findOrCreateReportRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
+  const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
+    insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
+                           test_run_head_sha, build_url, created_at, queued_at, run_started_at, last_activity_at)
+    values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
+            ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
+    on conflict (project_id, run_key) do nothing
+    returning id, environment_id, state`;
+  if (created) return { ...created, created: true };
+  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
+    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
+  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
+}
+
+export interface ClaimedRun {
+  id: number;
+  project_id: number;
+  environment_id: number;
+  total_shards: number;
+  test_run_branch: string | null;
+  build: Trigger['build'] | null;
+  build_branch: string | null;
+  environment_variables_overrides: { name: string; value: string }[];
+  tags: string[];
+  test_case_ids: string[];
+  repo_url: string;
+  runner_projects_match: string[];
+  runner_projects_ignore: string[];
+  env_files: string[];
+}
+
+/**
+ * Takes the oldest pending run for this executor. SKIP LOCKED lets several server processes on
+ * one PostgreSQL claim side by side, and no run is claimed twice.
+ */
+export async function claimRun(sql: Tx, workerId: string, now: Date): Promise<ClaimedRun | null> {
+  const [run] = await sql<ClaimedRun[]>`
+    with next as (
+      select id from test_runs where state = 'pending' order by id for update skip locked limit 1
+    ), claimed as (
+      update test_runs r set state = 'queued', claimed_by = ${workerId}, heartbeat_at = ${now}, queued_at = ${now},
+                             executions = r.executions + 1
+      from next where r.id = next.id
+      returning r.id, r.project_id, r.environment_id, r.total_shards, r.test_run_branch, r.build, r.build_branch,
+                r.environment_variables_overrides, r.tags, r.test_case_ids
+    )
+    select c.*, p.repo_url, e.runner_projects_match, e.runner_projects_ignore, e.env_files
+    from claimed c join projects p on p.id = c.project_id join environments e on e.id = c.environment_id`;
+  return run ?? null;
+}
+
+/** Keeps the claim alive; returns the run's state so that a cancel made elsewhere is noticed. */
+export async function heartbeat(sql: Tx, runId: number, now: Date): Promise<string | null> {
+  const [row] = await sql<{ state: string }[]>`update test_runs set heartbeat_at = ${now} where id = ${runId} returning state`;
+  return row?.state ?? null;
+}
+
+/** Runs whose executor stopped beating (its server died): they end as `error`. */
+export async function lostRunIds(sql: Tx, now: Date, staleMs: number): Promise<number[]> {
+  const rows = await sql<{ id: number }[]>`
+    select id from test_runs
+    where state in ('queued', 'running') and claimed_by is not null and heartbeat_at < ${new Date(now.getTime() - staleMs)}`;
+  return rows.map((row) => row.id);
+}
+
+/** The branch the executor resolved for a run that named none. */
+export async function recordBranch(sql: Tx, runId: number, branch: string | null): Promise<void> {
+  await sql`update test_runs set test_run_branch = ${branch} where id = ${runId}`;
+}
+
+/** The commit the executor checked out. */
+export async function recordHeadSha(sql: Tx, runId: number, headSha: string | null): Promise<void> {
+  await sql`update test_runs set test_run_head_sha = ${headSha} where id = ${runId}`;
+}
+
+/** A shard began: the run is running from its first shard's start, on the first commit reported. */
+export async function markRunning(sql: Tx, runId: number, startedAt: Date, commit: string | null, now: Date): Promise<void> {
+  await sql`
+    update test_runs set
+      state = 'running',
+      run_started_at = coalesce(run_started_at, ${startedAt}),
+      test_run_head_sha = coalesce(test_run_head_sha, ${commit}),
+      last_activity_at = ${now}
+    where id = ${runId}`;
+}
+
+/** Something arrived for the run: it is not silent (the sweeper ends silent runs). */
+export async function touchRun(sql: Tx, runId: number, now: Date): Promise<void> {
+  await sql`update test_runs set last_activity_at = ${now} where id = ${runId}`;
+}
+
+/** What a batch's new final results add to a run's counts. */
+export interface OutcomeCounts {
+  passed: number;
+  failed: number;
+  flaky: number;
+  skipped: number;
+  snoozed: number;
+}
+
+/**
+ * The statement that adds a batch's counts to its run: `counts` is numbers, or the name of a
+ * relation of the same columns (a CTE of the statement this is embedded in).
+ */
+export function addToCounts(sql: Tx, runId: number, counts: OutcomeCounts | { relation: string }, now: Date) {
+  const c = 'relation' in counts ? null : counts;
+  const column = (name: keyof OutcomeCounts) => (c ? sql`${c[name]}::int` : sql`c.${sql(name)}`);
+  return sql`
+    update test_runs set
+      success_count = success_count + ${column('passed')}, failed_count = failed_count + ${column('failed')},
+      flaky_count = flaky_count + ${column('flaky')}, skipped_count = skipped_count + ${column('skipped')},
+      snoozed_count = snoozed_count + ${column('snoozed')},
+      total_count = total_count + ${column('passed')} + ${column('failed')} + ${column('flaky')} + ${column('skipped')},
+      last_activity_at = ${now}
+    ${c ? sql`` : sql`from ${sql('relation' in counts ? counts.relation : '')} c`}
+    where id = ${runId}`;
+}
+
+/** A run as its end is decided, locked until the end is written. */
+export interface EndingRun {
+  state: string;
+  project_id: number;
+  total_shards: number;
+  tags: string[];
+  test_case_ids: string[];
+  error_reason: string | null;
+}
+
+export async function lockRun(sql: Tx, runId: number): Promise<EndingRun | null> {
+  const [run] = await sql<EndingRun[]>`
+    select state, project_id, total_shards, tags, test_case_ids, error_reason from test_runs where id = ${runId} for update`;
+  return run ?? null;
+}
+
+/** A run's end from its results: its state, final counts, reason, and duration from its start. */
+export async function recordEnd(
+  sql: Tx,
+  runId: number,
+  end: { state: 'passed' | 'failed' | 'error'; counts: OutcomeCounts; reason: string | null },
+  now: Date,
+): Promise<void> {
+  const c = end.counts;
+  await sql`
+    update test_runs set
+      state = ${end.state},
+      success_count = ${c.passed}, failed_count = ${c.failed}, flaky_count = ${c.flaky}, skipped_count = ${c.skipped},
+      snoozed_count = ${c.snoozed}, total_count = ${c.passed + c.failed + c.flaky + c.skipped},
+      error_reason = ${end.reason},
+      run_started_at = coalesce(run_started_at, ${now}),
+      run_ended_at = ${now},
+      duration = greatest(0, round(extract(epoch from (${now}::timestamptz - coalesce(run_started_at, ${now}::timestamptz))) * 1000))::int
+    where id = ${runId}`;
+}
+
+/** A cancelled run keeps the counts it had; its duration runs to the cancel when it had started. */
+export async function recordCancel(sql: Tx, runId: number, reason: string | null, cancelledBy: string, now: Date): Promise<void> {
+  await sql`
+    update test_runs set
+      state = 'cancelled', cancel_reason = ${reason}, cancelled_by = ${cancelledBy},
+      run_ended_at = ${now},
+      duration = case when run_started_at is null then null
+                      else greatest(0, round(extract(epoch from (${now}::timestamptz - run_started_at)) * 1000))::int end
+    where id = ${runId}`;
+}
