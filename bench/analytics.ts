@@ -82,7 +82,7 @@ async function main(): Promise<void> {
       where r.id = c.test_run_id`;
     await endRuns(sql, runIds.filter((id) => !liveRuns.includes(id)));
     const rebuildStarted = performance.now();
-    await sql.begin((tx) => rebuildRollups(tx, projectId));
+    await rebuildRollups(sql, projectId);
     console.log(`  rollups of ${runIds.length - liveRuns.length} runs by rebuildRollups: ${elapsed(rebuildStarted)}`);
     const liveStarted = performance.now();
     for (const runId of liveRuns) {

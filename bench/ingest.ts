@@ -7,6 +7,8 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { postGzipped, postJson } from '../reporter/src/transport.ts';
+import { copyLines, copyRows } from '../server/src/db.ts';
+import { RESULT_COLUMNS, resultRow } from '../server/src/runs/results.ts';
 import { benchDatabase, benchProject, benchServerProcess, median, settleWrites, testIdOf } from './lib.ts';
 
 const BATCH = 500;
@@ -17,6 +19,7 @@ const TARGET = 0.4;
 const IN_FLIGHT = 2;
 /** Rows already in test_results when the timing starts. */
 const HISTORY = Number(process.env.BENCH_INGEST_HISTORY ?? 200_000);
+const NONE_SNOOZED: ReadonlySet<string> = new Set();
 
 function attempts(from: number, count: number) {
   return Array.from({ length: count }, (_, i) => {
@@ -48,10 +51,7 @@ async function preloadHistory(db: Awaited<ReturnType<typeof benchDatabase>>, pro
   for (let done = 0; done < rows; done += perRun) {
     const [run] = await db.sql<{ id: number }[]>`
       insert into test_runs (project_id, environment_id, state, origin) values (${projectId}, ${environmentId}, 'passed', 'reporter') returning id`;
-    const writable = await db.sql`
-      copy test_results (test_run_id, test_case_id, retry, status, duration, is_final, outcome, total_duration) from stdin with (format csv)`.writable();
-    const lines = Array.from({ length: perRun }, (_, i) => `${run?.id},${testIdOf(i)},0,passed,${100 + (i % 900)},true,passed,${100 + (i % 900)}\n`);
-    await pipeline(Readable.from([lines.join('')]), writable);
+    await copyRows(db.sql, 'test_results', RESULT_COLUMNS, attempts(0, perRun).map((a) => resultRow((run as { id: number }).id, 1, a, NONE_SNOOZED)));
   }
   await db.sql`vacuum analyze test_results`;
   await settleWrites(db.sql);
@@ -63,20 +63,9 @@ async function newRun(db: Awaited<ReturnType<typeof benchDatabase>>, projectId: 
   return (run as { id: number }).id;
 }
 
-const csv = (value: string | number | boolean | null | undefined) => (value == null ? '' : `"${String(value).replace(/"/g, '""')}"`);
-
-function copyLines(runId: number, batch: ReturnType<typeof attempts>): string {
-  return batch
-    .map(
-      (a) =>
-        [
-          runId, a.test_id, a.retry, 1, a.status, a.duration, a.error_message, a.error_location, a.stdout_tail, a.stderr_tail, a.started_at,
-          true, a.final.outcome === 'unexpected' ? 'failed' : 'passed', false, a.final.total_duration, a.final.error_message, a.final.failure_group_id,
-        ]
-          .map(csv)
-          .join(',') + '\n',
-    )
-    .join('');
+/** A batch in COPY's text format, encoded as the server's COPY path encodes it. */
+function copyText(runId: number, batch: ReturnType<typeof attempts>): string {
+  return copyLines(batch.map((a) => resultRow(runId, 1, a, NONE_SNOOZED)));
 }
 
 async function main(): Promise<void> {
@@ -119,12 +108,9 @@ async function main(): Promise<void> {
      * COPY per batch would pay a transaction each like the HTTP path and be a weaker baseline. */
     async function timeCopy(): Promise<number> {
       const runId = await newRun(db, projectId, environmentId);
-      const chunks = batches.map((batch) => copyLines(runId, batch));
+      const chunks = batches.map((batch) => copyText(runId, batch));
       const started = performance.now();
-      const writable = await db.sql`
-        copy test_results (test_run_id, test_case_id, retry, shard, status, duration, error_message, error_location, stdout_tail,
-                           stderr_tail, started_at, is_final, outcome, snoozed, total_duration, final_error_message, failure_group_id)
-        from stdin with (format csv)`.writable();
+      const writable = await db.sql`copy test_results (${db.sql(RESULT_COLUMNS)}) from stdin`.writable();
       await pipeline(Readable.from(chunks), writable);
       return total / ((performance.now() - started) / 1000);
     }

@@ -34,10 +34,10 @@ describe('silent shards', () => {
   it('when a shard never ends, then the run is finished as error after the timeout, naming the shard', async () => {
     const runId = await newRun(2);
     const now = () => server.clock.now;
-    await server.sql.begin((tx) => beginShard(tx, projectId, runId, 1, { tests: [listed(1)], commit: null, complete: true }, now()));
-    await server.sql.begin((tx) => beginShard(tx, projectId, runId, 2, { tests: [listed(2)], commit: null, complete: true }, now()));
+    await beginShard(server.sql, projectId, runId, 1, { tests: [listed(1)], commit: null, complete: true }, now());
+    await beginShard(server.sql, projectId, runId, 2, { tests: [listed(2)], commit: null, complete: true }, now());
     await server.sql.begin((tx) => insertResults(tx, projectId, runId, 1, [passed(1)], now()));
-    await server.sql.begin((tx) => endShard(tx, projectId, runId, 1, { status: 'passed', errors: [] }, now()));
+    await endShard(server.sql, projectId, runId, 1, { status: 'passed', errors: [] }, now());
     expect(await finishSilentRuns(server.sql, now(), 60_000)).toEqual([]);
     server.clock.advance(60_001);
     expect(await finishSilentRuns(server.sql, now(), 60_000)).toEqual([runId]);
@@ -48,7 +48,7 @@ describe('silent shards', () => {
 
   it('when results arrive for a finished run, then they are refused with 409 so the reporter stops', async () => {
     const runId = await newRun(1);
-    await server.sql.begin((tx) => endShard(tx, projectId, runId, 1, { status: 'passed', errors: [] }, server.clock.now));
+    await endShard(server.sql, projectId, runId, 1, { status: 'passed', errors: [] }, server.clock.now);
     const late = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(3)] });
     expect(late.status).toBe(409);
   });

@@ -156,7 +156,7 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
       case 'analytics rebuild': {
         const projectId = projectIdFlag(flags);
         if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
-        await sql.begin((tx) => rebuildRollups(tx, projectId));
+        await rebuildRollups(sql, projectId);
         return 'rollups rebuilt';
       }
       default:

@@ -5,6 +5,8 @@ import type { BlobStorage } from './storage/blobs.ts';
 
 export type Clock = () => Date;
 
+export const DAY_MS = 86_400_000;
+
 /** The jobs layer as the API sees it: a nudge, never the work itself. */
 export interface JobControl {
   /** A cancel stops a run this process executes now (heartbeats would in time). */

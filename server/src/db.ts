@@ -3,6 +3,12 @@ import postgres from 'postgres';
 import type { Config } from './config.ts';
 import { embeddedUrl, openEmbedded, readLiveLock } from './embedded.ts';
 
+/**
+ * Keys of the advisory locks taken by key alone (rollups lock on a project and day): one place,
+ * so that no two uses pick the same number.
+ */
+export const ADVISORY_LOCK = { migrations: 4_715_002_231, demoSeed: 4_715_002_232 } as const;
+
 export type Sql = postgres.Sql;
 /** A transaction's handle; store functions accept either. */
 export type Tx = postgres.TransactionSql | postgres.Sql;
@@ -181,7 +187,7 @@ function copyText(value: CopyValue): string {
 }
 
 /** Rows in COPY's text format; built by concatenation, which is what V8 does fastest here. */
-function copyLines(rows: readonly (readonly CopyValue[])[]): string {
+export function copyLines(rows: readonly (readonly CopyValue[])[]): string {
   let text = '';
   for (const row of rows) {
     for (let i = 0; i < row.length; i++) text += (i === 0 ? '' : '\t') + copyText(row[i] as CopyValue);

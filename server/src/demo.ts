@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKey } from './auth/store.ts';
 import type { Config } from './config.ts';
-import type { Sql } from './db.ts';
+import { ADVISORY_LOCK, type Sql } from './db.ts';
 import { createEnvironment } from './environments/store.ts';
 import { countProjects, createProject } from './projects/store.ts';
 
@@ -14,7 +14,7 @@ export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta
  */
 export async function seedDemo(sql: Sql, config: Config, port: number): Promise<void> {
   const key = await sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(4715002232)`;
+    await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.demoSeed})`;
     if ((await countProjects(tx)) > 0) return null;
     const project = await createProject(tx, { name: 'Demo', repoUrl: path.resolve(EXAMPLES_DIR), repoName: 'proctor/demo' });
     await createEnvironment(tx, project.id, {

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Sql } from './db.ts';
+import { ADVISORY_LOCK, type Sql } from './db.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 /** Any fixed number; every Proctor process that migrates takes the same lock. */
-const MIGRATION_LOCK_KEY = 4_715_002_231;
 
 export interface Migration {
   version: number;
@@ -33,7 +32,7 @@ export async function migrate(sql: Sql, migrations = listMigrations()): Promise<
   const applied: string[] = [];
   for (const migration of migrations) {
     const didApply = await sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+      await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.migrations})`;
       await tx`create table if not exists schema_migrations (
         version integer primary key,
         name text not null,

@@ -1,4 +1,4 @@
-import type { Tx } from '../db.ts';
+import type { Sql, Tx } from '../db.ts';
 import { TERMINAL_STATES } from '../states.ts';
 import { writeSnapshot } from './snapshot.ts';
 
@@ -7,10 +7,15 @@ import { writeSnapshot } from './snapshot.ts';
  * Rebuilds a project's rollups from its runs and raw results in a few set-wise statements: the
  * rows `rollupRun` leaves run by run (test/analytics.test.ts holds the two equal), for results
  * loaded in bulk or rollups to recompute. Rows are written in day order, as runs write them: the
- * analytics read a day's rows together, and scattered they cost a page each. Run it in a transaction: the rollup tables are locked
- * against writers (runs ending meanwhile wait) and the project's rows replaced as one.
+ * analytics read a day's rows together, and scattered they cost a page each. One transaction: the
+ * rollup tables are locked against writers (runs ending meanwhile wait) and the project's rows
+ * replaced as one.
  */
-export async function rebuildRollups(sql: Tx, projectId: number): Promise<void> {
+export function rebuildRollups(sql: Sql, projectId: number): Promise<void> {
+  return sql.begin((tx) => rebuildInTransaction(tx, projectId));
+}
+
+async function rebuildInTransaction(sql: Tx, projectId: number): Promise<void> {
   // Its grouping sorts or hashes millions of rows: in the default 4 MB they spill to disk.
   await sql`set local work_mem = '256MB'`;
   await sql`lock table daily_run_stats, daily_test_counts, test_case_cumulative in exclusive mode`;

@@ -1,3 +1,4 @@
+import { DAY_MS } from '../context.ts';
 import type { Tx } from '../db.ts';
 
 export interface DailyRunRow {
@@ -71,7 +72,7 @@ async function snapshotDay(sql: Tx, projectId: number, environmentId: number, da
 }
 
 function dayBefore(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  return new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 }
 
 /**

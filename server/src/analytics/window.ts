@@ -1,3 +1,4 @@
+import { DAY_MS } from '../context.ts';
 import { InvalidInputError } from '../errors.ts';
 
 export interface DayWindow {
@@ -7,7 +8,6 @@ export interface DayWindow {
   days: string[];
 }
 
-const DAY_MS = 86_400_000;
 const MAX_DAYS = 366;
 
 function utcDay(date: Date): string {

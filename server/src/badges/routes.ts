@@ -7,6 +7,10 @@ import { badgeSpec } from './present.ts';
 import { badgeParams, badgeQuery } from './schema.ts';
 import { type BadgeState, readBadgeState } from './store.ts';
 
+/** Badges drawn, by their parameters: each a few kilobytes. */
+const RENDERED_BADGES_KEPT = 2000;
+/** Environments whose state is kept between reads (for PROCTOR_BADGE_STATE_TTL_MS). */
+const BADGE_STATES_KEPT = 5000;
 const CACHE_CONTROL = 'public, max-age=60, s-maxage=60, stale-while-revalidate=300';
 /** PNG renders a client may start at once, and per second after: a README's badges, many times over. */
 const PNG_RENDER_BURST = 30;
@@ -14,8 +18,8 @@ const PNG_RENDERS_PER_SECOND = 5;
 const CONTENT_TYPES = { svg: 'image/svg+xml; charset=utf-8', png: 'image/png', json: 'application/json; charset=utf-8' } as const;
 
 export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
-  const rendered = new LruCache<RenderedBadge>(2000);
-  const states = new LruCache<{ state: BadgeState | null; at: number }>(5000);
+  const rendered = new LruCache<RenderedBadge>(RENDERED_BADGES_KEPT);
+  const states = new LruCache<{ state: BadgeState | null; at: number }>(BADGE_STATES_KEPT);
   const pngRenders = new RenderBudget(PNG_RENDER_BURST, PNG_RENDERS_PER_SECOND);
   const stateTtlMs = deps.config.badgeStateTtlMs;
 

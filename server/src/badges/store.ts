@@ -1,3 +1,4 @@
+import { DAY_MS } from '../context.ts';
 import type { Tx } from '../db.ts';
 
 export interface BadgeState {
@@ -10,7 +11,7 @@ export interface BadgeState {
 
 /** One query: the environment, its latest finished run and its week; null for an unknown one. */
 export async function readBadgeState(sql: Tx, projectId: number, slug: string, now: Date): Promise<BadgeState | null> {
-  const weekAgo = new Date(now.getTime() - 7 * 86_400_000);
+  const weekAgo = new Date(now.getTime() - 7 * DAY_MS);
   const [row] = await sql<
     {
       name: string;

@@ -6,7 +6,7 @@ import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
 import { endShard } from '../runs/ingest.ts';
-import { finishRun } from '../runs/finish.ts';
+import { failRun } from '../runs/finish.ts';
 import { type ClaimedRun, claimRun, heartbeat, recordBranch, recordHeadSha } from '../runs/record.ts';
 import { runEnvironment } from './environment.ts';
 import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
@@ -131,7 +131,7 @@ export class Executor {
     } catch (error) {
       const reason = error instanceof RunFailure || error instanceof Error ? error.message : String(error);
       log.warn({ reason }, 'run failed to execute');
-      if (run.stopReason !== 'cancelled') await this.sql.begin((tx) => finishRun(tx, claimed.id, { kind: 'failed', reason }, this.clock()));
+      if (run.stopReason !== 'cancelled') await failRun(this.sql, claimed.id, reason, this.clock());
     } finally {
       clearInterval(beat);
       clearTimeout(deadline);
@@ -216,9 +216,7 @@ export class Executor {
       const code = await shard.exited;
       const tail = shard.output().trim().slice(-4000);
       try {
-        await this.sql.begin((tx) =>
-          endShard(tx, claimed.project_id, claimed.id, index + 1, { status: 'crashed', errors: [`exit code ${code}\n${tail}`] }, now),
-        );
+        await endShard(this.sql, claimed.project_id, claimed.id, index + 1, { status: 'crashed', errors: [`exit code ${code}\n${tail}`] }, now);
       } catch (error) {
         if (!(error instanceof RunEndedError)) throw error;
       }

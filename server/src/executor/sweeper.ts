@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
-import { finishRun } from '../runs/finish.ts';
+import { failRun } from '../runs/finish.ts';
 import { lostRunIds } from '../runs/record.ts';
 import { fireDueSchedules } from './scheduler.ts';
 
@@ -15,7 +15,7 @@ export async function finishSilentRuns(sql: Sql, now: Date, timeoutMs: number): 
     select id from test_runs where state = 'running' and coalesce(last_activity_at, run_started_at, created_at) < ${cutoff}`;
   const minutes = Math.round((timeoutMs / 60_000) * 10) / 10;
   for (const { id } of stale) {
-    await sql.begin((tx) => finishRun(tx, id, { kind: 'failed', reason: `no report from the run for ${minutes} min: a shard's process died or hung` }, now));
+    await failRun(sql, id, `no report from the run for ${minutes} min: a shard's process died or hung`, now);
   }
   return stale.map((row) => row.id);
 }
@@ -24,7 +24,7 @@ export async function finishSilentRuns(sql: Sql, now: Date, timeoutMs: number): 
 export async function finishLostRuns(sql: Sql, now: Date, staleMs: number): Promise<number[]> {
   const lost = await lostRunIds(sql, now, staleMs);
   for (const id of lost) {
-    await sql.begin((tx) => finishRun(tx, id, { kind: 'failed', reason: 'the executor running this run was lost (its server stopped or died)' }, now));
+    await failRun(sql, id, 'the executor running this run was lost (its server stopped or died)', now);
   }
   return lost;
 }

@@ -41,13 +41,6 @@ export function describeZodError(where: string, error: z.ZodError): string {
     .join('; ');
 }
 
-export function setErrorShape(shape: ErrorShape): RequestHandler {
-  return (_req, res, next) => {
-    res.locals.errorShape = shape;
-    next();
-  };
-}
-
 export function sendError(res: Response, status: number, message: string): void {
   // 401 and 403 use the general shape on every route (decisions.md, Finer points).
   const shape: ErrorShape = status === 401 || status === 403 ? 'general' : (res.locals.errorShape ?? 'general');

@@ -1,6 +1,6 @@
 import { rollupRun } from '../analytics/rollup.ts';
 import { deleteRunKeys } from '../auth/store.ts';
-import type { Tx } from '../db.ts';
+import type { Sql, Tx } from '../db.ts';
 import { NotFoundError, PreconditionFailedError } from '../errors.ts';
 import { isTerminal } from '../states.ts';
 import { deactivateUnlisted } from '../testcases/store.ts';
@@ -41,8 +41,17 @@ export async function finishRun(sql: Tx, runId: number, ending: RunEnding, now: 
   return true;
 }
 
-/** Cancels a pending, queued or running run of the project; an ended one is a precondition that failed. */
-export async function cancelRun(sql: Tx, projectId: number, runId: number, reason: string | null, cancelledBy: string, now: Date): Promise<void> {
+/** Ends a run that could not finish (a timeout, a lost executor, silent shards) as `error`, in a transaction of its own. */
+export function failRun(sql: Sql, runId: number, reason: string, now: Date): Promise<boolean> {
+  return sql.begin((tx) => finishRun(tx, runId, { kind: 'failed', reason }, now));
+}
+
+/** Cancels a pending, queued or running run of the project; an ended one is a precondition that failed. One transaction. */
+export function cancelRun(sql: Sql, projectId: number, runId: number, reason: string | null, cancelledBy: string, now: Date): Promise<void> {
+  return sql.begin((tx) => cancelOpenRun(tx, projectId, runId, reason, cancelledBy, now));
+}
+
+async function cancelOpenRun(sql: Tx, projectId: number, runId: number, reason: string | null, cancelledBy: string, now: Date): Promise<void> {
   const [run] = await sql<{ state: string }[]>`select state from test_runs where project_id = ${projectId} and id = ${runId}`;
   if (!run) throw new NotFoundError('test run not found');
   if (!(await finishRun(sql, runId, { kind: 'cancelled', reason, by: cancelledBy }, now))) {

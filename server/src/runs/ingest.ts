@@ -1,5 +1,5 @@
 import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
-import type { Tx } from '../db.ts';
+import type { Sql, Tx } from '../db.ts';
 import { upsertTestCases } from '../testcases/store.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import { finishRun } from './finish.ts';
@@ -29,8 +29,12 @@ export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mod
   return run;
 }
 
-/** A shard starts: the run is running, the shard's tests are listed in the run and the inventory. */
-export async function beginShard(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
+/** A shard starts: the run is running, the shard's tests are listed in the run and the inventory. One transaction. */
+export function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
+  return sql.begin((tx) => recordShardBegin(tx, projectId, runId, shard, body, now));
+}
+
+async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
   const run = await lockOpenRun(sql, projectId, runId);
   if (shard > run.total_shards) throw new InvalidInputError(`path.shard: this run has ${run.total_shards} shard(s)`);
   const startedAt = body.started_at ? new Date(body.started_at) : now;
@@ -50,8 +54,19 @@ export async function beginShard(sql: Tx, projectId: number, runId: number, shar
 
 export type ShardEndStatus = 'passed' | 'failed' | 'timedout' | 'interrupted' | 'crashed';
 
-/** A shard ends; when it is the last, the run completes. */
-export async function endShard(
+/** A shard ends; when it is the last, the run ends. One transaction. */
+export function endShard(
+  sql: Sql,
+  projectId: number,
+  runId: number,
+  shard: number,
+  end: { status: ShardEndStatus; errors: string[] },
+  now: Date,
+): Promise<void> {
+  return sql.begin((tx) => recordShardEnd(tx, projectId, runId, shard, end, now));
+}
+
+async function recordShardEnd(
   sql: Tx,
   projectId: number,
   runId: number,

@@ -2,9 +2,8 @@ import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, typ
 import { snoozedTestIdsOfRun } from '../snoozes/store.ts';
 import type { Outcome } from '../states.ts';
 import { lockOpenRun } from './ingest.ts';
-import { addToCounts } from './record.ts';
+import { addToCounts, type OutcomeCounts } from './record.ts';
 import type { Attempt } from './schema.ts';
-
 
 function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): Outcome {
   switch (outcome) {
@@ -19,28 +18,42 @@ function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): Outcome
   }
 }
 
+/** The columns of a `test_results` row with their types, in the order `resultRow` gives its values. */
+const RESULT_COLUMN_TYPES = {
+  test_run_id: 'int', test_case_id: 'text', retry: 'int', shard: 'int', status: 'text', duration: 'int', error_message: 'text',
+  error_location: 'text', stdout_tail: 'text', stderr_tail: 'text', started_at: 'timestamptz', is_final: 'boolean',
+  outcome: 'text', snoozed: 'boolean', total_duration: 'int', final_error_message: 'text', failure_group_id: 'text',
+} as const;
+export const RESULT_COLUMNS = Object.keys(RESULT_COLUMN_TYPES) as (keyof typeof RESULT_COLUMN_TYPES)[];
+/** The insert's column list and its reading of `resultRow`'s values back from a JSON array `r`: from the constants above alone. */
+const RESULT_COLUMN_LIST = RESULT_COLUMNS.join(', ');
+const READ_RESULT_ROW = RESULT_COLUMNS.map((column, i) => `(r->>${i})::${RESULT_COLUMN_TYPES[column]}`).join(', ');
+const OUTCOME = RESULT_COLUMNS.indexOf('outcome');
+const SNOOZED = RESULT_COLUMNS.indexOf('snoozed');
+
 /**
- * An attempt as its row is written, in short keys with no null or false fields and the start as
- * epoch milliseconds: PostgreSQL's JSON parsing is what ingestion is bound by, and a missing key
- * reads as null.
+ * The one encoding of a result row: an attempt as its values in `RESULT_COLUMNS` order, the final
+ * attempt carrying the test's outcome (a failure a snooze covers marked so). COPY writes these
+ * values, the insert reads them back from JSON, and the benches load them.
  */
-function compactRow(a: Attempt, snoozed: ReadonlySet<string>): Record<string, string | number | boolean> {
-  const row: Record<string, string | number | boolean> = { i: a.test_id, r: a.retry, s: a.status, d: a.duration };
-  if (a.error_message !== null) row.em = a.error_message;
-  if (a.error_location !== null) row.el = a.error_location;
-  if (a.stdout_tail !== null) row.so = a.stdout_tail;
-  if (a.stderr_tail !== null) row.se = a.stderr_tail;
-  if (a.started_at !== null) row.t = Date.parse(a.started_at);
-  if (a.final) {
-    const outcome = finalStatus(a.final.outcome);
-    row.f = true;
-    row.o = outcome;
-    if (outcome === 'failed' && snoozed.has(a.test_id)) row.z = true;
-    row.td = a.final.total_duration;
-    if (a.final.error_message !== null) row.fe = a.final.error_message;
-    if (a.final.failure_group_id !== null) row.g = a.final.failure_group_id;
+export function resultRow(runId: number, shard: number, a: Attempt, snoozed: ReadonlySet<string>): CopyValue[] {
+  const outcome = a.final ? finalStatus(a.final.outcome) : null;
+  return [
+    runId, a.test_id, a.retry, shard, a.status, a.duration, a.error_message, a.error_location, a.stdout_tail, a.stderr_tail,
+    a.started_at, a.final !== null, outcome, outcome === 'failed' && snoozed.has(a.test_id), a.final?.total_duration ?? null,
+    a.final?.error_message ?? null, a.final?.failure_group_id ?? null,
+  ];
+}
+
+/** What the final attempts among `rows` add to their run's counts. */
+function tallyOutcomes(rows: readonly CopyValue[][]): OutcomeCounts {
+  const counts: OutcomeCounts = { passed: 0, failed: 0, flaky: 0, skipped: 0, snoozed: 0 };
+  for (const row of rows) {
+    const outcome = row[OUTCOME] as Outcome | null;
+    if (outcome) counts[outcome]++;
+    if (row[SNOOZED]) counts.snoozed++;
   }
-  return row;
+  return counts;
 }
 
 /** How a batch is written: COPY where the database speaks it, else the idempotent insert. */
@@ -87,31 +100,15 @@ async function openRunAndSnoozes(sql: Tx, projectId: number, runId: number, atte
   return snoozed;
 }
 
-const RESULT_COLUMNS = [
-  'test_run_id', 'test_case_id', 'retry', 'shard', 'status', 'duration', 'error_message', 'error_location', 'stdout_tail',
-  'stderr_tail', 'started_at', 'is_final', 'outcome', 'snoozed', 'total_duration', 'final_error_message', 'failure_group_id',
-] as const;
-
 /**
  * Every attempt of the batch new: one COPY, and the run's counts moved by all its finals in the
  * statement that goes out with COMMIT.
  */
 async function copyResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<PipelinedWork<number>> {
   const snoozed = await openRunAndSnoozes(sql, projectId, runId, attempts, now);
-  const counts = { passed: 0, failed: 0, flaky: 0, skipped: 0, snoozed: 0 };
-  const rows = attempts.map((a): CopyValue[] => {
-    const outcome = a.final ? finalStatus(a.final.outcome) : null;
-    const isSnoozed = outcome === 'failed' && snoozed.has(a.test_id);
-    if (outcome) counts[outcome]++;
-    if (isSnoozed) counts.snoozed++;
-    return [
-      runId, a.test_id, a.retry, shard, a.status, a.duration, a.error_message, a.error_location, a.stdout_tail, a.stderr_tail,
-      a.started_at, a.final !== null, outcome, isSnoozed, a.final?.total_duration ?? null, a.final?.error_message ?? null,
-      a.final?.failure_group_id ?? null,
-    ];
-  });
+  const rows = attempts.map((a) => resultRow(runId, shard, a, snoozed));
   await copyRows(sql, 'test_results', RESULT_COLUMNS, rows);
-  const last = addToCounts(sql, runId, counts, now);
+  const last = addToCounts(sql, runId, tallyOutcomes(rows), now);
   return { result: attempts.length, last };
 }
 
@@ -122,16 +119,12 @@ async function copyResults(sql: Tx, projectId: number, runId: number, shard: num
  */
 export async function insertResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<number> {
   const snoozed = await openRunAndSnoozes(sql, projectId, runId, attempts, now);
-  const rows = attempts.map((a) => compactRow(a, snoozed));
+  const rows = attempts.map((a) => resultRow(runId, shard, a, snoozed));
   const [result] = await sql<{ recorded: number }[]>`
     with inserted as (
-      insert into test_results (test_run_id, test_case_id, retry, shard, status, duration, error_message, error_location,
-                                stdout_tail, stderr_tail, started_at, is_final, outcome, snoozed, total_duration,
-                                final_error_message, failure_group_id)
-      select ${runId}, x.i, x.r, ${shard}, x.s, x.d, x.em, x.el, x.so, x.se, to_timestamp(x.t / 1000.0),
-             coalesce(x.f, false), x.o, coalesce(x.z, false), x.td, x.fe, x.g
-      from json_to_recordset(${JSON.stringify(rows)}::text::json) as x(i text, r int, s text, d int, em text, el text,
-           so text, se text, t float8, f boolean, o text, z boolean, td int, fe text, g text)
+      insert into test_results (${sql.unsafe(RESULT_COLUMN_LIST)})
+      select ${sql.unsafe(READ_RESULT_ROW)}
+      from json_array_elements(${JSON.stringify(rows)}::text::json) as r
       on conflict (test_run_id, test_case_id, retry) do nothing
       returning outcome, snoozed
     ),

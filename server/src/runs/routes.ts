@@ -112,7 +112,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: z.object({ message: z.string() }),
     handler: async ({ params, body, scope }) => {
       const cancelledBy = actingUserId(scope) ?? `key:${scope.principal.keyId}`;
-      await sql.begin((tx) => cancelRun(tx, scope.projectId, params.id, body.reason ?? null, cancelledBy, clock()));
+      await cancelRun(sql, scope.projectId, params.id, body.reason ?? null, cancelledBy, clock());
       await deps.jobs?.stopRun(params.id);
       return { message: `test run ${params.id} cancelled` };
     },
@@ -164,7 +164,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: shardBeginSchema,
     response: z.object({ data: z.object({ success: z.boolean() }) }),
     handler: async ({ params, body, scope }) => {
-      await sql.begin((tx) => beginShard(tx, scope.projectId, params.id, params.shard, body, clock()));
+      await beginShard(sql, scope.projectId, params.id, params.shard, body, clock());
       return { data: { success: true } };
     },
   });
@@ -194,7 +194,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: shardEndSchema,
     response: z.object({ data: z.object({ success: z.boolean(), state: z.string(), summary_url: z.string() }) }),
     handler: async ({ params, body, scope }) => {
-      await sql.begin((tx) => endShard(tx, scope.projectId, params.id, params.shard, body, clock()));
+      await endShard(sql, scope.projectId, params.id, params.shard, body, clock());
       const run = await store.getRun(sql, scope.projectId, params.id);
       if (!run) throw notFound('test run');
       return { data: { success: true, state: run.state, summary_url: present(run).summary_url } };

@@ -36,11 +36,6 @@ export async function createSnooze(sql: Tx, projectId: number, input: NewSnooze,
   return row as SnoozeRow;
 }
 
-export async function getSnooze(sql: Tx, projectId: number, id: number): Promise<SnoozeRow | null> {
-  const [row] = await sql<SnoozeRow[]>`select ${columns(sql)} from snoozes where project_id = ${projectId} and id = ${id}`;
-  return row ?? null;
-}
-
 function statusFilter(sql: Tx, status: SnoozeStatus, now: Date) {
   if (status === 'active') return sql`and snooze_until > ${now}`;
   if (status === 'expired') return sql`and snooze_until <= ${now}`;
