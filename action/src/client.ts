@@ -1,3 +1,4 @@
+import { errorMessageOf } from '../../reporter/src/wire.ts';
 import type { Settings } from './settings.ts';
 
 /** A failure worth waiting out: the network, 429, or a 5xx. */
@@ -68,13 +69,7 @@ export class ProctorClient {
     }
     const text = await response.text();
     if (response.ok) return JSON.parse(text) as T;
-    let message = response.statusText;
-    try {
-      const parsed = JSON.parse(text) as { error?: string | { message?: string } };
-      message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? message);
-    } catch {
-      // not JSON: keep the status text
-    }
+    const message = errorMessageOf(text) ?? response.statusText;
     if (response.status === 429 || response.status >= 500) throw new TransientError(`HTTP ${response.status}: ${message}`);
     throw new FatalError(`HTTP ${response.status}: ${MEANING[response.status] ?? message}`, response.status);
   }

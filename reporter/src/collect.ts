@@ -2,37 +2,12 @@ import path from 'node:path';
 import type { TestCase, TestResult } from '@playwright/test/reporter';
 import { plainText, storable } from './ansi.ts';
 import { failureSignature } from './signature.ts';
+import { WIRE_LIMITS, type WireAttempt, type WireListedTest } from './wire.ts';
 
 const TAIL_CHARS = 4000;
 
-export interface ListedTest {
-  id: string;
-  title: string;
-  file_path: string;
-  suites: string[];
-  runner_project: string;
-  tags: string[];
-  line: number | null;
-  column: number | null;
-}
-
-export interface Attempt {
-  test_id: string;
-  retry: number;
-  status: TestResult['status'];
-  duration: number;
-  error_message: string | null;
-  error_location: string | null;
-  stdout_tail: string | null;
-  stderr_tail: string | null;
-  started_at: string | null;
-  final: {
-    outcome: 'expected' | 'unexpected' | 'flaky' | 'skipped';
-    total_duration: number;
-    error_message: string | null;
-    failure_group_id: string | null;
-  } | null;
-}
+export type ListedTest = WireListedTest;
+export type Attempt = WireAttempt;
 
 function relative(rootDir: string, file: string): string {
   return path.relative(rootDir, file).split(path.sep).join('/');
@@ -66,7 +41,7 @@ function errorText(result: TestResult): string | null {
   const messages = (result.errors.length > 0 ? result.errors : result.error ? [result.error] : [])
     .map((error) => plainText(error.message ?? error.value ?? ''))
     .filter(Boolean);
-  return messages.length > 0 ? messages.join('\n\n').slice(0, 20_000) : null;
+  return messages.length > 0 ? messages.join('\n\n').slice(0, WIRE_LIMITS.errorMessage) : null;
 }
 
 /** Whether Playwright will run this test again after this attempt. */

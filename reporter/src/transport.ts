@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { gzipSync } from 'node:zlib';
+import { errorMessageOf } from './wire.ts';
 
 // 500 too: a server that lost its database mid-request may answer it, and every request is idempotent.
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
@@ -89,7 +90,7 @@ export async function postGzipped<T>(options: TransportOptions, path: string, pa
     try {
       const reply = await post(`${options.url}${path}`, headers, payload);
       if (reply.status >= 200 && reply.status < 300) return (reply.text ? JSON.parse(reply.text) : null) as T;
-      const message = extractMessage(reply.text) ?? http.STATUS_CODES[reply.status] ?? 'no message';
+      const message = errorMessageOf(reply.text) ?? http.STATUS_CODES[reply.status] ?? 'no message';
       lastError = new DeliveryError(`HTTP ${reply.status} from ${path}: ${message}`, reply.status);
       if (!RETRYABLE_STATUS.has(reply.status)) throw lastError;
       retryAfter = reply.retryAfter;
@@ -105,11 +106,3 @@ export async function postGzipped<T>(options: TransportOptions, path: string, pa
   throw lastError;
 }
 
-function extractMessage(text: string): string | null {
-  try {
-    const body = JSON.parse(text) as { error?: string | { message?: string } };
-    return typeof body.error === 'string' ? body.error : (body.error?.message ?? null);
-  } catch {
-    return null;
-  }
-}

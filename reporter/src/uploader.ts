@@ -1,11 +1,19 @@
 import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
 import { DeliveryError, postJson, type TransportOptions } from './transport.ts';
+import {
+  type ReportRunAnswer,
+  type ReportRunBody,
+  type ResultBatchBody,
+  type ShardBeginBody,
+  type ShardEndAnswer,
+  type ShardEndBody,
+  type ShardEndStatus,
+  WIRE_LIMITS,
+} from './wire.ts';
 
 /** Requests of one kind (result batches, attaches) under way at once: the server parses one while it writes the other. */
 const IN_FLIGHT = 2;
-/** Tests per begin request. */
-const LIST_CHUNK = 5000;
 
 export interface ShardStart {
   projectDir: string;
@@ -67,24 +75,29 @@ export class Uploader {
     this.enqueue(async () => {
       await resolveRevision(this.settings, start.projectDir);
       if (this.runId === null) {
-        const response = await postJson<{ data: { test_run: { id: number } } }>(this.transport, '/api/test-runs/report', {
-          environment: this.settings.environment,
+        // Settings without a run id always name an environment.
+        const environment = this.settings.environment;
+        if (environment === null) throw new DeliveryError('no environment to report into', null);
+        const body: ReportRunBody = {
+          environment,
           run_key: this.settings.runKey,
           total_shards: start.totalShards,
           branch: this.settings.branch,
           commit: this.settings.commit,
           build_url: this.settings.buildUrl,
-        });
+        };
+        const response = await postJson<ReportRunAnswer>(this.transport, '/api/test-runs/report', body);
         this.runId = response.data.test_run.id;
       }
       // Large suites list in several requests, each well under the server's body limit; begin is idempotent.
-      for (let from = 0; from === 0 || from < start.tests.length; from += LIST_CHUNK) {
-        await postJson(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, {
-          tests: start.tests.slice(from, from + LIST_CHUNK),
+      for (let from = 0; from === 0 || from < start.tests.length; from += WIRE_LIMITS.listChunk) {
+        const body: ShardBeginBody = {
+          tests: start.tests.slice(from, from + WIRE_LIMITS.listChunk),
           commit: this.settings.commit,
           complete: start.complete,
           started_at: start.startedAt.toISOString(),
-        });
+        };
+        await postJson(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, body);
       }
     }, 'start the run');
   }
@@ -96,15 +109,12 @@ export class Uploader {
     else this.timer ??= setTimeout(() => this.flush(), this.settings.flushIntervalMs);
   }
 
-  async finish(status: string, errors: string[]): Promise<DeliveryReport> {
+  async finish(status: ShardEndStatus, errors: string[]): Promise<DeliveryReport> {
     this.flush();
     // The end waits for the results, not for the attaches: the run's completion does not read them.
     this.enqueue(async () => {
-      const response = await postJson<{ data: { state: string; summary_url: string } }>(
-        this.transport,
-        `/api/test-runs/${this.runId}/shards/${this.shard}/end`,
-        { status, errors },
-      );
+      const body: ShardEndBody = { status, errors };
+      const response = await postJson<ShardEndAnswer>(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/end`, body);
       this.endResponse = response.data;
     }, 'end the shard');
     await this.chain;
@@ -130,7 +140,7 @@ export class Uploader {
     this.pending = [];
     this.enqueue(
       async () => {
-        await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results: batch });
+        await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results: batch } satisfies ResultBatchBody);
         this.delivered += batch.length;
         this.attachFailures(batch);
       },

@@ -118,16 +118,7 @@ async function syncEnvironment(sql: Sql, job: ClaimedSync, work: { root: string;
     await installDependencies(dir, () => undefined, { ownFolder: repository.kind === 'folder', runner });
     const listing = await listTests(dir, runnerEnvironment(runner, process.env), runner);
     const envFiles = findEnvFiles(dir);
-    const tests = listing.tests.map((t) => ({
-      id: t.id,
-      title: t.title,
-      file_path: t.file_path,
-      suites: t.suites,
-      runner_project: t.project,
-      tags: t.tags,
-      line: t.line,
-      column: t.column,
-    }));
+    const tests = listing.tests.map(({ file: _file, titles: _titles, ...listed }) => listed);
     await sql.begin(async (tx) => {
       const now = clock();
       await recordRepositoryListing(tx, job.environment_id, listing.projects, envFiles, now);

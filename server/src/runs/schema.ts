@@ -3,6 +3,14 @@ import { bodyId, decimalInteger, MAX_INT4, positiveId, runnerTestId, timestamp }
 import { pagination } from '../http/openapi.ts';
 import { listedTestSchema } from '../testcases/schema.ts';
 import { paginationQuery } from '../http/pagination.ts';
+import {
+  type ReportRunBody,
+  type ResultBatchBody,
+  type ShardBeginBody,
+  type ShardEndBody,
+  WIRE_LIMITS as LIMIT,
+  type WireAttempt,
+} from '../../../reporter/src/wire.ts';
 
 import { OUTCOMES, RUN_STATES } from '../states.ts';
 
@@ -76,25 +84,25 @@ export const runListQuery = z
 export const runListResponse = z.object({ data: z.object({ test_runs: z.array(testRunSchema) }), pagination });
 
 export const runParams = z.object({ id: positiveId }).strict();
-export const shardParams = z.object({ id: positiveId, shard: decimalInteger(1, 1000) }).strict();
+export const shardParams = z.object({ id: positiveId, shard: decimalInteger(1, LIMIT.shards) }).strict();
 
 /** The reporter's report-only run: created by its first shard, found by the others through run_key. */
 export const reportRunSchema = z
   .object({
     environment: z.string().min(1),
-    run_key: z.string().min(1).max(200).nullable().default(null),
-    total_shards: z.number().int().min(1).max(1000).default(1),
-    branch: z.string().max(500).nullable().default(null),
-    commit: z.string().max(100).nullable().default(null),
-    build_url: z.string().max(2000).nullable().default(null),
+    run_key: z.string().min(1).max(LIMIT.runKey).nullable().default(null),
+    total_shards: z.number().int().min(1).max(LIMIT.shards).default(1),
+    branch: z.string().max(LIMIT.branch).nullable().default(null),
+    commit: z.string().max(LIMIT.commit).nullable().default(null),
+    build_url: z.string().max(LIMIT.url).nullable().default(null),
   })
   .strict()
   .openapi('ReportRun');
 
 export const shardBeginSchema = z
   .object({
-    tests: z.array(listedTestSchema).max(100_000),
-    commit: z.string().max(100).nullable().default(null),
+    tests: z.array(listedTestSchema).max(LIMIT.testsPerBegin),
+    commit: z.string().max(LIMIT.commit).nullable().default(null),
     /** True when the shard's list is the whole suite's share (no grep, project or file filter). */
     complete: z.boolean().default(false),
     started_at: timestamp.optional(),
@@ -123,38 +131,52 @@ const finalOutcomeSchema = z
   .object({
     outcome: z.enum(['expected', 'unexpected', 'flaky', 'skipped']),
     total_duration: milliseconds,
-    error_message: z.string().max(20_000).nullable(),
-    failure_group_id: z.string().max(200).nullable(),
+    error_message: z.string().max(LIMIT.errorMessage).nullable(),
+    failure_group_id: z.string().max(LIMIT.failureGroupId).nullable(),
   })
   .strict();
 
 export const attemptSchema = z
   .object({
     test_id: runnerTestId,
-    retry: z.number().int().min(0).max(100),
+    retry: z.number().int().min(0).max(LIMIT.retries),
     status: z.enum(['passed', 'failed', 'timedOut', 'skipped', 'interrupted']),
     duration: milliseconds,
-    error_message: z.string().max(20_000).nullable(),
-    error_location: z.string().max(2000).nullable(),
-    stdout_tail: z.string().max(10_000).nullable(),
-    stderr_tail: z.string().max(10_000).nullable(),
+    error_message: z.string().max(LIMIT.errorMessage).nullable(),
+    error_location: z.string().max(LIMIT.errorLocation).nullable(),
+    stdout_tail: z.string().max(LIMIT.outputTail).nullable(),
+    stderr_tail: z.string().max(LIMIT.outputTail).nullable(),
     started_at: timestamp.nullable(),
     final: finalOutcomeSchema.nullable(),
   })
   .strict();
 
 export const resultBatchSchema = z
-  .object({ shard: z.number().int().min(1).max(1000), results: z.array(attemptSchema).min(1).max(5000) })
+  .object({ shard: z.number().int().min(1).max(LIMIT.shards), results: z.array(attemptSchema).min(1).max(LIMIT.resultsPerBatch) })
   .strict()
   .openapi('ResultBatch');
 
 export const shardEndSchema = z
   .object({
     status: z.enum(['passed', 'failed', 'timedout', 'interrupted']),
-    errors: z.array(z.string().max(20_000)).max(50).default([]),
+    errors: z.array(z.string().max(LIMIT.errorMessage)).max(LIMIT.shardErrors).default([]),
   })
   .strict()
   .openapi('ShardEnd');
+
+/**
+ * The wire format is the reporter's (reporter/src/wire.ts): what it sends must pass these schemas,
+ * and what they give the server must be what it sends. A change on either side fails the type check.
+ */
+type Accepts<Schema extends z.ZodType, Wire> = [Wire] extends [z.input<Schema>] ? ([z.output<Schema>] extends [Wire] ? true : false) : false;
+const wireAgrees: [
+  Accepts<typeof reportRunSchema, ReportRunBody>,
+  Accepts<typeof shardBeginSchema, ShardBeginBody>,
+  Accepts<typeof attemptSchema, WireAttempt>,
+  Accepts<typeof resultBatchSchema, ResultBatchBody>,
+  Accepts<typeof shardEndSchema, ShardEndBody>,
+] = [true, true, true, true, true];
+void wireAgrees;
 
 export type Attempt = z.infer<typeof attemptSchema>;
 export type ShardBegin = z.infer<typeof shardBeginSchema>;

@@ -1,3 +1,4 @@
+import { WIRE_LIMITS as LIMIT } from '../../../reporter/src/wire.ts';
 import { z } from 'zod';
 import { MAX_INT4, positiveId, runnerTestId, truncatedText } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
@@ -42,11 +43,11 @@ export const replaceTagsSchema = z
 export const listedTestSchema = z
   .object({
     id: runnerTestId,
-    title: truncatedText(2000),
-    file_path: truncatedText(2000),
-    suites: z.array(truncatedText(2000)).max(50),
-    runner_project: z.string().max(500),
-    tags: z.array(z.string().max(200)).max(100),
+    title: truncatedText(LIMIT.title),
+    file_path: truncatedText(LIMIT.title),
+    suites: z.array(truncatedText(LIMIT.title)).max(LIMIT.suitesPerTest),
+    runner_project: z.string().max(LIMIT.runnerProject),
+    tags: z.array(z.string().max(LIMIT.tag)).max(LIMIT.tagsPerTest),
     line: z.number().int().min(0).max(MAX_INT4).nullable(),
     column: z.number().int().min(0).max(MAX_INT4).nullable(),
   })

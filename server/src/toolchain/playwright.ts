@@ -4,31 +4,17 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { RunnerListing } from '../../../reporter/src/list.ts';
 import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 
-const LIST_REPORTER = fileURLToPath(new URL('./list-reporter.mjs', import.meta.url));
+const LIST_REPORTER = fileURLToPath(new URL('../../../reporter/dist/list.js', import.meta.url));
 export const PROCTOR_REPORTER = fileURLToPath(new URL('../../../reporter/dist/index.js', import.meta.url));
 
 /** Playwright could not be found or could not list the suite. */
 export class ListingError extends Error {}
 
-export interface ListedRunnerTest {
-  id: string;
-  project: string;
-  title: string;
-  file: string;
-  file_path: string;
-  titles: string[];
-  suites: string[];
-  tags: string[];
-  line: number;
-  column: number;
-}
-
-export interface Listing {
-  projects: string[];
-  tests: ListedRunnerTest[];
-}
+/** What the reporter package's list reporter writes. */
+export type Listing = RunnerListing;
 
 /** The repository's own Playwright, else Proctor's. */
 export function playwrightCli(dir: string): string {
@@ -87,7 +73,7 @@ export function selectTests(
   let testList: string[] | null = null;
   if (filter.testIds.length > 0) {
     const wanted = new Set(filter.testIds);
-    testList = (listing?.tests ?? []).filter((t) => wanted.has(t.id)).map((t) => [`[${t.project}]`, t.file, ...t.titles].join(' › '));
+    testList = (listing?.tests ?? []).filter((t) => wanted.has(t.id)).map((t) => [`[${t.runner_project}]`, t.file, ...t.titles].join(' › '));
   }
   return { projects, tags, testList };
 }

@@ -1,0 +1,125 @@
+// The reporting wire format, defined once: the reporter sends these bodies and reads these answers;
+// the server's zod schemas (server/src/runs/schema.ts, server/src/testcases/schema.ts) are built
+// from these limits and checked against these types when the server type-checks. Types and
+// constants only, so that the reporter keeps no runtime dependency.
+
+export const WIRE_LIMITS = {
+  /** Shards of one run. */
+  shards: 1000,
+  runKey: 200,
+  branch: 500,
+  commit: 100,
+  url: 2000,
+  /** Tests in one begin request; the reporter sends a suite in chunks of `listChunk`. */
+  testsPerBegin: 100_000,
+  listChunk: 5000,
+  /** Titles, paths and suites longer than this are cut by the server with a marker. */
+  title: 2000,
+  suitesPerTest: 50,
+  runnerProject: 500,
+  tagsPerTest: 100,
+  tag: 200,
+  /** Attempts in one result batch. */
+  resultsPerBatch: 5000,
+  retries: 100,
+  errorMessage: 20_000,
+  errorLocation: 2000,
+  outputTail: 10_000,
+  failureGroupId: 200,
+  /** Errors of one shard's end, each at most `errorMessage`. */
+  shardErrors: 50,
+} as const;
+
+/** `POST /api/test-runs/report`: the run of a report-only invocation, made by its first shard. */
+export interface ReportRunBody {
+  environment: string;
+  run_key: string | null;
+  total_shards: number;
+  branch: string | null;
+  commit: string | null;
+  build_url: string | null;
+}
+
+export interface ReportRunAnswer {
+  data: { test_run: { id: number } };
+}
+
+/** A test as the runner lists it. */
+export interface WireListedTest {
+  /** The runner's 41-character test id. */
+  id: string;
+  title: string;
+  file_path: string;
+  suites: string[];
+  runner_project: string;
+  tags: string[];
+  line: number | null;
+  column: number | null;
+}
+
+/** `POST /api/test-runs/{id}/shards/{shard}/begin`. */
+export interface ShardBeginBody {
+  tests: WireListedTest[];
+  commit: string | null;
+  /** True when the shard's list is the whole suite's share (no grep, project or file filter). */
+  complete: boolean;
+  started_at?: string;
+}
+
+export type AttemptStatus = 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted';
+export type FinalOutcome = 'expected' | 'unexpected' | 'flaky' | 'skipped';
+
+/** One attempt of a test; the last one carries the test's final outcome. */
+export interface WireAttempt {
+  test_id: string;
+  retry: number;
+  status: AttemptStatus;
+  duration: number;
+  error_message: string | null;
+  error_location: string | null;
+  stdout_tail: string | null;
+  stderr_tail: string | null;
+  started_at: string | null;
+  final: {
+    outcome: FinalOutcome;
+    total_duration: number;
+    error_message: string | null;
+    failure_group_id: string | null;
+  } | null;
+}
+
+/** `POST /api/test-runs/{id}/results`. */
+export interface ResultBatchBody {
+  shard: number;
+  results: WireAttempt[];
+}
+
+export type ShardEndStatus = 'passed' | 'failed' | 'timedout' | 'interrupted';
+
+/** `POST /api/test-runs/{id}/shards/{shard}/end`. */
+export interface ShardEndBody {
+  status: ShardEndStatus;
+  errors: string[];
+}
+
+export interface ShardEndAnswer {
+  data: { state: string; summary_url: string };
+}
+
+/**
+ * The message of an error answer's body, in either of the contract's shapes (`{ error: { message } }`
+ * or `{ error }`); null when the body is not one (a proxy's HTML page, say). The reporter and the
+ * action both read errors with it.
+ */
+export function errorMessageOf(text: string): string | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const error = (body as { error?: unknown } | null)?.error;
+  if (typeof error === 'string') return error;
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : null;
+}
