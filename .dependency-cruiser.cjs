@@ -1,24 +1,26 @@
 // The server's layers, top to bottom; every import must point down this list or stay in its own
 // layer (README, Layout). A feature is a layer of its own, ranked so that the features a feature
 // builds on stand below it; a new feature goes above everything it uses.
+const features = [
+  'runs',
+  'keys',
+  'failuregroups',
+  'resources',
+  'badges',
+  'system',
+  'users',
+  'snoozes',
+  'analytics',
+  'testcases',
+  'environments',
+  'auth',
+  'projects',
+];
+
 const layers = [
   { name: 'entry points', path: '^server/src/(main|bin|cli|server|workers|serving|app|demo)\\.ts$' },
   { name: 'jobs', path: '^server/src/executor/' },
-  ...[
-    'runs',
-    'keys',
-    'failuregroups',
-    'resources',
-    'badges',
-    'system',
-    'users',
-    'snoozes',
-    'analytics',
-    'testcases',
-    'environments',
-    'auth',
-    'projects',
-  ].map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
+  ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
   { name: 'base', path: '^server/src/((context|config|db|embedded|migrate|logger|errors|states)\\.ts$|storage/)' },
@@ -45,6 +47,17 @@ module.exports = {
       to: { circular: true },
     },
     ...upwardImports,
+    {
+      name: 'features-meet-through-their-index',
+      comment:
+        "A feature's store and services are its own: another feature, or the jobs layer, uses what its index.ts exports (and its schema.ts).",
+      severity: 'error',
+      from: { path: `^server/src/(${features.join('|')}|executor)/` },
+      to: {
+        path: `^server/src/(${features.join('|')})/`,
+        pathNot: ['^server/src/$1/', `^server/src/(${features.join('|')})/(index|schema)\\.ts$`],
+      },
+    },
     {
       name: 'long-work-only-in-jobs',
       comment: 'Checkouts, installs and listings run in the jobs layer (or a command), never inside a request.',

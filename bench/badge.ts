@@ -2,14 +2,12 @@
 // response, measured in the same run, rounds interleaved. Target: cached badges at least 50% of
 // the static route's requests per second.
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
-import { createApp } from '../server/src/app.ts';
 import { loadConfig } from '../server/src/config.ts';
 import { createLogger } from '../server/src/logger.ts';
 import { FileStorage } from '../server/src/storage/blobs.ts';
+import { serveInProcess } from '../test/helpers/app.ts';
 import { benchDatabase, benchProject, median } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_BADGE_ROUNDS ?? 3);
@@ -37,18 +35,21 @@ async function main(): Promise<void> {
       insert into test_runs (project_id, environment_id, state, origin, success_count, total_count, run_started_at, run_ended_at)
       values (${projectId}, ${environmentId}, 'passed', 'api', 120, 120, now(), now())`;
     const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789', LOG_LEVEL: 'silent' });
-    const { app } = createApp({ sql: db.sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'bench-signing-secret-0123456789', storage: new FileStorage(path.join(ROOT, '.tmp/bench-files')) });
-    // The same server: one Express app, its static route in front of Proctor's.
-    const outer = express();
     let staticBody = '';
-    outer.get('/static', (_req, res) => {
-      res.setHeader('content-type', 'image/svg+xml; charset=utf-8');
-      res.end(staticBody);
-    });
-    outer.use(app);
-    const server = createServer(outer);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // The same server: one Express app, its static route in front of Proctor's.
+    const server = await serveInProcess(
+      { sql: db.sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'bench-signing-secret-0123456789', storage: new FileStorage(path.join(ROOT, '.tmp/bench-files')) },
+      (app) => {
+        const outer = express();
+        outer.get('/static', (_req, res) => {
+          res.setHeader('content-type', 'image/svg+xml; charset=utf-8');
+          res.end(staticBody);
+        });
+        outer.use(app);
+        return outer;
+      },
+    );
+    const base = server.url;
     const badgeUrl = `${base}/badges/${projectId}/production.svg`;
     staticBody = await (await fetch(badgeUrl)).text();
 
@@ -60,10 +61,7 @@ async function main(): Promise<void> {
       staticRates.push(await load(`${base}/static`));
       badgeRates.push(await load(badgeUrl));
     }
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await server.close();
     const ratio = median(badgeRates) / median(staticRates);
     const fmt = (rates: number[]) => rates.map((r) => Math.round(r).toLocaleString('en')).join(', ');
     console.log(`bench/badge: ${CONNECTIONS} keep-alive connections from another process, ${ROUNDS} interleaved rounds of ${SECONDS} s`);

@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { postGzipped, postJson } from '../reporter/src/transport.ts';
+import { attempt } from '../test/helpers/attempts.ts';
 import { copyLines, copyRows } from '../server/src/db.ts';
 import { RESULT_COLUMNS, resultRow } from '../server/src/runs/results.ts';
 import { benchDatabase, benchProject, benchServerProcess, median, settleWrites, testIdOf } from './lib.ts';
@@ -21,27 +22,21 @@ const IN_FLIGHT = 2;
 const HISTORY = Number(process.env.BENCH_INGEST_HISTORY ?? 200_000);
 const NONE_SNOOZED: ReadonlySet<string> = new Set();
 
+/** Attempts as a suite's reporter sends them: one in ten a failure with its message and location. */
 function attempts(from: number, count: number) {
+  const startedAt = new Date().toISOString();
   return Array.from({ length: count }, (_, i) => {
     const n = from + i;
     const failed = n % 10 === 0;
-    return {
-      test_id: testIdOf(n),
-      retry: 0,
-      status: failed ? ('failed' as const) : ('passed' as const),
+    return attempt(testIdOf(n), {
+      final: failed ? 'unexpected' : 'expected',
       duration: 100 + (n % 900),
       error_message: failed ? `Error: expect(received).toBe(expected)\n\nExpected: ${n}\nReceived: ${n + 1}` : null,
       error_location: failed ? `tests/t${n % 50}.spec.ts:${n % 200}:5` : null,
-      stdout_tail: null,
-      stderr_tail: null,
-      started_at: new Date().toISOString(),
-      final: {
-        outcome: failed ? ('unexpected' as const) : ('expected' as const),
-        total_duration: 100 + (n % 900),
-        error_message: failed ? 'Error: mismatch' : null,
-        failure_group_id: failed ? 'fg_bench' : null,
-      },
-    };
+      started_at: startedAt,
+      finalError: failed ? 'Error: mismatch' : null,
+      failureGroupId: failed ? 'fg_bench' : null,
+    });
   });
 }
 

@@ -1,13 +1,9 @@
 import fs from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { createApp } from '../server/src/app.ts';
 import { createKey } from '../server/src/auth/store.ts';
 import { loadConfig } from '../server/src/config.ts';
 import { connect, type Sql } from '../server/src/db.ts';
@@ -15,6 +11,8 @@ import { createLogger } from '../server/src/logger.ts';
 import { migrate } from '../server/src/migrate.ts';
 import { createProject } from '../server/src/projects/store.ts';
 import { FileStorage } from '../server/src/storage/blobs.ts';
+import { serveInProcess } from '../test/helpers/app.ts';
+import { throwawayDatabase } from '../test/helpers/database.ts';
 import { freePort, spawnProctor, waitForHealth } from '../test/helpers/process.ts';
 
 export interface BenchDatabase {
@@ -27,24 +25,9 @@ export interface BenchDatabase {
 export async function benchDatabase(): Promise<BenchDatabase> {
   const adminUrl = process.env.DATABASE_URL;
   if (adminUrl) {
-    const name = `proctor_bench_${randomBytes(4).toString('hex')}`;
-    const admin = connect(adminUrl, 1);
-    await admin.unsafe(`create database "${name}"`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const sql = connect(url.toString(), 10);
-    await migrate(sql);
-    return {
-      url: url.toString(),
-      sql,
-      close: async () => {
-        await sql.end();
-        // BENCH_KEEP_DATABASE=1 leaves it for EXPLAIN ANALYZE after the run.
-        if (process.env.BENCH_KEEP_DATABASE === '1') console.log(`  kept database ${name}`);
-        else await admin.unsafe(`drop database "${name}" with (force)`);
-        await admin.end();
-      },
-    };
+    // BENCH_KEEP_DATABASE=1 leaves it for EXPLAIN ANALYZE after the run.
+    const db = await throwawayDatabase(adminUrl, { prefix: 'proctor_bench', keep: process.env.BENCH_KEEP_DATABASE === '1' });
+    return { url: db.url, sql: db.sql, close: db.drop };
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-'));
   const db = await PGlite.create({ dataDir: dir });
@@ -84,7 +67,7 @@ export interface BenchServer {
 export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
   const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789', LOG_LEVEL: 'silent' });
   const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-files-'));
-  const { app } = createApp({
+  const served = await serveInProcess({
     sql: db.sql,
     config,
     logger: createLogger('silent'),
@@ -92,17 +75,10 @@ export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
     signingSecret: config.signingSecret as string,
     storage: new FileStorage(filesDir),
   });
-  const server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  config.publicUrl = url;
   return {
-    url,
+    url: served.url,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await served.close();
       fs.rmSync(filesDir, { recursive: true, force: true });
     },
   };

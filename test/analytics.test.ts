@@ -1,3 +1,5 @@
+import type { FinalOutcome } from '../reporter/src/wire.ts';
+import { attemptsOf } from './helpers/attempts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rebuildRollups } from '../server/src/analytics/rebuild.ts';
 import { client } from './helpers/http.ts';
@@ -25,41 +27,14 @@ const LISTED = [
 
 type Outcome = 'pass' | 'fail' | 'flaky' | 'skip';
 
-interface Attempt {
-  test_id: string;
-  retry: number;
-  status: 'passed' | 'failed' | 'skipped';
-  duration: number;
-  error_message: string | null;
-  error_location: null;
-  stdout_tail: null;
-  stderr_tail: null;
-  started_at: null;
-  final: { outcome: string; total_duration: number; error_message: string | null; failure_group_id: null } | null;
-}
-
-function attempts(test: string, outcome: Outcome): Attempt[] {
-  const base = { test_id: test, duration: 100, error_location: null, stdout_tail: null, stderr_tail: null, started_at: null };
-  const failed = { ...base, status: 'failed' as const, error_message: 'Error: boom' };
-  const final = (o: 'expected' | 'unexpected' | 'flaky' | 'skipped', total: number, error: string | null) => ({ outcome: o, total_duration: total, error_message: error, failure_group_id: null });
-  switch (outcome) {
-    case 'pass':
-      return [{ ...base, retry: 0, status: 'passed' as const, error_message: null, final: final('expected', 100, null) }];
-    case 'skip':
-      return [{ ...base, retry: 0, status: 'skipped' as const, duration: 0, error_message: null, final: final('skipped', 0, null) }];
-    case 'fail':
-      return [{ ...failed, retry: 0, final: null }, { ...failed, retry: 1, final: final('unexpected', 200, 'Error: boom') }];
-    case 'flaky':
-      return [{ ...failed, retry: 0, final: null }, { ...base, retry: 1, status: 'passed' as const, error_message: null, final: final('flaky', 200, 'Error: boom') }];
-  }
-}
+const FINAL: Record<Outcome, FinalOutcome> = { pass: 'expected', fail: 'unexpected', flaky: 'flaky', skip: 'skipped' };
 
 async function recordRun(name: string, day: string, environment: string, outcomes: Record<string, Outcome>, options: { end?: boolean } = {}) {
   server.clock.now = new Date(`${day}T12:00:00Z`);
   const runId = (await api.post('/api/test-runs/report', { environment })).body.data.test_run.id as number;
   runs[name] = runId;
   await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: LISTED.filter((t) => t.id in outcomes), complete: false });
-  const results = Object.entries(outcomes).flatMap(([test, outcome]) => attempts(test, outcome));
+  const results = Object.entries(outcomes).flatMap(([test, outcome]) => attemptsOf(test, FINAL[outcome]));
   const recorded = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results });
   expect(recorded.status).toBe(200);
   if (options.end !== false) {

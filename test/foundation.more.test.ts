@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,19 +8,16 @@ import { connect } from '../server/src/db.ts';
 import { createLogger } from '../server/src/logger.ts';
 import { listMigrations, migrate } from '../server/src/migrate.ts';
 import { FileStorage } from '../server/src/storage/blobs.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { createTestDatabase, type TestDatabase, throwawayDatabase } from './helpers/database.ts';
+import { serveInProcess } from './helpers/app.ts';
 import { client } from './helpers/http.ts';
 import { freePort, httpWorkersOf, spawnProctor, waitForHealth } from './helpers/process.ts';
 
 describe('migrations', () => {
   // Only a real PostgreSQL has a fresh database per test file to race on.
   it.skipIf(!process.env.DATABASE_URL)('when three servers migrate a fresh database at once, then each migration is applied once', async () => {
-    const admin = connect(process.env.DATABASE_URL as string, 1);
-    const name = `proctor_race_${Date.now()}`;
-    await admin.unsafe(`create database "${name}"`);
-    const url = new URL(process.env.DATABASE_URL as string);
-    url.pathname = `/${name}`;
-    const clients = [connect(url.toString(), 2), connect(url.toString(), 2), connect(url.toString(), 2)];
+    const db = await throwawayDatabase(process.env.DATABASE_URL as string, { prefix: 'proctor_race', poolMax: 1, migrated: false });
+    const clients = [connect(db.url, 2), connect(db.url, 2), connect(db.url, 2)];
     try {
       const applied = await Promise.all(clients.map((sql) => migrate(sql)));
       expect(applied.flat().sort()).toEqual(listMigrations().map((m) => m.name).sort());
@@ -30,8 +25,7 @@ describe('migrations', () => {
       expect(count?.n).toBe(listMigrations().length);
     } finally {
       await Promise.all(clients.map((sql) => sql.end()));
-      await admin.unsafe(`drop database "${name}" with (force)`);
-      await admin.end();
+      await db.drop();
     }
   });
 });
@@ -41,15 +35,13 @@ describe('health', () => {
     const port = await freePort();
     const sql = connect(`postgres://postgres@127.0.0.1:${port}/nothing`, 1);
     const config = loadConfig({ PORT: '0', PROCTOR_SIGNING_SECRET: 'x'.repeat(20) });
-    const { app } = createApp({ sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-h-'))) });
-    const server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const server = await serveInProcess({ sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-h-'))) });
     try {
-      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/healthz`);
+      const response = await fetch(`${server.url}/healthz`);
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual({ status: 'unavailable' });
     } finally {
-      server.close();
+      await server.close();
       await sql.end({ timeout: 1 });
     }
   });

@@ -1,3 +1,4 @@
+import { attempt, listedTest } from './helpers/attempts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createRunKey, findKey } from '../server/src/auth/store.ts';
 import { parseKey } from '../server/src/auth/keys.ts';
@@ -36,13 +37,8 @@ describe('key scopes', () => {
     const started = await reporter.post('/api/test-runs/report', { environment: 'ci', total_shards: 1 });
     expect(started.status).toBe(200);
     const runId = started.body.data.test_run.id;
-    const test = { id: testId(1), title: 't', file_path: 'a.spec.ts', suites: [], runner_project: 'p', tags: [], line: 1, column: 1 };
-    expect((await reporter.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [test], complete: true })).status).toBe(200);
-    const result = {
-      test_id: testId(1), retry: 0, status: 'passed', duration: 10, error_message: null, error_location: null, stdout_tail: null, stderr_tail: null, started_at: null,
-      final: { outcome: 'expected', total_duration: 10, error_message: null, failure_group_id: null },
-    };
-    expect((await reporter.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [result] })).status).toBe(200);
+    expect((await reporter.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1))], complete: true })).status).toBe(200);
+    expect((await reporter.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [attempt(testId(1))] })).status).toBe(200);
     expect((await reporter.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed', errors: [] })).status).toBe(200);
     expect((await reporter.get(`/api/test-runs/${runId}`)).status).toBe(200);
   });

@@ -1,3 +1,4 @@
+import { attempt } from './helpers/attempts.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
@@ -128,18 +129,9 @@ function uploaderFor(url: string): Uploader {
 }
 
 function finalAttempt(testId: string, failureGroupId: string | null): Attempt {
-  return {
-    test_id: testId,
-    retry: 0,
-    status: failureGroupId ? 'failed' : 'passed',
-    duration: 10,
-    error_message: failureGroupId ? 'Error: expected 2' : null,
-    error_location: null,
-    stdout_tail: null,
-    stderr_tail: null,
-    started_at: null,
-    final: { outcome: failureGroupId ? 'unexpected' : 'expected', total_duration: 10, error_message: null, failure_group_id: failureGroupId },
-  };
+  return failureGroupId
+    ? attempt(testId, { final: 'unexpected', error_message: 'Error: expected 2', finalError: null, failureGroupId })
+    : attempt(testId);
 }
 
 async function until(condition: () => boolean): Promise<void> {

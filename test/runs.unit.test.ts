@@ -1,3 +1,4 @@
+import { attempt, listedTest } from './helpers/attempts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beginShard, endShard } from '../server/src/runs/ingest.ts';
 import { insertResults, recordResultBatch } from '../server/src/runs/results.ts';
@@ -24,11 +25,8 @@ async function newRun(totalShards: number): Promise<number> {
   return response.body.data.test_run.id;
 }
 
-const listed = (n: number) => ({ id: testId(n), title: `t${n}`, file_path: 'a.spec.ts', suites: [], runner_project: 'p', tags: [], line: n, column: 1 });
-const passed = (n: number) => ({
-  test_id: testId(n), retry: 0, status: 'passed' as const, duration: 10, error_message: null, error_location: null, stdout_tail: null, stderr_tail: null, started_at: null,
-  final: { outcome: 'expected' as const, total_duration: 10, error_message: null, failure_group_id: null },
-});
+const listed = (n: number) => listedTest(testId(n), { title: `t${n}`, line: n });
+const passed = (n: number) => attempt(testId(n));
 
 describe('silent shards', () => {
   it('when a shard never ends, then the run is finished as error after the timeout, naming the shard', async () => {
@@ -74,18 +72,15 @@ describe('silent shards', () => {
 });
 
 describe('result batches', () => {
-  const attempt = (n: number, retry: number, status: 'passed' | 'failed' | 'skipped', final: null | 'expected' | 'unexpected' | 'flaky' | 'skipped', text: string | null = null) => ({
-    test_id: testId(n), retry, status, duration: 10 + retry, error_message: text, error_location: null, stdout_tail: text, stderr_tail: null,
-    started_at: '2026-11-21T10:00:00.000Z',
-    final: final ? { outcome: final, total_duration: 20, error_message: final === 'unexpected' || final === 'flaky' ? text : null, failure_group_id: null } : null,
-  });
+  const tried = (n: number, retry: number, status: 'passed' | 'failed' | 'skipped', final: null | 'expected' | 'unexpected' | 'flaky' | 'skipped', text: string | null = null) =>
+    attempt(testId(n), { retry, status, final, duration: 10 + retry, error_message: text, stdout_tail: text, started_at: '2026-11-21T10:00:00.000Z', finalError: text, totalDuration: 20 });
   // passed, failed, flaky (a failed try, then a passed one) and skipped: five attempts, four tests.
   const mixed = (base: number) => [
-    attempt(base, 0, 'passed', 'expected'),
-    attempt(base + 1, 0, 'failed', 'unexpected', 'Error: boom'),
-    attempt(base + 2, 0, 'failed', null, 'Error: first try'),
-    attempt(base + 2, 1, 'passed', 'flaky', 'Error: first try'),
-    attempt(base + 3, 0, 'skipped', 'skipped'),
+    tried(base, 0, 'passed', 'expected'),
+    tried(base + 1, 0, 'failed', 'unexpected', 'Error: boom'),
+    tried(base + 2, 0, 'failed', null, 'Error: first try'),
+    tried(base + 2, 1, 'passed', 'flaky', 'Error: first try'),
+    tried(base + 3, 0, 'skipped', 'skipped'),
   ];
   const storedCount = async (runId: number) =>
     (await server.sql<{ n: number }[]>`select count(*)::int as n from test_results where test_run_id = ${runId}`)[0]?.n;
@@ -121,7 +116,7 @@ describe('result batches', () => {
     it(`when attempts carry tabs, newlines, backslashes and non-ASCII text, then the ${write} path stores them exactly as sent`, async (context) => {
       if (write === 'copy' && server.db.embedded) context.skip();
       const runId = await newRun(1);
-      const batch = [attempt(20, 0, 'failed', null, awkward), attempt(20, 1, 'failed', 'unexpected', awkward), attempt(21, 0, 'passed', 'expected')];
+      const batch = [tried(20, 0, 'failed', null, awkward), tried(20, 1, 'failed', 'unexpected', awkward), tried(21, 0, 'passed', 'expected')];
       expect(await recordResultBatch(server.sql, projectId, runId, 1, batch, server.clock.now, write)).toBe(3);
       const rows = await written(runId);
       expect(rows.map((row) => [row.retry, row.status, row.error_message, row.stdout_tail, row.final_error_message, row.outcome, row.is_final])).toEqual([

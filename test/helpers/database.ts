@@ -11,10 +11,33 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-function withDatabaseName(url: string, name: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
+/**
+ * A database of its own on the PostgreSQL server at `adminUrl`, named `<prefix>_<random>`:
+ * migrated unless `migrated` is false; `drop` ends the pool and drops it. Tests and benches alike
+ * make their databases with this.
+ */
+export async function throwawayDatabase(
+  adminUrl: string,
+  options: { prefix: string; poolMax?: number; migrated?: boolean; keep?: boolean },
+): Promise<TestDatabase> {
+  const name = `${options.prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = connect(adminUrl, 1);
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const sql = connect(url.toString(), options.poolMax ?? 10);
+  if (options.migrated !== false) await migrate(sql);
+  return {
+    url: url.toString(),
+    sql,
+    embedded: false,
+    drop: async () => {
+      await sql.end({ timeout: 5 });
+      if (options.keep) console.log(`  kept database ${name}`);
+      else await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    },
+  };
 }
 
 /** A migrated database of the test file's own: a throwaway one on DATABASE_URL, else the shared embedded one. */
@@ -25,21 +48,5 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await migrate(sql);
     return { url: embeddedUrl, sql, embedded: true, drop: () => sql.end() };
   }
-  const adminUrl = process.env.DATABASE_URL as string;
-  const name = `proctor_test_${randomBytes(6).toString('hex')}`;
-  const admin = connect(adminUrl, 1);
-  await admin.unsafe(`create database "${name}"`);
-  const url = withDatabaseName(adminUrl, name);
-  const sql = connect(url, 10);
-  await migrate(sql);
-  return {
-    url,
-    sql,
-    embedded: false,
-    drop: async () => {
-      await sql.end({ timeout: 5 });
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end();
-    },
-  };
+  return throwawayDatabase(process.env.DATABASE_URL as string, { prefix: 'proctor_test' });
 }

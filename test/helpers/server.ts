@@ -1,19 +1,17 @@
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Executor } from '../../server/src/executor/executor.ts';
 import { SyncWorker } from '../../server/src/executor/sync.ts';
 import { FileStorage } from '../../server/src/storage/blobs.ts';
-import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
-import { createApp } from '../../server/src/app.ts';
 import { createKey } from '../../server/src/auth/store.ts';
 import { loadConfig } from '../../server/src/config.ts';
 import type { Sql } from '../../server/src/db.ts';
 import { createLogger } from '../../server/src/logger.ts';
 import { addMember, createProject } from '../../server/src/projects/store.ts';
 import { createUser } from '../../server/src/users/store.ts';
+import { serveInProcess } from './app.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 /** A clock the test moves by hand: frozen at a time, or 'live' (real time plus what was advanced). */
@@ -83,7 +81,7 @@ export async function startTestServer(
     workRoot: path.join(config.dataDir, 'work'),
     runnerUser: config.runnerUser,
   });
-  const { app } = createApp({
+  const served = await serveInProcess({
     jobs: { stopRun: async (runId) => executor?.stopRun(runId), syncRequested: () => syncs.wake() },
     sql: db.sql,
     config,
@@ -92,10 +90,7 @@ export async function startTestServer(
     signingSecret: config.signingSecret as string,
     storage,
   });
-  const server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  config.publicUrl = url;
+  const url = served.url;
   if (options.executor) {
     executor = new Executor(db.sql, clock.read, createLogger('info', sink), {
       workerId,
@@ -119,10 +114,7 @@ export async function startTestServer(
     logs,
     close: async () => {
       await Promise.all([executor?.stop(), syncs.stop()]);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await served.close();
       await db.drop();
       fs.rmSync(filesDir, { recursive: true, force: true });
     },

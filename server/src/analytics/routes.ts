@@ -1,5 +1,5 @@
 import type { AppDeps } from '../context.ts';
-import { getEnvironment } from '../environments/store.ts';
+import { getEnvironment } from '../environments/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { escapeLike, parseTagList } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Sql } from '../db.ts';
 import type { Principal, Scope } from '../http/access.ts';
 import { HttpError } from '../http/errors.ts';
-import { isMember, userProjectIds } from '../projects/store.ts';
+import { isMember, userProjectIds } from '../projects/index.ts';
 import { parseKey, secretMatches } from './keys.ts';
 import { findKey } from './store.ts';
 

@@ -1,16 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { createRunKey } from '../auth/store.ts';
+import { createRunKey } from '../auth/index.ts';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
-import { endShard } from '../runs/ingest.ts';
-import { failRun } from '../runs/finish.ts';
-import { type ClaimedRun, claimRun, heartbeat, recordBranch, recordHeadSha } from '../runs/record.ts';
+import { type ClaimedRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { runEnvironment } from './environment.ts';
 import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
-import { resolveBranch } from '../runs/branch.ts';
 import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
 

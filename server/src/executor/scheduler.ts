@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import type { Sql } from '../db.ts';
-import { createPendingRun } from '../runs/record.ts';
+import { createPendingRun } from '../runs/index.ts';
 
 /**
  * Makes the runs of schedules that came due within `windowMs` before `now`. Each tick of each

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
-import { failRun } from '../runs/finish.ts';
-import { lostRunIds } from '../runs/record.ts';
+import { failRun, lostRunIds } from '../runs/index.ts';
 import { fireDueSchedules } from './scheduler.ts';
 
 /**

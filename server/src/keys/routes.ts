@@ -1,8 +1,8 @@
 import type { Sql } from '../db.ts';
-import { createListedKey, type ListedKey, listKeys, revokeKey } from '../auth/store.ts';
+import { createListedKey, type ListedKey, listKeys, revokeKey } from '../auth/index.ts';
 import { notFound } from '../http/errors.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { removeMember } from '../projects/store.ts';
+import { removeMember } from '../projects/index.ts';
 import { createdKeyResponse, createKeySchema, keyListResponse, keyParams, memberParams, successResponse } from './schema.ts';
 
 const TAG = 'Keys and members';

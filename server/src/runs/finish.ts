@@ -1,10 +1,10 @@
-import { rollupRun } from '../analytics/rollup.ts';
-import { deleteRunKeys } from '../auth/store.ts';
+import { rollupRun } from '../analytics/index.ts';
+import { deleteRunKeys } from '../auth/index.ts';
 import type { Sql, Tx } from '../db.ts';
 import { NotFoundError, PreconditionFailedError } from '../errors.ts';
 import { isTerminal } from '../states.ts';
-import { deactivateUnlisted } from '../testcases/store.ts';
-import { type EndingRun, lockRun, type OutcomeCounts, recordCancel, recordEnd } from './record.ts';
+import { deactivateUnlisted } from '../testcases/index.ts';
+import { type EndingRun, lockRun, type OutcomeCounts, outcomeCountColumns, recordCancel, recordEnd } from './record.ts';
 
 /** Every way a run ends. */
 export type RunEnding =
@@ -79,12 +79,7 @@ async function decideEnd(sql: Tx, runId: number, run: EndingRun, ending: RunEndi
 /** A run's final outcomes, counted from its results (the batches' running counts are for the run while it goes). */
 async function countOutcomes(sql: Tx, runId: number): Promise<OutcomeCounts> {
   const [counts] = await sql<OutcomeCounts[]>`
-    select count(*) filter (where outcome = 'passed')::int as passed,
-           count(*) filter (where outcome = 'failed')::int as failed,
-           count(*) filter (where outcome = 'flaky')::int as flaky,
-           count(*) filter (where outcome = 'skipped')::int as skipped,
-           count(*) filter (where outcome = 'failed' and snoozed)::int as snoozed
-    from test_results where test_run_id = ${runId} and is_final`;
+    select ${outcomeCountColumns(sql)} from test_results where test_run_id = ${runId} and is_final`;
   return counts as OutcomeCounts;
 }
 

@@ -1,6 +1,6 @@
 import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
 import type { Sql, Tx } from '../db.ts';
-import { upsertTestCases } from '../testcases/store.ts';
+import { upsertTestCases } from '../testcases/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import { finishRun } from './finish.ts';
 import { markRunning, touchRun } from './record.ts';

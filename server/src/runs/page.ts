@@ -1,6 +1,6 @@
 import { escapeXml as e } from '../../../badge/src/xml.ts';
 import { isWebUrl } from '../http/headers.ts';
-import type { Project } from '../projects/store.ts';
+import type { Project } from '../projects/index.ts';
 import type { SummaryDetail } from './schema.ts';
 import type { RunRow } from './store.ts';
 

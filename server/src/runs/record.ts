@@ -154,6 +154,16 @@ export interface OutcomeCounts {
   snoozed: number;
 }
 
+/** The counts of `OutcomeCounts` over final result rows (columns `outcome`, `snoozed`): the one SQL count of outcomes. */
+export function outcomeCountColumns(sql: Tx) {
+  return sql`
+    count(*) filter (where outcome = 'passed')::int as passed,
+    count(*) filter (where outcome = 'failed')::int as failed,
+    count(*) filter (where outcome = 'flaky')::int as flaky,
+    count(*) filter (where outcome = 'skipped')::int as skipped,
+    count(*) filter (where outcome = 'failed' and snoozed)::int as snoozed`;
+}
+
 /**
  * The statement that adds a batch's counts to its run: `counts` is numbers, or the name of a
  * relation of the same columns (a CTE of the statement this is embedded in).

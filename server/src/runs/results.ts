@@ -1,8 +1,8 @@
 import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
-import { snoozedTestIdsOfRun } from '../snoozes/store.ts';
+import { snoozedTestIdsOfRun } from '../snoozes/index.ts';
 import type { Outcome } from '../states.ts';
 import { lockOpenRun } from './ingest.ts';
-import { addToCounts, type OutcomeCounts } from './record.ts';
+import { addToCounts, type OutcomeCounts, outcomeCountColumns } from './record.ts';
 import type { Attempt } from './schema.ts';
 
 function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): Outcome {
@@ -129,13 +129,7 @@ export async function insertResults(sql: Tx, projectId: number, runId: number, s
       returning outcome, snoozed
     ),
     counts as (
-      select count(*)::int as recorded,
-             count(*) filter (where outcome = 'passed')::int as passed,
-             count(*) filter (where outcome = 'failed')::int as failed,
-             count(*) filter (where outcome = 'flaky')::int as flaky,
-             count(*) filter (where outcome = 'skipped')::int as skipped,
-             count(*) filter (where snoozed)::int as snoozed
-      from inserted
+      select count(*)::int as recorded, ${outcomeCountColumns(sql)} from inserted
     ),
     counted as (${addToCounts(sql, runId, { relation: 'counts' }, now)})
     select recorded from counts`;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
-import { getEnvironmentBySlug } from '../environments/store.ts';
+import { getEnvironmentBySlug } from '../environments/index.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { getProject } from '../projects/store.ts';
+import { getProject } from '../projects/index.ts';
 import { beginShard, endShard } from './ingest.ts';
 import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';

@@ -1,7 +1,7 @@
 import { actingUserId, type Scope } from '../http/access.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
-import { getEnvironment } from '../environments/store.ts';
+import { getEnvironment } from '../environments/index.ts';
 import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
