@@ -5,8 +5,8 @@
 // so), and the last runs end through rollupRun as they would live. Then each endpoint is timed over
 // HTTP (median and p95), and the same question answered by a plain aggregate over the raw results,
 // as the baseline. Target: every endpoint under 100 ms median at 10 million results.
-import { rebuildRollups } from '../server/src/analytics/rebuild.ts';
-import { rollupRun } from '../server/src/analytics/rollup.ts';
+import { rebuildRollups } from '../server/src/analytics/rollups.ts';
+import { rollupRun } from '../server/src/analytics/rollups.ts';
 import type { Tx } from '../server/src/db.ts';
 import { benchDatabase, benchProject, benchServer, median, percentile, settleWrites } from './lib.ts';
 

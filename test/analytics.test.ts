@@ -1,7 +1,7 @@
 import type { FinalOutcome } from '../reporter/src/wire.ts';
 import { attemptsOf } from './helpers/attempts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rebuildRollups } from '../server/src/analytics/rebuild.ts';
+import { rebuildRollups } from '../server/src/analytics/rollups.ts';
 import { client } from './helpers/http.ts';
 import { seedProject, startTestServer, TestClock, testId, type TestServer } from './helpers/server.ts';
 

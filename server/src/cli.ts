@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { rebuildRollups } from './analytics/rebuild.ts';
+import { rebuildRollups } from './analytics/rollups.ts';
 import { parseKey } from './auth/keys.ts';
 import { KEY_SCOPES, type KeyScope } from './http/access.ts';
 import { createKey, type KeyOwner, listKeys, revokeKey } from './auth/store.ts';

@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import cluster from 'node:cluster';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './context.ts';
-import { Executor } from './executor/executor.ts';
-import { SyncWorker } from './executor/sync.ts';
+import { Jobs } from './executor/jobs.ts';
 import { type Database, isPglite, openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
@@ -54,10 +51,8 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     const applied = await migrate(database.sql);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
-    // The executor needs the port the server gets; the API reaches it through this handle.
-    let executor: Executor | null = null;
-    let syncs: SyncWorker | null = null;
-    const jobs = { stopRun: async (runId: number) => executor?.stopRun(runId), syncRequested: () => syncs?.wake() };
+    // The jobs start once the server listens (the reporter needs its port); the API nudges them through this handle.
+    const jobs = new Jobs(database.sql, clock, logger, config);
     const httpWorkers = await httpWorkerCount(config, database, logger);
     serving =
       httpWorkers > 1
@@ -72,29 +67,8 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       lostRunMs: config.executor.lostRunMs,
       scheduleWindowMs: Math.max(2 * config.sweepIntervalMs, 5000),
     });
-    if (config.executor.concurrency > 0) {
-      const workerId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-      executor = new Executor(database.sql, clock, logger, {
-        workerId,
-        concurrency: config.executor.concurrency,
-        pollMs: config.executor.pollMs,
-        heartbeatMs: config.executor.heartbeatMs,
-        runTimeoutMs: config.executor.runTimeoutMs,
-        workRoot: path.join(config.dataDir, 'work'),
-        reporterUrl: `http://127.0.0.1:${port}`,
-        runnerUser: config.runnerUser,
-      });
-      executor.start();
-      syncs = new SyncWorker(database.sql, clock, logger, {
-        workerId,
-        pollMs: config.executor.pollMs,
-        heartbeatMs: config.executor.heartbeatMs,
-        lostMs: config.executor.lostRunMs,
-        workRoot: path.join(config.dataDir, 'work'),
-        runnerUser: config.runnerUser,
-      });
-      syncs.start();
-    }
+    const executes = config.executor.concurrency > 0;
+    jobs.start(`http://127.0.0.1:${port}`, { executeRuns: executes, runSyncs: executes });
 
     const served = serving;
     let closing: Promise<void> | null = null;
@@ -102,7 +76,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       (closing ??= (async () => {
         // Stop accepting, let in-flight requests finish, then close the database.
         const stopped = served.close();
-        await Promise.all([executor?.stop(), syncs?.stop()]);
+        await jobs.stop();
         await stopped;
         await sweeper.stop();
         await database.close();

@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Executor } from '../../server/src/executor/executor.ts';
-import { SyncWorker } from '../../server/src/executor/sync.ts';
+import { Jobs } from '../../server/src/executor/jobs.ts';
 import { FileStorage } from '../../server/src/storage/blobs.ts';
 import { Writable } from 'node:stream';
 import { createKey } from '../../server/src/auth/store.ts';
@@ -66,23 +65,16 @@ export async function startTestServer(
     DATABASE_URL: db.url,
     PROCTOR_DATA_DIR: filesDir,
     PROCTOR_SIGNING_SECRET: 'test-signing-secret-0123456789',
+    // Jobs look for work often here: a test waits on them.
+    PROCTOR_EXECUTOR_POLL_MS: '100',
+    PROCTOR_HEARTBEAT_MS: '500',
     ...options.env,
   });
   const clock = options.clock ?? new TestClock();
   const storage = new FileStorage(filesDir);
-  let executor: Executor | null = null;
-  const workerId = `test-${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
-  // Syncs are jobs: this server runs them, as one that executes runs does.
-  const syncs = new SyncWorker(db.sql, clock.read, createLogger('info', sink), {
-    workerId,
-    pollMs: 100,
-    heartbeatMs: 500,
-    lostMs: config.executor.lostRunMs,
-    workRoot: path.join(config.dataDir, 'work'),
-    runnerUser: config.runnerUser,
-  });
+  const jobs = new Jobs(db.sql, clock.read, createLogger('info', sink), config);
   const served = await serveInProcess({
-    jobs: { stopRun: async (runId) => executor?.stopRun(runId), syncRequested: () => syncs.wake() },
+    jobs,
     sql: db.sql,
     config,
     logger: createLogger('info', sink),
@@ -91,20 +83,8 @@ export async function startTestServer(
     storage,
   });
   const url = served.url;
-  if (options.executor) {
-    executor = new Executor(db.sql, clock.read, createLogger('info', sink), {
-      workerId,
-      concurrency: config.executor.concurrency,
-      pollMs: 100,
-      heartbeatMs: 500,
-      runTimeoutMs: config.executor.runTimeoutMs,
-      workRoot: path.join(config.dataDir, 'work'),
-      reporterUrl: url,
-      runnerUser: config.runnerUser,
-    });
-    executor.start();
-  }
-  syncs.start();
+  // Syncs are jobs: this server runs them, as one that executes runs does; runs only when asked.
+  jobs.start(url, { executeRuns: options.executor ?? false, runSyncs: true });
   return {
     url,
     filesDir,
@@ -113,7 +93,7 @@ export async function startTestServer(
     clock,
     logs,
     close: async () => {
-      await Promise.all([executor?.stop(), syncs.stop()]);
+      await jobs.stop();
       await served.close();
       await db.drop();
       fs.rmSync(filesDir, { recursive: true, force: true });

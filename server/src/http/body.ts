@@ -1,7 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { HttpError } from './errors.ts';
-import { noteNulFreeBody } from './route.ts';
 
 type Decode = (raw: Buffer, options: { maxOutputLength: number }) => Buffer;
 
@@ -28,7 +27,7 @@ function bytesOf(limit: string): number {
  */
 export function jsonBody(limit: string): RequestHandler {
   const maxBytes = bytesOf(limit);
-  return (req, _res, next) => {
+  return (req, res, next) => {
     if (!req.is('application/json')) {
       next();
       return;
@@ -42,8 +41,9 @@ export function jsonBody(limit: string): RequestHandler {
       next(error);
       return;
     }
-    readJson(req, decode, maxBytes).then((body) => {
+    readJson(req, decode, maxBytes).then(({ body, mayHoldNul }) => {
       req.body = body;
+      res.locals.bodyMayHoldNul = mayHoldNul;
       next();
     }, next);
   };
@@ -59,11 +59,14 @@ function decoderOf(req: Request, maxBytes: number): Decode {
   return decode;
 }
 
-async function readJson(req: Request, decode: Decode, maxBytes: number): Promise<unknown> {
+/**
+ * The parsed body, and whether its JSON text holds a `\u0000` escape: JSON carries no raw control
+ * characters, so that escape is the only way NUL gets into a string, and a body without one needs
+ * no walk of its strings (one byte search instead).
+ */
+async function readJson(req: Request, decode: Decode, maxBytes: number): Promise<{ body: unknown; mayHoldNul: boolean }> {
   const decoded = decodeWithin(decode, await readRaw(req, maxBytes), maxBytes);
-  const body = parseJson(decoded);
-  noteNulFreeBody(req, decoded);
-  return body;
+  return { body: parseJson(decoded), mayHoldNul: decoded.includes('\\u0000') };
 }
 
 /** The body as sent; past `maxBytes` the rest is read off and dropped so the answer can be a 413. */

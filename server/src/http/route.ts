@@ -65,17 +65,6 @@ function findNul(value: unknown): string[] | null {
   return null;
 }
 
-/**
- * Request bodies whose JSON text holds no `\u0000` escape. JSON carries no raw control characters,
- * so that escape is the only way NUL gets into a string: these bodies need no walk.
- */
-const nulFreeBodies = new WeakSet<object>();
-
-/** One byte search of the decoded JSON text, in place of walking every string of what it parses to. */
-export function noteNulFreeBody(req: object, json: Buffer): void {
-  if (!json.includes('\\u0000')) nulFreeBodies.add(req);
-}
-
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string, mayHoldNul = true): z.infer<S> {
   const nul = mayHoldNul ? findNul(value) : null;
   if (nul) throw new ValidationError(`${[where, ...nul].join('.')}: must not contain the NUL character (\\u0000)`);
@@ -129,7 +118,7 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
     const scope = spec.public ? (undefined as unknown as Scope) : requireScope(res, needs);
     const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
     const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
-    const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body', !nulFreeBodies.has(req)) : (undefined as z.infer<B>);
+    const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body', res.locals.bodyMayHoldNul !== false) : (undefined as z.infer<B>);
     const result = await spec.handler({ params, query, body, scope, req, res });
     if (!res.headersSent) res.status(status).json(result);
   });

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock, JobControl } from '../context.ts';
+import type { Sql } from '../db.ts';
+import { Executor } from './executor.ts';
+import { SyncWorker } from './sync.ts';
+
+/** What a process takes on: executing runs, running sync jobs, or both (a server that executes runs). */
+export interface JobsWanted {
+  executeRuns: boolean;
+  runSyncs: boolean;
+}
+
+/**
+ * The long work of one server process, and the handle the API nudges it through. Start it once
+ * the server listens: the shards' reporter reaches the server at `reporterUrl`.
+ */
+export class Jobs implements JobControl {
+  private executor: Executor | null = null;
+  private syncs: SyncWorker | null = null;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly config: Config,
+  ) {}
+
+  start(reporterUrl: string, wanted: JobsWanted): void {
+    const workerId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    const { executor: tuning } = this.config;
+    const workRoot = path.join(this.config.dataDir, 'work');
+    if (wanted.executeRuns) {
+      this.executor = new Executor(this.sql, this.clock, this.logger, {
+        workerId,
+        concurrency: tuning.concurrency,
+        pollMs: tuning.pollMs,
+        heartbeatMs: tuning.heartbeatMs,
+        runTimeoutMs: tuning.runTimeoutMs,
+        workRoot,
+        reporterUrl,
+        runnerUser: this.config.runnerUser,
+      });
+      this.executor.start();
+    }
+    if (wanted.runSyncs) {
+      this.syncs = new SyncWorker(this.sql, this.clock, this.logger, {
+        workerId,
+        pollMs: tuning.pollMs,
+        heartbeatMs: tuning.heartbeatMs,
+        lostMs: tuning.lostRunMs,
+        workRoot,
+        runnerUser: this.config.runnerUser,
+      });
+      this.syncs.start();
+    }
+  }
+
+  async stopRun(runId: number): Promise<void> {
+    await this.executor?.stopRun(runId);
+  }
+
+  syncRequested(): void {
+    this.syncs?.wake();
+  }
+
+  /** Stops claiming; runs under way end `error`, the sync under way finishes. */
+  async stop(): Promise<void> {
+    await Promise.all([this.executor?.stop(), this.syncs?.stop()]);
+  }
+}
