@@ -3,7 +3,8 @@ import * as github from '@actions/github';
 import { FatalError, ProctorClient, type RunView, TransientError } from './client.ts';
 import { parseSettings, type Settings } from './settings.ts';
 import { jobSummary } from './summary.ts';
-import { TERMINAL_STATES, waitForRun } from './wait.ts';
+import { isTerminal } from '../../server/src/states.ts';
+import { waitForRun } from './wait.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -122,7 +123,7 @@ async function post(): Promise<void> {
     core.setSecret(apiKey);
     const client = new ProctorClient({ url: core.getState('url'), apiKey, projectId: core.getState('project-id') || null });
     const run = await client.read(runId);
-    if (TERMINAL_STATES.includes(run.testRun.state)) return;
+    if (isTerminal(run.testRun.state)) return;
     await client.cancel(runId, 'the GitHub Actions workflow was cancelled');
     core.info(`Proctor run #${runId} cancelled, as its workflow was`);
   } catch (error) {

@@ -1,6 +1,5 @@
+import { isTerminal } from '../../server/src/states.ts';
 import { TransientError, type RunView } from './client.ts';
-
-export const TERMINAL_STATES = ['passed', 'failed', 'error', 'cancelled'];
 
 export interface WaitDeps {
   read(): Promise<RunView>;
@@ -45,7 +44,7 @@ export async function waitForRun(deps: WaitDeps, options: WaitOptions): Promise<
       const line = progress(run);
       if (line !== lastLine) deps.log(line);
       lastLine = line;
-      if (TERMINAL_STATES.includes(run.testRun.state)) return { kind: 'ended', run };
+      if (isTerminal(run.testRun.state)) return { kind: 'ended', run };
     } catch (error) {
       if (!(error instanceof TransientError)) throw error;
       failures++;

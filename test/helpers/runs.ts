@@ -1,11 +1,11 @@
+import { TERMINAL_STATES } from '../../server/src/states.ts';
 import fs from 'node:fs';
 import type { client } from './http.ts';
 
 type Client = ReturnType<typeof client>;
-const TERMINAL = ['passed', 'failed', 'error', 'cancelled'];
 
 /** Polls a run until it reaches one of `states` (default: any terminal state). */
-export async function waitForRun(api: Client, runId: number, states: string[] = TERMINAL, timeoutMs = 150_000) {
+export async function waitForRun(api: Client, runId: number, states: readonly string[] = TERMINAL_STATES, timeoutMs = 150_000) {
   const deadline = Date.now() + timeoutMs;
   let last: any = null;
   while (Date.now() < deadline) {

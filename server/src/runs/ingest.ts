@@ -54,26 +54,14 @@ async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard
 
 export type ShardEndStatus = 'passed' | 'failed' | 'timedout' | 'interrupted' | 'crashed';
 
+type ShardEndInput = [projectId: number, runId: number, shard: number, end: { status: ShardEndStatus; errors: string[] }, now: Date];
+
 /** A shard ends; when it is the last, the run ends. One transaction. */
-export function endShard(
-  sql: Sql,
-  projectId: number,
-  runId: number,
-  shard: number,
-  end: { status: ShardEndStatus; errors: string[] },
-  now: Date,
-): Promise<void> {
-  return sql.begin((tx) => recordShardEnd(tx, projectId, runId, shard, end, now));
+export function endShard(sql: Sql, ...input: ShardEndInput): Promise<void> {
+  return sql.begin((tx) => recordShardEnd(tx, ...input));
 }
 
-async function recordShardEnd(
-  sql: Tx,
-  projectId: number,
-  runId: number,
-  shard: number,
-  end: { status: ShardEndStatus; errors: string[] },
-  now: Date,
-): Promise<void> {
+async function recordShardEnd(sql: Tx, ...[projectId, runId, shard, end, now]: ShardEndInput): Promise<void> {
   await lockOpenRun(sql, projectId, runId);
   await sql`
     insert into test_run_shards (test_run_id, shard, status, errors, started_at, ended_at)
