@@ -1,8 +1,9 @@
-import type { FinalOutcome } from '../reporter/src/wire.ts';
-import { attemptsOf } from './helpers/attempts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FinalOutcome } from '../reporter/src/wire.ts';
 import { rebuildRollups } from '../server/src/analytics/rollups.ts';
+import { attemptsOf } from './helpers/attempts.ts';
 import { client } from './helpers/http.ts';
+import { waitForRollups } from './helpers/runs.ts';
 import { seedProject, startTestServer, TestClock, testId, type TestServer } from './helpers/server.ts';
 
 // Three days, two environments, recorded through the ingestion API under an injected clock:
@@ -40,6 +41,7 @@ async function recordRun(name: string, day: string, environment: string, outcome
   if (options.end !== false) {
     const failed = Object.values(outcomes).includes('fail');
     expect((await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: failed ? 'failed' : 'passed' })).status).toBe(200);
+    await waitForRollups(server.sql);
   }
   return runId;
 }
@@ -62,6 +64,7 @@ beforeAll(async () => {
   await api.post(`/api/test-runs/${run4}/shards/1/end`, { status: 'passed' });
   const run5 = await recordRun('run5', '2026-05-10', 'b', { [t1]: 'pass' }, { end: false });
   expect((await api.post(`/api/test-runs/${run5}/cancel`, { reason: 'superseded' })).status).toBe(200);
+  await waitForRollups(server.sql);
   server.clock.now = new Date('2026-05-10T18:00:00Z');
 });
 afterAll(async () => server?.close());

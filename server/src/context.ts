@@ -13,6 +13,8 @@ export interface JobControl {
   stopRun(runId: number): Promise<void>;
   /** A sync was requested: look for it now instead of at the next poll. */
   syncRequested(): void;
+  /** A run ended: write its rollup now instead of at the next poll. */
+  runEnded(): void;
 }
 
 /** A test repository's branches as `git ls-remote` lists them. */

@@ -68,7 +68,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       scheduleWindowMs: Math.max(2 * config.sweepIntervalMs, 5000),
     });
     const executes = config.executor.concurrency > 0;
-    jobs.start(`http://127.0.0.1:${port}`, { executeRuns: executes, runSyncs: executes });
+    jobs.start(`http://127.0.0.1:${port}`, { executeRuns: executes, runSyncs: executes, writeRollups: true });
 
     const served = serving;
     let closing: Promise<void> | null = null;

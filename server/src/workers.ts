@@ -14,9 +14,9 @@ interface StopRunMessage {
   type: 'stop-run';
   runId: number;
 }
-/** A worker tells the primary, whose sync worker runs the job, that a sync was requested. */
-interface SyncRequestedMessage {
-  type: 'sync-requested';
+/** A worker tells the primary, whose jobs do the work, that a sync was requested or a run ended. */
+interface NudgeMessage {
+  type: 'sync-requested' | 'run-ended';
 }
 interface ShutdownMessage {
   type: 'shutdown';
@@ -47,7 +47,8 @@ export async function forkHttpWorkers(
     const worker = cluster.fork(env);
     worker.on('message', (message: unknown) => {
       if (isStopRun(message)) jobs.stopRun(message.runId).catch((error: unknown) => logger.warn({ err: error, run_id: message.runId }, 'stopping a run failed'));
-      if ((message as SyncRequestedMessage)?.type === 'sync-requested') jobs.syncRequested();
+      if ((message as NudgeMessage)?.type === 'sync-requested') jobs.syncRequested();
+      if ((message as NudgeMessage)?.type === 'run-ended') jobs.runEnded();
     });
     let listened = false;
     const listening = new Promise<number>((resolve, reject) => {
@@ -110,7 +111,8 @@ export async function startHttpWorker(config: Config, logger: Logger, clock: Clo
       signingSecret,
       jobs: {
         stopRun: async (runId) => void process.send?.({ type: 'stop-run', runId } satisfies StopRunMessage),
-        syncRequested: () => void process.send?.({ type: 'sync-requested' } satisfies SyncRequestedMessage),
+        syncRequested: () => void process.send?.({ type: 'sync-requested' } satisfies NudgeMessage),
+        runEnded: () => void process.send?.({ type: 'run-ended' } satisfies NudgeMessage),
       },
     });
     let closing: Promise<void> | null = null;

@@ -1,3 +1,5 @@
+import { queuedRollups } from '../../server/src/analytics/index.ts';
+import type { Sql } from '../../server/src/db.ts';
 import { TERMINAL_STATES } from '../../server/src/states.ts';
 import fs from 'node:fs';
 import type { client } from './http.ts';
@@ -46,4 +48,13 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Waits until every ended run is in the rollups (a job writes them right after runs end). */
+export async function waitForRollups(sql: Sql, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await queuedRollups(sql)) > 0) {
+    if (Date.now() > deadline) throw new Error(`rollups still queued after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -47,7 +47,7 @@ export interface TestServer {
 
 /** The app in this process on a port of its own, over the test file's database. */
 export async function startTestServer(
-  options: { env?: Record<string, string>; clock?: TestClock; executor?: boolean } = {},
+  options: { env?: Record<string, string>; clock?: TestClock; executor?: boolean; writeRollups?: boolean } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase();
   const logs: string[] = [];
@@ -84,7 +84,7 @@ export async function startTestServer(
   });
   const url = served.url;
   // Syncs are jobs: this server runs them, as one that executes runs does; runs only when asked.
-  jobs.start(url, { executeRuns: options.executor ?? false, runSyncs: true });
+  jobs.start(url, { executeRuns: options.executor ?? false, runSyncs: true, writeRollups: options.writeRollups ?? true });
   return {
     url,
     filesDir,

@@ -1,2 +1,4 @@
-// What other features may use of analytics: a run's end adds it to the rollups.
-export { rollupRun } from './rollups.ts';
+// What other features and the jobs layer may use of analytics: a run's end queues its rollup, and
+// a job writes it.
+export { enqueueRollup, queuedRollups } from './queue.ts';
+export { rollUpNext } from './roll-up-next.ts';

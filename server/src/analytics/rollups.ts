@@ -1,21 +1,24 @@
 import type postgres from 'postgres';
-import type { Sql, Tx } from '../db.ts';
+import { ADVISORY_LOCK, type Sql, type Tx } from '../db.ts';
+import { dropQueuedForRebuild } from './queue.ts';
 import { TERMINAL_STATES } from '../states.ts';
 
 // The one module that writes the rollup tables (daily_run_stats, daily_test_counts,
-// test_case_cumulative): run by run as runs end (rollupRun), or all of a project's at once from its
-// results (rebuildRollups), both through writeSnapshot.
+// test_case_cumulative): run by run right after runs end (rollupRun, by the job that empties the
+// rollup queue), or all of a project's at once from its results (rebuildRollups), both through
+// writeSnapshot.
 
 /**
  * Adds an ended run to the daily rollups of its day (the day it started, UTC): its environment's
- * and the project's (environment 0). Rollups of one project and day are written one at a time.
+ * and the project's (environment 0). A project's rollups are written one run at a time: a late run
+ * moves the snapshots of later days, which another run may be writing.
  */
 export async function rollupRun(sql: Tx, runId: number): Promise<void> {
   const [run] = await sql<{ project_id: number; environment_id: number; day: string }[]>`
     select project_id, environment_id, (coalesce(run_started_at, created_at) at time zone 'UTC')::date::text as day
     from test_runs where id = ${runId}`;
   if (!run) return;
-  await sql`select pg_advisory_xact_lock(${run.project_id}, ${Number(run.day.replaceAll('-', ''))})`;
+  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.rollups}, ${run.project_id})`;
   await sql`
     insert into daily_run_stats as d (project_id, environment_id, day, run_count, passed_runs, failed_runs, error_runs,
                                       cancelled_runs, rerun_count, total_tests, passed_tests, failed_tests,
@@ -108,6 +111,7 @@ export function rebuildRollups(sql: Sql, projectId: number): Promise<void> {
 async function rebuildInTransaction(sql: Tx, projectId: number): Promise<void> {
   // Its grouping sorts or hashes millions of rows: in the default 4 MB they spill to disk.
   await sql`set local work_mem = '256MB'`;
+  await dropQueuedForRebuild(sql, projectId);
   await sql`lock table daily_run_stats, daily_test_counts, test_case_cumulative in exclusive mode`;
   for (const table of ['test_case_cumulative', 'daily_test_counts', 'daily_run_stats']) {
     await sql`delete from ${sql(table)} where project_id = ${projectId}`;

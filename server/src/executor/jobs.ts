@@ -5,14 +5,20 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock, JobControl } from '../context.ts';
 import type { Sql } from '../db.ts';
+import { rollUpNext } from '../analytics/index.ts';
+import { DrainLoop } from './drain.ts';
 import { Executor } from './executor.ts';
 import { SyncWorker } from './sync.ts';
 
-/** What a process takes on: executing runs, running sync jobs, or both (a server that executes runs). */
+/** What a process takes on: executing runs and sync jobs (a server that executes runs), writing rollups (every server). */
 export interface JobsWanted {
   executeRuns: boolean;
   runSyncs: boolean;
+  writeRollups: boolean;
 }
+
+/** How often a server looks for ended runs to roll up when nothing woke it. */
+const ROLLUP_POLL_MS = 500;
 
 /**
  * The long work of one server process, and the handle the API nudges it through. Start it once
@@ -21,6 +27,7 @@ export interface JobsWanted {
 export class Jobs implements JobControl {
   private executor: Executor | null = null;
   private syncs: SyncWorker | null = null;
+  private rollups: DrainLoop | null = null;
 
   constructor(
     private readonly sql: Sql,
@@ -57,6 +64,10 @@ export class Jobs implements JobControl {
       });
       this.syncs.start();
     }
+    if (wanted.writeRollups) {
+      this.rollups = new DrainLoop(() => rollUpNext(this.sql), ROLLUP_POLL_MS, (error) => this.logger.error({ err: error }, 'writing rollups failed'));
+      this.rollups.start();
+    }
   }
 
   async stopRun(runId: number): Promise<void> {
@@ -67,8 +78,12 @@ export class Jobs implements JobControl {
     this.syncs?.wake();
   }
 
-  /** Stops claiming; runs under way end `error`, the sync under way finishes. */
+  runEnded(): void {
+    this.rollups?.wake();
+  }
+
+  /** Stops claiming; runs under way end `error`, the sync and the rollup under way finish. */
   async stop(): Promise<void> {
-    await Promise.all([this.executor?.stop(), this.syncs?.stop()]);
+    await Promise.all([this.executor?.stop(), this.syncs?.stop(), this.rollups?.stop()]);
   }
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
+import { DrainLoop } from './drain.ts';
 import { beatSync, type ClaimedSync, claimSync, finishSync, recordRepositoryListing } from '../environments/index.ts';
 import { deactivateUnlisted, upsertTestCases } from '../testcases/index.ts';
 import { ListingError, listTests } from '../toolchain/playwright.ts';
@@ -24,57 +25,35 @@ export interface SyncWorkerOptions {
  * listing happen here, never inside a request.
  */
 export class SyncWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private draining: Promise<void> | null = null;
-  private again = false;
-  private stopping = false;
+  private readonly loop: DrainLoop;
 
   constructor(
     private readonly sql: Sql,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: SyncWorkerOptions,
-  ) {}
+  ) {
+    this.loop = new DrainLoop(() => this.runNext(), options.pollMs, (error) => logger.error({ err: error }, 'claiming sync jobs failed'));
+  }
 
   start(): void {
-    this.timer = setInterval(() => this.wake(), this.options.pollMs);
-    this.timer.unref();
-    this.wake();
+    this.loop.start();
   }
 
-  /** Looks for pending jobs now; a wake during a drain makes it look once more after. */
+  /** Looks for pending jobs now. */
   wake(): void {
-    if (this.stopping) return;
-    if (this.draining) {
-      this.again = true;
-      return;
-    }
-    this.draining = this.drain().finally(() => {
-      this.draining = null;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      }
-    });
+    this.loop.wake();
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.draining;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  private async drain(): Promise<void> {
-    try {
-      for (;;) {
-        if (this.stopping) return;
-        const job = await claimSync(this.sql, this.options.workerId, this.clock(), this.options.lostMs);
-        if (!job) return;
-        await this.runJob(job);
-      }
-    } catch (error) {
-      this.logger.error({ err: error }, 'claiming sync jobs failed');
-    }
+  private async runNext(): Promise<boolean> {
+    const job = await claimSync(this.sql, this.options.workerId, this.clock(), this.options.lostMs);
+    if (!job) return false;
+    await this.runJob(job);
+    return true;
   }
 
   private async runJob(job: ClaimedSync): Promise<void> {

@@ -1,4 +1,4 @@
-import { rollupRun } from '../analytics/index.ts';
+import { enqueueRollup } from '../analytics/index.ts';
 import { deleteRunKeys } from '../auth/index.ts';
 import type { Sql, Tx } from '../db.ts';
 import { NotFoundError, PreconditionFailedError } from '../errors.ts';
@@ -23,8 +23,9 @@ interface ShardOutcome {
 
 /**
  * Ends a run that has not ended, the one way every ending goes: its end state and counts, its
- * day's rollups, its reporter key gone, and after a whole-suite run the tests it no longer lists
- * inactive. Returns false when the run had ended already (or does not exist).
+ * rollup queued (a job writes it right after), its reporter key gone, and after a whole-suite run
+ * the tests it no longer lists inactive. Returns false when the run had ended already (or does not
+ * exist).
  */
 export async function finishRun(sql: Tx, runId: number, ending: RunEnding, now: Date): Promise<boolean> {
   const run = await lockRun(sql, runId);
@@ -35,7 +36,7 @@ export async function finishRun(sql: Tx, runId: number, ending: RunEnding, now: 
     const { state, shards } = await decideEnd(sql, runId, run, ending, now);
     if (state !== 'error' && coversWholeSuite(run, shards)) await deactivateMissing(sql, run.project_id, runId, now);
   }
-  await rollupRun(sql, runId);
+  await enqueueRollup(sql, runId, run.project_id, now);
   // The key the executor made for this run's reporter ends with the run, in the same transaction.
   await deleteRunKeys(sql, runId);
   return true;

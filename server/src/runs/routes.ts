@@ -113,6 +113,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ params, body, scope }) => {
       const cancelledBy = actingUserId(scope) ?? `key:${scope.principal.keyId}`;
       await cancelRun(sql, scope.projectId, params.id, body.reason ?? null, cancelledBy, clock());
+      deps.jobs?.runEnded();
       await deps.jobs?.stopRun(params.id);
       return { message: `test run ${params.id} cancelled` };
     },
@@ -197,6 +198,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       await endShard(sql, scope.projectId, params.id, params.shard, body, clock());
       const run = await store.getRun(sql, scope.projectId, params.id);
       if (!run) throw notFound('test run');
+      if (isTerminal(run.state)) deps.jobs?.runEnded();
       return { data: { success: true, state: run.state, summary_url: present(run).summary_url } };
     },
   });
