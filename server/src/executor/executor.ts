@@ -6,6 +6,7 @@ import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
 import { type ClaimedRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
+import { ChromiumCheck } from '../toolchain/browser.ts';
 import { runEnvironment } from './environment.ts';
 import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
 import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
@@ -44,6 +45,7 @@ export class Executor {
   private ticking = false;
   private stopping = false;
   private readonly runner: Runner;
+  private readonly chromium: ChromiumCheck;
 
   constructor(
     private readonly sql: Sql,
@@ -52,6 +54,7 @@ export class Executor {
     private readonly options: ExecutorOptions,
   ) {
     this.runner = prepareRunner(options.workRoot, options.runnerUser);
+    this.chromium = new ChromiumCheck(() => runnerEnvironment(this.runner, process.env));
   }
 
   start(): void {
@@ -60,6 +63,7 @@ export class Executor {
     } catch (error) {
       this.logger.warn({ reason: (error as Error).message }, 'runs will fail until this is fixed');
     }
+    void this.chromium.missing().then((reason) => reason && this.logger.warn(reason));
     this.timer = setInterval(() => void this.tick(), this.options.pollMs);
     this.timer.unref();
     void this.tick();
@@ -119,6 +123,8 @@ export class Executor {
     let checkoutDir: string | null = null;
     const scratch = path.join(this.runner.home, 'tmp', `run-${claimed.id}`);
     try {
+      const noBrowser = await this.chromium.missing();
+      if (noBrowser) throw new RunFailure(noBrowser);
       assertReachable(this.runner);
       fs.rmSync(scratch, { recursive: true, force: true });
       fs.mkdirSync(scratch, { mode: 0o700 });
