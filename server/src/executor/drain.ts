@@ -1,13 +1,15 @@
 /**
  * Takes work from a queue in the database: `step` does one item and says whether there was one. It
  * drains the queue every `pollMs` and whenever woken, one drain at a time; a wake during a drain
- * makes it drain again after. `stop` waits for the drain under way.
+ * makes it drain again after. `stop` waits for the drain under way. A failure is reported once
+ * until a drain succeeds again (a database outage would otherwise log every poll).
  */
 export class DrainLoop {
   private timer: NodeJS.Timeout | null = null;
   private draining: Promise<void> | null = null;
   private again = false;
   private stopping = false;
+  private failing = false;
 
   constructor(
     private readonly step: () => Promise<boolean>,
@@ -45,8 +47,10 @@ export class DrainLoop {
   private async drain(): Promise<void> {
     try {
       while (!this.stopping && (await this.step()));
+      this.failing = false;
     } catch (error) {
-      this.onError(error);
+      if (!this.failing) this.onError(error);
+      this.failing = true;
     }
   }
 }
