@@ -37,6 +37,8 @@ describe('sync jobs', () => {
       [202, { data: { success: false } }],
     ]);
     expect(await jobsOf(environmentId)).toEqual([{ id: jobId, state: 'running', failure: null }]);
+    const documented = (await api.get('/api/openapi.json')).body.paths['/api/environments/{id}/sync'].post.responses;
+    expect(Object.keys(documented)).toEqual(expect.arrayContaining(['200', '202', '409']));
   });
 
   it('when the job it waits on ends within the bound, then the sync answers 200', async () => {
@@ -52,11 +54,18 @@ describe('sync jobs', () => {
   it('when the server running a job stopped beating, then this server takes the job over and runs it', async () => {
     const environmentId = await seedEnvironment(server.sql, projectId, 'orphaned');
     const jobId = await jobRunningElsewhere(environmentId, new Date(server.clock.now.getTime() - 3_600_000));
-    const answer = await api.post(`/api/environments/${environmentId}/sync`);
+    // The sync worker polls: it finds the job without a request.
+    const deadline = Date.now() + 10_000;
+    let job: { state: string; failure: string | null; error: string | null; claimed_by: string } | undefined;
+    while (Date.now() < deadline) {
+      [job] = await server.sql<{ state: string; failure: string | null; error: string | null; claimed_by: string }[]>`
+        select state, failure, error, claimed_by from environment_syncs where id = ${jobId}`;
+      if (job?.state === 'failed') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     // The seeded project's repository does not exist: the job ran here, and says so.
-    expect(answer.status).toBe(409);
-    expect(answer.body.error).toContain('the test repository could not be read: the repository /nonexistent does not exist');
-    expect(await jobsOf(environmentId)).toEqual([{ id: jobId, state: 'failed', failure: 'repository' }]);
+    expect(job).toMatchObject({ state: 'failed', failure: 'repository', error: expect.stringContaining('the repository /nonexistent does not exist') });
+    expect(job?.claimed_by).not.toBe('another-server');
   });
 
   it('when a job has ended, then the next sync makes a job of its own', async () => {

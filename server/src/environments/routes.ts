@@ -81,11 +81,11 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     ...common,
     method: 'post',
     path: '/api/environments/:id/sync',
-    summary:
-      "Refresh the environment's runner projects, env files and the project's test cases from the test repository; answers when done " +
-      '(200), or with 202 and success false when the job goes on past PROCTOR_SYNC_WAIT_S (a later sync waits on the same job)',
+    summary: "Refresh the environment's runner projects, env files and the project's test cases from the test repository; answers when done",
     params: environmentParams,
     response: z.object({ data: z.object({ success: z.boolean() }) }),
+    alsoAnswers: { 202: 'The sync job goes on past PROCTOR_SYNC_WAIT_S (success false); a later sync waits on the same job' },
+    fails: { 409: 'The test repository, the runner or Playwright refused the sync; the message says why' },
     handler: async ({ params, scope, res }) => {
       const environment = await store.getEnvironment(sql, scope.projectId, params.id);
       if (!environment) throw notFound('environment');

@@ -21,6 +21,10 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
   response?: z.ZodType;
   produces?: string;
   status?: number;
+  /** Other success statuses the handler answers itself with the same body shape, with what each means. */
+  alsoAnswers?: Record<number, string>;
+  /** Error statuses of this operation beyond every route's (400, 401, 403, 404, 503), with what each means. */
+  fails?: Record<number, string>;
   /** Public routes take no key and have no project scope. */
   public?: boolean;
   /** The key scope it needs: by default `read` to GET, `admin` to change anything. */
@@ -104,10 +108,17 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
       [status]: spec.response
         ? { description: 'Success', content: { 'application/json': { schema: spec.response } } }
         : { description: 'Success', content: { [spec.produces ?? 'application/octet-stream']: { schema: { type: 'string' } } } },
+      ...Object.fromEntries(
+        Object.entries(spec.alsoAnswers ?? {}).map(([code, description]) => [
+          code,
+          { description, content: { 'application/json': { schema: spec.response ?? { type: 'string' } } } },
+        ]),
+      ),
       400: errorResponse('A param, query or body field failed validation; the message names it'),
       ...(spec.public ? {} : { 401: { description: 'Missing or wrong key', content: { 'application/json': { schema: generalError } } } }),
       ...(spec.public ? {} : { 403: { description: "Not allowed: not this key's project, or a key scope too small for this operation", content: { 'application/json': { schema: generalError } } } }),
       404: errorResponse('Not found in this project'),
+      ...Object.fromEntries(Object.entries(spec.fails ?? {}).map(([code, description]) => [code, errorResponse(description)])),
       503: errorResponse('The database cannot be reached now: retry after the Retry-After seconds'),
     },
   };
