@@ -226,8 +226,8 @@ describe('settings', () => {
     expect(plainText('\u001b[31mbin\u0000ary\u0000\u001b[39m')).toBe('bin\uFFFDary\uFFFD');
   });
 
-  it('when the package is imported by name, then proctor/reporter resolves to the built reporter', async () => {
-    const module = await import('proctor/reporter');
+  it('when the package is imported by name, then @proctor/reporter resolves to the built reporter', async () => {
+    const module = await import('@proctor/reporter');
     expect(typeof module.default).toBe('function');
     expect(typeof new module.default({}).onBegin).toBe('function');
   });

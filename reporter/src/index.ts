@@ -10,7 +10,7 @@ export { failureSignature, failureMode } from './signature.ts';
 
 /**
  * Uploads a Playwright run's results to Proctor. Use in playwright.config.ts as
- * `['proctor/reporter', { url, apiKey, projectId, environment }]` (or PROCTOR_* variables).
+ * `['@proctor/reporter', { url, apiKey, projectId, environment }]` (or PROCTOR_* variables).
  * An upload failure is reported in one line and never changes the test outcome.
  */
 export default class ProctorReporter implements Reporter {

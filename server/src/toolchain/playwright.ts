@@ -4,11 +4,12 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { RunnerListing } from '../../../reporter/src/list.ts';
+import type { RunnerListing } from '@proctor/reporter/list';
 import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 
-const LIST_REPORTER = fileURLToPath(new URL('../../../reporter/dist/list.js', import.meta.url));
-export const PROCTOR_REPORTER = fileURLToPath(new URL('../../../reporter/dist/index.js', import.meta.url));
+// The reporter package's own files, where this server finds it installed.
+const LIST_REPORTER = createRequire(import.meta.url).resolve('@proctor/reporter/list');
+export const PROCTOR_REPORTER = createRequire(import.meta.url).resolve('@proctor/reporter');
 
 /** Playwright could not be found or could not list the suite. */
 export class ListingError extends Error {}
