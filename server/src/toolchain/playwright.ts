@@ -7,9 +7,10 @@ import { promisify } from 'node:util';
 import type { RunnerListing } from '@proctor/reporter/list';
 import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 
-// The reporter package's own files, where this server finds it installed.
-const LIST_REPORTER = createRequire(import.meta.url).resolve('@proctor/reporter/list');
-export const PROCTOR_REPORTER = createRequire(import.meta.url).resolve('@proctor/reporter');
+/** A file of the reporter package, where this server finds it installed (built by `npm ci`'s prepare in this repository). */
+function reporterFile(entry: '@proctor/reporter' | '@proctor/reporter/list'): string {
+  return createRequire(import.meta.url).resolve(entry);
+}
 
 /** Playwright could not be found or could not list the suite. */
 export class ListingError extends Error {}
@@ -35,7 +36,7 @@ export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Run
   await handOver(runner, scratch);
   const output = path.join(scratch, 'list.json');
   try {
-    await promisify(execFile)(process.execPath, [playwrightCli(dir), 'test', '--list', `--reporter=${LIST_REPORTER}`, `--output=${scratch}`], {
+    await promisify(execFile)(process.execPath, [playwrightCli(dir), 'test', '--list', `--reporter=${reporterFile('@proctor/reporter/list')}`, `--output=${scratch}`], {
       ...runnerSpawnOptions(runner),
       cwd: dir,
       env: { ...env, PROCTOR_LIST_OUTPUT: output },
@@ -81,7 +82,7 @@ export function selectTests(
 
 /** `outputDir`: where Playwright writes test-results, a folder of the runner's (the suite's own folder may not be writable). */
 export function shardArgs(selection: Selection, shard: number, totalShards: number, testListFile: string | null, outputDir: string): string[] {
-  const args = ['test', `--reporter=list,${PROCTOR_REPORTER}`, `--output=${outputDir}`];
+  const args = ['test', `--reporter=list,${reporterFile('@proctor/reporter')}`, `--output=${outputDir}`];
   if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
   for (const project of selection.projects ?? []) args.push('--project', project);
   if (selection.tags.length > 0) args.push('--grep', selection.tags.map((tag) => `${escapeRegExp(tag)}(?![\\w-])`).join('|'));
