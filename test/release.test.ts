@@ -14,8 +14,10 @@ import { waitForRun } from './helpers/runs.ts';
 // stored results held against Playwright's own JSON report of the same invocation.
 const run = promisify(execFile);
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-release-'));
-const project = path.join(scratch, 'project');
-const PLAYWRIGHT_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/@playwright/test/package.json'), 'utf8')) as { version: string }).version;
+/** The oldest @playwright/test the reporter's peer range allows, and this repository's, the newest. */
+const REPORTER_PEER = (JSON.parse(fs.readFileSync(path.join(ROOT, 'reporter/package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies['@playwright/test'] as string;
+const OLDEST_PLAYWRIGHT = REPORTER_PEER.replace(/^>=/, '');
+const NEWEST_PLAYWRIGHT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/@playwright/test/package.json'), 'utf8')) as { version: string }).version;
 
 let server: ServerProcess;
 let serverUrl: string;
@@ -33,14 +35,6 @@ beforeAll(async () => {
   if (!reporter) throw new Error('npm pack packed nothing');
   tarball = path.join(scratch, path.basename(reporter.filename));
   console.log(`release check: ${reporter.filename}: ${(reporter.size / 1024).toFixed(1)} kB packed, ${(reporter.unpackedSize / 1024).toFixed(1)} kB unpacked, ${reporter.files.length} files`);
-
-  fs.mkdirSync(project);
-  for (const entry of ['tests', 'site', 'playwright.config.ts']) fs.cpSync(path.join(EXAMPLES, entry), path.join(project, entry), { recursive: true });
-  fs.writeFileSync(
-    path.join(project, 'package.json'),
-    JSON.stringify({ name: 'a-users-suite', private: true, type: 'module', devDependencies: { '@playwright/test': PLAYWRIGHT_VERSION, '@proctor/reporter': `file:${tarball}` } }),
-  );
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, timeout: 170_000 });
 
   const port = await freePort();
   server = spawnProctor(['serve'], { DATABASE_URL: '', PROCTOR_DATA_DIR: path.join(scratch, 'server'), PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0' });
@@ -86,14 +80,32 @@ function reportedTests(suite: JsonSuite): string[] {
   return [...own, ...(suite.suites ?? []).flatMap(reportedTests)];
 }
 
-describe('the packed reporter in a project of its own', () => {
+/** A user's Playwright project: a copy of examples/ outside the repository, with this Playwright and the packed reporter installed. */
+async function usersProject(playwrightVersion: string): Promise<string> {
+  const project = path.join(scratch, `project-${playwrightVersion}`);
+  fs.mkdirSync(project);
+  for (const entry of ['tests', 'site', 'playwright.config.ts']) fs.cpSync(path.join(EXAMPLES, entry), path.join(project, entry), { recursive: true });
+  fs.writeFileSync(
+    path.join(project, 'package.json'),
+    JSON.stringify({ name: 'a-users-suite', private: true, type: 'module', devDependencies: { '@playwright/test': playwrightVersion, '@proctor/reporter': `file:${tarball}` } }),
+  );
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, timeout: 170_000 });
+  return project;
+}
+
+describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a project of its own, with @playwright/test %s', (playwrightVersion) => {
+  let project: string;
+  beforeAll(async () => {
+    project = await usersProject(playwrightVersion);
+  });
+
   it('when installed from its tarball, then it brings in nothing but what @playwright/test brings', async () => {
     const tree = JSON.parse((await run('npm', ['ls', '--all', '--json'], { cwd: project })).stdout) as Installed;
     const everything = namesIn(tree);
     const playwrights = namesIn((tree.dependencies ?? {})['@playwright/test'] ?? {});
     const broughtByReporter = [...namesIn((tree.dependencies ?? {})['@proctor/reporter'] ?? {})].filter((name) => name !== '@playwright/test');
     const unexplained = [...everything].filter((name) => name !== '@proctor/reporter' && name !== '@playwright/test' && !playwrights.has(name));
-    console.log(`release check: the reporter brings ${broughtByReporter.length} package(s) into the project; the project holds ${everything.size}: ${[...everything].sort().join(', ')}`);
+    console.log(`release check (@playwright/test ${playwrightVersion}): the reporter brings ${broughtByReporter.length} package(s) into the project; the project holds ${everything.size}: ${[...everything].sort().join(', ')}`);
     expect(broughtByReporter).toEqual([]);
     expect(unexplained).toEqual([]);
     expect(fs.existsSync(path.join(project, 'node_modules/@proctor/reporter/dist/index.d.ts'))).toBe(true);
@@ -108,7 +120,9 @@ describe('the packed reporter in a project of its own', () => {
         PROCTOR_URL: serverUrl,
         PROCTOR_API_KEY: key,
         PROCTOR_ENVIRONMENT: 'local',
-        PROCTOR_RUN_KEY: 'release-check',
+        PROCTOR_RUN_KEY: `release-check-${playwrightVersion}`,
+        // The variable's name before Playwright 1.47, and after.
+        PLAYWRIGHT_JSON_OUTPUT_NAME: reportFile,
         PLAYWRIGHT_JSON_OUTPUT_FILE: reportFile,
         DEMO_SITE_PORT: String(await freePort()),
         CI: '',
@@ -135,37 +149,31 @@ describe('the packed reporter in a project of its own', () => {
       .sort();
     expect(reported.length).toBeGreaterThan(0);
     expect(storedTests).toEqual(reported);
-    console.log(`release check: ${storedTests.length} tests stored, equal to Playwright's JSON report (file, title, project, status, retries)`);
+    console.log(`release check (@playwright/test ${playwrightVersion}): ${storedTests.length} tests stored, equal to Playwright's JSON report (file, title, project, status, retries)`);
   });
 
-  it('when the project\'s config is CommonJS, then the reporter loads from it by name and reports', async () => {
+  it("when a project is CommonJS (its config and its tests), then the reporter loads from its config by name and reports", async () => {
+    const commonjs = path.join(project, 'commonjs');
+    fs.mkdirSync(commonjs);
+    fs.writeFileSync(path.join(commonjs, 'package.json'), JSON.stringify({ type: 'commonjs' }));
     fs.writeFileSync(
-      path.join(project, 'commonjs.config.cjs'),
-      `// A CommonJS config, as many projects' are.
-const fs = require('node:fs');
-const executablePath = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate));
-const port = Number(process.env.DEMO_SITE_PORT);
-module.exports = {
-  testDir: './tests',
-  testMatch: 'prices.spec.ts',
-  retries: 1,
-  reporter: [['@proctor/reporter', { environment: 'local' }]],
-  use: { baseURL: 'http://127.0.0.1:' + port, launchOptions: executablePath ? { executablePath } : {} },
-  webServer: { command: 'node site/serve.mjs ' + port, url: 'http://127.0.0.1:' + port + '/healthz', reuseExistingServer: true },
-};
-`,
+      path.join(commonjs, 'playwright.config.js'),
+      "module.exports = { testDir: '.', reporter: [['@proctor/reporter', { environment: 'local' }]] };\n",
     );
-    const ran = await run(process.execPath, [path.join(project, 'node_modules/@playwright/test/cli.js'), 'test', '-c', 'commonjs.config.cjs'], {
+    fs.writeFileSync(
+      path.join(commonjs, 'math.spec.js'),
+      "const { test, expect } = require('@playwright/test');\ntest('adds', () => expect(1 + 1).toBe(2));\n",
+    );
+    const ran = await run(process.execPath, [path.join(project, 'node_modules/@playwright/test/cli.js'), 'test', '-c', 'commonjs/playwright.config.js'], {
       cwd: project,
-      env: { ...process.env, PROCTOR_URL: serverUrl, PROCTOR_API_KEY: key, PROCTOR_RUN_KEY: 'release-check-commonjs', DEMO_SITE_PORT: String(await freePort()), CI: '', GITHUB_RUN_ID: '' },
+      env: { ...process.env, PROCTOR_URL: serverUrl, PROCTOR_API_KEY: key, PROCTOR_RUN_KEY: `release-check-commonjs-${playwrightVersion}`, CI: '', GITHUB_RUN_ID: '' },
       timeout: 120_000,
     }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: `${error.stdout ?? ''}${error.stderr ?? ''}`, failed: true }));
-    const stdout = ran.stdout;
-    expect('failed' in ran, stdout).toBe(false);
+    expect('failed' in ran, ran.stdout).toBe(false);
     const api = client(serverUrl, key);
     const [listed] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
     const stored = await waitForRun(api, listed.id);
-    expect(stored.testRun.state, stdout).toBe('passed');
-    expect(stored.flattenedSummaryDetails.map((d: { file_path: string }) => d.file_path)).toEqual(['tests/prices.spec.ts']);
+    expect(stored.testRun.state, ran.stdout).toBe('passed');
+    expect(stored.flattenedSummaryDetails.map((d: { title: string; status: string }) => [d.title, d.status])).toEqual([['adds', 'passed']]);
   });
 });
