@@ -121,7 +121,7 @@ describe('uploaded files, end to end over HTTP', () => {
     expect(fs.readdirSync(server.filesDir).filter((name) => name.endsWith('.partial'))).toEqual([]);
   });
 
-  it('when a body without content-length runs past the limit, then the answer is a 413, not a reset connection', async () => {
+  it('when a body without content-length runs past the limit, then the answer is a 413, not a reset connection, and no partial file stays', async () => {
     const created = await createPending('unbounded.bin', { size_bytes: 1024 });
     const chunks = (async function* () {
       for (let i = 0; i < 64; i++) yield new Uint8Array(16 * 1024).fill(120);
@@ -129,6 +129,7 @@ describe('uploaded files, end to end over HTTP', () => {
     const answer = await fetch(created.upload_url, { method: 'PUT', body: chunks as unknown as BodyInit, duplex: 'half' } as RequestInit);
     expect(answer.status).toBe(413);
     expect((await answer.json()).error.message).toContain('larger than 1024 bytes');
+    expect(fs.readdirSync(server.filesDir).filter((name) => name.endsWith('.partial'))).toEqual([]);
   });
 
   it('when a resource is deleted, then the result is data.result.success and the stored bytes are gone', async () => {

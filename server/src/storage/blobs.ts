@@ -75,8 +75,11 @@ function copyWithin(content: Readable, file: string, maxBytes: number): Promise<
       failed = true;
       content.off('data', onData);
       content.resume();
+      // Only once the file is closed: the stream opens it asynchronously, and a removal before its
+      // open would leave the file behind.
+      if (out.closed) reject(error);
+      else out.once('close', () => reject(error));
       out.destroy();
-      reject(error);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
