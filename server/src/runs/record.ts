@@ -165,20 +165,22 @@ export function outcomeCountColumns(sql: Tx) {
 }
 
 /**
- * The statement that adds a batch's counts to its run: `counts` is numbers, or the name of a
- * relation of the same columns (a CTE of the statement this is embedded in).
+ * The statement that adds a batch's counts to its run: the numbers given, or with `'counts'` the
+ * CTE of that name in the statement this is embedded in.
  */
-export function addToCounts(sql: Tx, runId: number, counts: OutcomeCounts | { relation: string }, now: Date) {
-  const c = 'relation' in counts ? null : counts;
-  const column = (name: keyof OutcomeCounts) => (c ? sql`${c[name]}::int` : sql`c.${sql(name)}`);
+export function addToCounts(sql: Tx, runId: number, counts: OutcomeCounts | 'counts', now: Date) {
+  const source =
+    counts === 'counts'
+      ? sql`counts`
+      : sql`(select ${counts.passed}::int as passed, ${counts.failed}::int as failed, ${counts.flaky}::int as flaky,
+                    ${counts.skipped}::int as skipped, ${counts.snoozed}::int as snoozed)`;
   return sql`
     update test_runs set
-      success_count = success_count + ${column('passed')}, failed_count = failed_count + ${column('failed')},
-      flaky_count = flaky_count + ${column('flaky')}, skipped_count = skipped_count + ${column('skipped')},
-      snoozed_count = snoozed_count + ${column('snoozed')},
-      total_count = total_count + ${column('passed')} + ${column('failed')} + ${column('flaky')} + ${column('skipped')},
+      success_count = success_count + c.passed, failed_count = failed_count + c.failed, flaky_count = flaky_count + c.flaky,
+      skipped_count = skipped_count + c.skipped, snoozed_count = snoozed_count + c.snoozed,
+      total_count = total_count + c.passed + c.failed + c.flaky + c.skipped,
       last_activity_at = ${now}
-    ${c ? sql`` : sql`from ${sql('relation' in counts ? counts.relation : '')} c`}
+    from ${source} c
     where id = ${runId}`;
 }
 

@@ -131,7 +131,7 @@ export async function insertResults(sql: Tx, projectId: number, runId: number, s
     counts as (
       select count(*)::int as recorded, ${outcomeCountColumns(sql)} from inserted
     ),
-    counted as (${addToCounts(sql, runId, { relation: 'counts' }, now)})
+    counted as (${addToCounts(sql, runId, 'counts', now)})
     select recorded from counts`;
   return result?.recorded ?? 0;
 }
