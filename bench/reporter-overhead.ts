@@ -19,7 +19,7 @@ type Arm = 'list' | 'proctor';
 async function runSuite(reporters: string, env: Record<string, string>): Promise<number> {
   const started = performance.now();
   const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', `--reporter=${reporters}`], {
-    cwd: path.join(ROOT, 'examples'),
+    cwd: path.join(ROOT, 'server', 'examples'),
     env: { ...process.env, DEMO_SITE_PORT: String(await freePort()), BASE_URL: '', PLAYWRIGHT_BASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

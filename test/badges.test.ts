@@ -1,6 +1,6 @@
 import { chromium } from '@playwright/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatSvg, renderCounts, renderPng, renderSvg } from '../badge/src/render.ts';
+import { formatSvg, renderCounts, renderPng, renderSvg } from '../server/src/badges/render.ts';
 import { CHROMIUM_LAUNCH_OPTIONS } from './helpers/playwright.ts';
 import { countTextPixels, decodePng, hasPngSignature } from './helpers/png.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from './helpers/server.ts';

@@ -8,7 +8,7 @@ import { EXAMPLES } from './helpers/playwright.ts';
 describe('the repository layer', () => {
   it('when a folder\'s dependencies already resolve, then nothing is installed and nothing is written into it', async () => {
     const lines: string[] = [];
-    expect(await installDependencies(EXAMPLES, (line) => lines.push(line), { ownFolder: true, runner: { user: null, home: '/nonexistent' } })).toBe(false);
+    expect(await installDependencies(EXAMPLES, (line) => lines.push(line), { ownFolder: true, runner: { user: null, home: '/nonexistent', modules: null } })).toBe(false);
     expect(lines).toEqual([]);
     expect(fs.existsSync(path.join(EXAMPLES, 'node_modules'))).toBe(false);
     expect(fs.existsSync(path.join(EXAMPLES, 'package-lock.json'))).toBe(false);

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { rebuildRollups } from './analytics/rollups.ts';
@@ -25,9 +26,18 @@ const USAGE = `usage: proctor <command>
   key create (--project P | --user U) [--scope read|report|admin]   admin unless given
   key list (--project P | --user U)             the keys' ids, scopes and dates, never secrets
   key revoke --key ID                           the key's id (prc_p_<ID>_…) or the whole key
-  analytics rebuild --project P                 recompute the project's analytics rollups from its results`;
+  analytics rebuild --project P                 recompute the project's analytics rollups from its results
+  --help, --version
+
+Settings come from the environment: DATABASE_URL (unset: an embedded PostgreSQL in
+PROCTOR_DATA_DIR, default .proctor), PORT (default 3000), and the others the README lists.`;
 
 class UsageError extends Error {}
+
+/** The package's own version: package.json sits one folder up from src/ and from the compiled dist/. */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+}
 
 type Flags = Record<string, string | undefined>;
 
@@ -169,17 +179,29 @@ export async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: Object.fromEntries(
-      ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key'].map((flag) => [flag, { type: 'string' as const }]),
-    ),
+    options: {
+      ...Object.fromEntries(
+        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key'].map((flag) => [flag, { type: 'string' as const }]),
+      ),
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
+    },
     strict: true,
   });
+  if (values.help || positionals[0] === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   if (positionals.length === 0) throw new UsageError('no command given');
   if (positionals[0] === 'serve') {
     await serve();
     return -1;
   }
-  process.stdout.write(`${await dataCommand(positionals, values as Flags)}\n`);
+  process.stdout.write(`${await dataCommand(positionals, values as unknown as Flags)}\n`);
   return 0;
 }
 

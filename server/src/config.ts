@@ -31,6 +31,11 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/** Where the executor checks out, installs and runs: under the data directory. */
+export function workRootOf(config: Pick<Config, 'dataDir'>): string {
+  return path.join(config.dataDir, 'work');
+}
+
 export interface Config {
   port: number;
   host: string;

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import postgres from 'postgres';
 import type { Config } from './config.ts';
+import { postgresSettlesRejectedCopy } from './copyfix.ts';
 import { embeddedUrl, openEmbedded, readLiveLock } from './embedded.ts';
 
 /**
@@ -167,9 +168,12 @@ export function isPglite(sql: Sql): Promise<boolean> {
   return answer;
 }
 
-/** Whether the server takes `COPY … FROM STDIN`: PostgreSQL does, PGlite's socket does not. */
+/**
+ * Whether results may be written by `COPY … FROM STDIN`: PostgreSQL takes it, PGlite's socket does
+ * not, and a postgres.js without the fix would hang on a rejected one.
+ */
 export async function takesCopyFromStdin(sql: Sql): Promise<boolean> {
-  return !(await isPglite(sql));
+  return postgresSettlesRejectedCopy() && !(await isPglite(sql));
 }
 
 /** A value as COPY's text format takes it; strings may hold anything but NUL. */

@@ -1,22 +1,40 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKey } from './auth/store.ts';
-import type { Config } from './config.ts';
+import { type Config, workRootOf } from './config.ts';
 import { ADVISORY_LOCK, type Sql } from './db.ts';
 import { createEnvironment } from './environments/store.ts';
 import { countProjects, createProject } from './projects/store.ts';
+import { runnerModules, unreachableAncestor } from './toolchain/staging.ts';
 
-export const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta.url));
+export const EXAMPLES_DIR = fileURLToPath(new URL('../examples/', import.meta.url));
+
+/**
+ * The sample suite where the user who runs suites can read it. A server running as root hands
+ * them to another user, who cannot reach a package installed under /root (npx's cache): there the
+ * suite is copied into the data directory, beside a link to Proctor's Playwright as that user reads it.
+ */
+function sampleSuite(config: Config): string {
+  const shipped = path.resolve(EXAMPLES_DIR);
+  if (process.getuid?.() !== 0 || unreachableAncestor(path.join(shipped, 'package.json')) === null) return shipped;
+  const copy = path.join(config.dataDir, 'demo');
+  fs.rmSync(copy, { recursive: true, force: true });
+  fs.cpSync(shipped, copy, { recursive: true, filter: (source) => path.basename(source) !== 'node_modules' });
+  fs.symlinkSync(runnerModules(workRootOf(config)), path.join(copy, 'node_modules'), 'dir');
+  return copy;
+}
 
 /**
  * On the first start with an empty database: a demo project whose test repository is the sample
  * suite, a `local` environment, and its key, printed once.
  */
 export async function seedDemo(sql: Sql, config: Config, port: number): Promise<void> {
-  const key = await sql.begin(async (tx) => {
+  const seeded = await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.demoSeed})`;
     if ((await countProjects(tx)) > 0) return null;
-    const project = await createProject(tx, { name: 'Demo', repoUrl: path.resolve(EXAMPLES_DIR), repoName: 'proctor/demo' });
+    const suite = sampleSuite(config);
+    const project = await createProject(tx, { name: 'Demo', repoUrl: suite, repoName: 'proctor/demo' });
     await createEnvironment(tx, project.id, {
       name: 'Local',
       slug: 'local',
@@ -24,19 +42,19 @@ export async function seedDemo(sql: Sql, config: Config, port: number): Promise<
       runner_projects_ignore: [],
       scheduled_trigger: null,
     });
-    return { projectId: project.id, key: await createKey(tx, { projectId: project.id }) };
+    return { suite, projectId: project.id, key: await createKey(tx, { projectId: project.id }) };
   });
-  if (!key) return;
+  if (!seeded) return;
   const base = config.publicUrl.includes(`:${config.port}`) ? config.publicUrl : `http://localhost:${port}`;
   process.stdout.write(
     [
       '',
-      `Demo project created (id ${key.projectId}) with the sample suite in ${EXAMPLES_DIR} and environment "local".`,
+      `Demo project created (id ${seeded.projectId}) with the sample suite in ${seeded.suite} and environment "local".`,
       `Its API key, shown this once:`,
       '',
-      `  ${key.key}`,
+      `  ${seeded.key}`,
       '',
-      `Try: curl -s -H "Authorization: Bearer ${key.key}" ${base}/api/environments`,
+      `Try: curl -s -H "Authorization: Bearer ${seeded.key}" ${base}/api/environments`,
       '',
     ].join('\n'),
   );

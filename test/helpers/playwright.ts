@@ -5,7 +5,7 @@ import path from 'node:path';
 import { freePort } from './process.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
-export const EXAMPLES = path.join(ROOT, 'examples');
+export const EXAMPLES = path.join(ROOT, 'server', 'examples');
 export const REPORTER = path.join(ROOT, 'reporter/dist/index.js');
 const RECORDER = path.join(ROOT, 'test/fixtures/record-reporter.mjs');
 const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');

@@ -1,4 +1,4 @@
-import { renderPng, renderSvg } from '../../../badge/src/render.ts';
+import { renderPng, renderSvg } from './render.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { HttpError } from '../http/errors.ts';

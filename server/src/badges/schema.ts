@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BADGE_STYLES } from '../../../badge/src/render.ts';
+import { BADGE_STYLES } from './render.ts';
 import { positiveId } from '../http/fields.ts';
 
 const colour = z

@@ -193,7 +193,7 @@ export class Executor {
     }
     if (run.stopReason) return dir;
     for (let shard = 1; shard <= claimed.total_shards; shard++) {
-      const args = shardArgs(selection, shard, claimed.total_shards, testListFile, path.join(scratch, `shard-${shard}`));
+      const args = shardArgs(this.runner, selection, shard, claimed.total_shards, testListFile, path.join(scratch, `shard-${shard}`));
       run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }, this.runner));
     }
     log.info({ shards: claimed.total_shards, branch, head: headSha }, 'shards started');

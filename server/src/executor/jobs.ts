@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
+import { type Config, workRootOf } from '../config.ts';
 import type { Clock, JobControl } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { rollUpNext } from '../analytics/index.ts';
@@ -39,7 +38,7 @@ export class Jobs implements JobControl {
   start(reporterUrl: string, wanted: JobsWanted): void {
     const workerId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const { executor: tuning } = this.config;
-    const workRoot = path.join(this.config.dataDir, 'work');
+    const workRoot = workRootOf(this.config);
     if (wanted.executeRuns) {
       this.executor = new Executor(this.sql, this.clock, this.logger, {
         workerId,

@@ -1,4 +1,4 @@
-import { escapeXml as e } from '../../../badge/src/xml.ts';
+import { escapeXml as e } from '../xml.ts';
 import { isWebUrl } from '../http/headers.ts';
 import type { Project } from '../projects/index.ts';
 import type { SummaryDetail } from './schema.ts';

@@ -10,7 +10,7 @@ import {
   type ShardEndBody,
   WIRE_LIMITS as LIMIT,
   type WireAttempt,
-} from '../../../reporter/src/wire.ts';
+} from '@proctor/reporter/wire';
 
 import { OUTCOMES, RUN_STATES } from '../states.ts';
 

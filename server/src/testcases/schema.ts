@@ -1,4 +1,4 @@
-import { WIRE_LIMITS as LIMIT } from '../../../reporter/src/wire.ts';
+import { WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
 import { z } from 'zod';
 import { MAX_INT4, positiveId, runnerTestId, truncatedText } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';

@@ -2,14 +2,18 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { RunnerListing } from '@proctor/reporter/list';
 import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 
-/** A file of the reporter package, where this server finds it installed (built by `npm ci`'s prepare in this repository). */
-function reporterFile(entry: '@proctor/reporter' | '@proctor/reporter/list'): string {
-  return createRequire(import.meta.url).resolve(entry);
+/** Where Proctor's own packages resolve from for this runner: its readable copy, else where they are installed. */
+function proctorRequire(runner: Runner): NodeJS.Require {
+  return createRequire(runner.modules ? path.join(runner.modules, 'proctor.js') : import.meta.url);
+}
+
+/** A file of the reporter package, where the runner reads it. */
+function reporterFile(runner: Runner, entry: '@proctor/reporter' | '@proctor/reporter/list'): string {
+  return proctorRequire(runner).resolve(entry);
 }
 
 /** Playwright could not be found or could not list the suite. */
@@ -19,10 +23,10 @@ export class ListingError extends Error {}
 export type Listing = RunnerListing;
 
 /** The repository's own Playwright, else Proctor's. */
-export function playwrightCli(dir: string): string {
-  for (const base of [path.join(dir, 'package.json'), fileURLToPath(import.meta.url)]) {
+export function playwrightCli(dir: string, runner: Runner): string {
+  for (const resolver of [createRequire(path.join(dir, 'package.json')), proctorRequire(runner)]) {
     try {
-      return createRequire(base).resolve('@playwright/test/cli');
+      return resolver.resolve('@playwright/test/cli');
     } catch {
       // not installed there
     }
@@ -36,7 +40,7 @@ export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Run
   await handOver(runner, scratch);
   const output = path.join(scratch, 'list.json');
   try {
-    await promisify(execFile)(process.execPath, [playwrightCli(dir), 'test', '--list', `--reporter=${reporterFile('@proctor/reporter/list')}`, `--output=${scratch}`], {
+    await promisify(execFile)(process.execPath, [playwrightCli(dir, runner), 'test', '--list', `--reporter=${reporterFile(runner, '@proctor/reporter/list')}`, `--output=${scratch}`], {
       ...runnerSpawnOptions(runner),
       cwd: dir,
       env: { ...env, PROCTOR_LIST_OUTPUT: output },
@@ -81,8 +85,15 @@ export function selectTests(
 }
 
 /** `outputDir`: where Playwright writes test-results, a folder of the runner's (the suite's own folder may not be writable). */
-export function shardArgs(selection: Selection, shard: number, totalShards: number, testListFile: string | null, outputDir: string): string[] {
-  const args = ['test', `--reporter=list,${reporterFile('@proctor/reporter')}`, `--output=${outputDir}`];
+export function shardArgs(
+  runner: Runner,
+  selection: Selection,
+  shard: number,
+  totalShards: number,
+  testListFile: string | null,
+  outputDir: string,
+): string[] {
+  const args = ['test', `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`, `--output=${outputDir}`];
   if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
   for (const project of selection.projects ?? []) args.push('--project', project);
   if (selection.tags.length > 0) args.push('--grep', selection.tags.map((tag) => `${escapeRegExp(tag)}(?![\\w-])`).join('|'));
@@ -100,7 +111,7 @@ const OUTPUT_TAIL = 20_000;
 
 /** A shard, run as the runner in a process group of its own, so that cancel ends Playwright, its workers and browsers. */
 export function spawnShard(dir: string, args: string[], env: NodeJS.ProcessEnv, runner: Runner): ShardProcess {
-  const child = spawn(process.execPath, [playwrightCli(dir), ...args], {
+  const child = spawn(process.execPath, [playwrightCli(dir, runner), ...args], {
     ...runnerSpawnOptions(runner),
     cwd: dir,
     env,

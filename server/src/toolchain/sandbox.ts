@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { stageToolchain, unreachableAncestor } from './staging.ts';
 
 /**
  * Who runs a suite's code (npm's install scripts, Playwright's config, the tests): test code is
@@ -14,6 +15,8 @@ export interface Runner {
   user: { name: string; uid: number; gid: number } | null;
   /** The runner's home, its TMPDIR and npm cache: a folder the runner owns, shared by its runs. */
   home: string;
+  /** Where the runner finds Proctor's reporter and Playwright: a copy it can read, or null for where they are installed. */
+  modules: string | null;
 }
 
 export class SandboxError extends Error {}
@@ -28,14 +31,6 @@ function lookUpUser(name: string): { name: string; uid: number; gid: number } {
   const uid = Number(entry[2]);
   if (uid === 0) throw new SandboxError(`PROCTOR_RUNNER_USER must not be root: suites are untrusted code`);
   return { name, uid, gid: Number(entry[3]) };
-}
-
-/** Each folder from the root down to `dir` must be traversable by others, or the runner cannot reach it. */
-function unreachableAncestor(dir: string): string | null {
-  for (let current = path.dirname(dir); ; current = path.dirname(current)) {
-    if ((fs.statSync(current).mode & 0o001) === 0) return current;
-    if (current === path.dirname(current)) return null;
-  }
 }
 
 /** Fails with what to do when the runner cannot reach its folders (a parent not traversable by others). */
@@ -56,7 +51,10 @@ export async function handOver(runner: Runner, dir: string): Promise<void> {
   await promisify(execFile)('chown', ['-R', '--no-dereference', `${runner.user.uid}:${runner.user.gid}`, dir]);
 }
 
-/** The runner for a work root: its user (when the server is root) and its home under the work root. */
+/**
+ * The runner for a work root: its user (when the server is root), its home under the work root,
+ * and Proctor's packages where it can read them.
+ */
 export function prepareRunner(workRoot: string, userName: string): Runner {
   const user = process.getuid?.() === 0 ? lookUpUser(userName) : null;
   fs.mkdirSync(workRoot, { recursive: true });
@@ -66,7 +64,7 @@ export function prepareRunner(workRoot: string, userName: string): Runner {
   fs.mkdirSync(path.join(home, 'tmp'), { recursive: true, mode: 0o700 });
   // Only the two folders: the npm cache below them is the runner's already, and may be large.
   if (user) for (const dir of [home, path.join(home, 'tmp')]) fs.chownSync(dir, user.uid, user.gid);
-  return { user, home };
+  return { user, home, modules: stageToolchain(workRoot, user !== null) };
 }
 
 /** Spawn options that run a child as the runner. */

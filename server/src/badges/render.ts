@@ -17,7 +17,7 @@ export interface BadgeSpec {
 export const renderCounts = { svg: 0, png: 0 };
 
 /** Shipped with the package, so the PNG always has text: resvg draws nothing for a missing font. */
-export const BADGE_FONT = fileURLToPath(new URL('../fonts/DejaVuSans.ttf', import.meta.url));
+export const BADGE_FONT = fileURLToPath(new URL('../../fonts/DejaVuSans.ttf', import.meta.url));
 
 /**
  * The badge as shields.io draws it: badge-maker lays the text out from fixed Verdana metrics and
