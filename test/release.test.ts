@@ -4,52 +4,129 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attempt, listedTest } from './helpers/attempts.ts';
+import { throwawayDatabase } from './helpers/database.ts';
 import { client } from './helpers/http.ts';
 import { EXAMPLES, ROOT } from './helpers/playwright.ts';
-import { freePort, type ServerProcess, spawnProctor, waitForHealth } from './helpers/process.ts';
-import { waitForRun } from './helpers/runs.ts';
+import { freePort, type ServerProcess, waitForHealth } from './helpers/process.ts';
+import {
+  installedProctor,
+  npxProctor,
+  type Packed,
+  packPackages,
+  printedKey,
+  readmeCommands,
+  removeNpxInstalls,
+  stopGroup,
+} from './helpers/release.ts';
+import { trigger, waitForRun } from './helpers/runs.ts';
+import { testId } from './helpers/server.ts';
 
-// The reporter as a user gets it: packed from this repository, installed into a Playwright project
-// outside it (a copy of examples/) from the tarball, run there against a Proctor server, and the
-// stored results held against Playwright's own JSON report of the same invocation.
+// The packages as a user gets them: packed from this repository; the server started with npx from
+// its tarball in an empty folder, and its command line tried there; the reporter installed into a
+// Playwright project outside the repository (a copy of the sample suite) from its tarball, run
+// there against that server, and the stored results held against Playwright's own JSON report of
+// the same invocation.
 const run = promisify(execFile);
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-release-'));
+// The server runs suites as another user when it runs as root: that user must reach its data folder.
+fs.chmodSync(scratch, 0o711);
 /** The oldest @playwright/test the reporter's peer range allows, and this repository's, the newest. */
 const REPORTER_PEER = (JSON.parse(fs.readFileSync(path.join(ROOT, 'reporter/package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies['@playwright/test'] as string;
 const OLDEST_PLAYWRIGHT = REPORTER_PEER.replace(/^>=/, '');
 const NEWEST_PLAYWRIGHT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/@playwright/test/package.json'), 'utf8')) as { version: string }).version;
 
+let packed: Packed;
 let server: ServerProcess;
 let serverUrl: string;
 let key: string;
-let tarball: string;
+/** The empty folder the packed server was started from. */
+let serverHome: string;
 
 beforeAll(async () => {
-  const packed = JSON.parse((await run('npm', ['pack', '-w', '@proctor/reporter', '--json', '--pack-destination', scratch], { cwd: ROOT })).stdout) as {
-    filename: string;
-    size: number;
-    unpackedSize: number;
-    files: unknown[];
-  }[];
-  const [reporter] = packed;
-  if (!reporter) throw new Error('npm pack packed nothing');
-  tarball = path.join(scratch, path.basename(reporter.filename));
-  console.log(`release check: ${reporter.filename}: ${(reporter.size / 1024).toFixed(1)} kB packed, ${(reporter.unpackedSize / 1024).toFixed(1)} kB unpacked, ${reporter.files.length} files`);
-
+  packed = await packPackages(scratch);
+  for (const line of packed.sizes) console.log(`release check: ${line}`);
+  serverHome = path.join(scratch, 'empty');
+  fs.mkdirSync(serverHome);
   const port = await freePort();
-  server = spawnProctor(['serve'], { DATABASE_URL: '', PROCTOR_DATA_DIR: path.join(scratch, 'server'), PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0' });
+  server = npxProctor(packed, ['serve'], serverHome, { PORT: String(port) });
   serverUrl = `http://127.0.0.1:${port}`;
-  await waitForHealth(serverUrl);
-  for (let tries = 0; tries < 100 && !key; tries++) {
-    key = /prc_p_[0-9a-f]{12}_[0-9a-f]{48}/.exec(server.output())?.[0] ?? '';
-    if (!key) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-});
+  key = await printedKey(server);
+  await waitForHealth(serverUrl, 60_000);
+}, 240_000);
 
 afterAll(async () => {
-  server?.child.kill('SIGTERM');
-  await server?.exited;
+  await stopGroup(server);
+  await removeNpxInstalls(scratch);
   fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the packed server, started with npx from its tarballs in an empty folder', () => {
+  it('when asked for --help, then it lists every command of the README and exits 0', async () => {
+    const folder = fs.mkdtempSync(path.join(scratch, 'help-'));
+    const help = npxProctor(packed, ['--help'], folder);
+    expect(await help.exited, help.output()).toBe(0);
+    const commands = readmeCommands();
+    expect(commands).toContain('analytics rebuild');
+    for (const command of commands) expect(help.output(), command).toMatch(new RegExp(`^  ${command} `, 'm'));
+  });
+
+  it('when migrate runs twice, then the first applies every migration and the second has nothing to do', async () => {
+    const folder = fs.mkdtempSync(path.join(scratch, 'migrate-'));
+    const db = process.env.DATABASE_URL ? await throwawayDatabase(process.env.DATABASE_URL, { prefix: 'proctor_release', migrated: false }) : null;
+    try {
+      const env: Record<string, string> = db ? { DATABASE_URL: db.url } : { PROCTOR_DATA_DIR: path.join(folder, '.proctor') };
+      for (let pass = 0; pass < 2; pass++) {
+        const migrate = npxProctor(packed, ['migrate'], folder, env);
+        expect(await migrate.exited, migrate.output()).toBe(0);
+        expect(migrate.output()).toContain('migrations up to date');
+      }
+      if (db) {
+        const [row] = await db.sql<{ n: number }[]>`select count(*)::int as n from schema_migrations`;
+        expect(row?.n).toBe(fs.readdirSync(path.join(ROOT, 'server/migrations')).filter((name) => name.endsWith('.sql')).length);
+      }
+    } finally {
+      await db?.drop();
+    }
+  });
+
+  it('when serve starts, then it answers /healthz, keeps its data in its folder, and runs the sample suite it carries in Chromium', async () => {
+    expect((await fetch(`${serverUrl}/healthz`)).status).toBe(200);
+    expect(fs.existsSync(path.join(serverHome, '.proctor'))).toBe(true);
+    expect(server.output()).not.toContain('postgres.js is not patched');
+    const api = client(serverUrl, key);
+    const stored = await waitForRun(api, await trigger(api, { environment: 'local' }));
+    // The sample suite has a failing test, a flaky one and skipped ones, in two runner projects.
+    expect(stored.testRun, server.output()).toMatchObject({ state: 'failed', error_reason: null });
+    expect(stored.testRun.total_count).toBe(stored.flattenedSummaryDetails.length);
+    const statuses = new Set(stored.flattenedSummaryDetails.map((d: { status: string }) => d.status));
+    expect([...statuses].sort()).toEqual(['failed', 'flaky', 'passed', 'skipped']);
+  });
+
+  it('when installed with install scripts turned off, then it installs and serves, says once that postgres.js is unpatched, and stores a retried batch once', async () => {
+    const folder = fs.mkdtempSync(path.join(scratch, 'no-scripts-'));
+    await run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', packed.reporter, packed.server], { cwd: folder, timeout: 170_000 });
+    const db = process.env.DATABASE_URL ? await throwawayDatabase(process.env.DATABASE_URL, { prefix: 'proctor_release', migrated: false }) : null;
+    const port = await freePort();
+    const plain = installedProctor(folder, ['serve'], { PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0', ...(db ? { DATABASE_URL: db.url } : {}) });
+    try {
+      const api = client(`http://127.0.0.1:${port}`, await printedKey(plain));
+      await waitForHealth(`http://127.0.0.1:${port}`);
+      expect(plain.output().split('postgres.js is not patched').length - 1, plain.output()).toBe(1);
+      const report = await api.post('/api/test-runs/report', { environment: 'local', total_shards: 1 });
+      const runId = report.body.data.test_run.id;
+      await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1)), listedTest(testId(2))], complete: true });
+      const batch = { shard: 1, results: [attempt(testId(1)), attempt(testId(2))] };
+      expect((await api.post(`/api/test-runs/${runId}/results`, batch)).body.data).toEqual({ received: 2, recorded: 2 });
+      // The retry that a COPY would refuse, and an unpatched postgres.js would never settle.
+      expect((await api.post(`/api/test-runs/${runId}/results`, batch)).body.data).toEqual({ received: 2, recorded: 0 });
+      await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed', errors: [] });
+      expect((await waitForRun(api, runId)).testRun).toMatchObject({ state: 'passed', total_count: 2, success_count: 2 });
+    } finally {
+      await stopGroup(plain);
+      await db?.drop();
+    }
+  });
 });
 
 interface Installed {
@@ -87,7 +164,7 @@ async function usersProject(playwrightVersion: string): Promise<string> {
   for (const entry of ['tests', 'site', 'playwright.config.ts']) fs.cpSync(path.join(EXAMPLES, entry), path.join(project, entry), { recursive: true });
   fs.writeFileSync(
     path.join(project, 'package.json'),
-    JSON.stringify({ name: 'a-users-suite', private: true, type: 'module', devDependencies: { '@playwright/test': playwrightVersion, '@proctor/reporter': `file:${tarball}` } }),
+    JSON.stringify({ name: 'a-users-suite', private: true, type: 'module', devDependencies: { '@playwright/test': playwrightVersion, '@proctor/reporter': `file:${packed.reporter}` } }),
   );
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, timeout: 170_000 });
   return project;
