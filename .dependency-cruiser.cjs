@@ -3,6 +3,7 @@
 // builds on stand below it; a new feature goes above everything it uses.
 const features = [
   'runs',
+  'artifacts',
   'keys',
   'failuregroups',
   'resources',
@@ -23,7 +24,7 @@ const layers = [
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
-  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|states|xml)\\.ts$|storage/)' },
+  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|signing|states|xml)\\.ts$|storage/)' },
 ];
 
 const everyLayer = `(${layers.map((layer) => layer.path).join('|')})`;

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import { plainText } from './ansi.ts';
+import { type ArtifactReport, ArtifactUploader } from './artifacts.ts';
+import { AttachmentCollector } from './attachments.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
 import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
 import { type DeliveryReport, Uploader } from './uploader.ts';
@@ -16,6 +18,9 @@ export { failureSignature, failureMode } from './signature.ts';
 export default class ProctorReporter implements Reporter {
   private readonly options: ProctorReporterOptions;
   private uploader: Uploader | null = null;
+  private collector: AttachmentCollector | null = null;
+  private artifacts: ArtifactUploader | null = null;
+  private artifactWaitMs = 0;
   private rootDir = process.cwd();
   private disabledReason: string | null = null;
   private readonly errors: string[] = [];
@@ -35,7 +40,11 @@ export default class ProctorReporter implements Reporter {
       this.disabledReason = resolved.reason;
       return;
     }
-    this.uploader = new Uploader(resolved.settings);
+    const uploader = new Uploader(resolved.settings);
+    this.uploader = uploader;
+    this.collector = new AttachmentCollector(resolved.settings.artifacts);
+    this.artifacts = new ArtifactUploader(uploader.transportOptions, resolved.settings.artifactLimitBytes, () => uploader.runIdOnceStarted());
+    this.artifactWaitMs = resolved.settings.artifactWaitMs;
     this.uploader.start({
       projectDir: this.rootDir,
       tests: suite.allTests().map((test) => listTest(test, this.rootDir)),
@@ -47,7 +56,11 @@ export default class ProctorReporter implements Reporter {
   }
 
   onTestEnd(test: TestCase, result: TestResult): void {
-    this.uploader?.add(toAttempt(test, result, this.rootDir));
+    if (!this.uploader) return;
+    const attempt = toAttempt(test, result, this.rootDir);
+    this.uploader.add(attempt);
+    const attachments = this.collector?.collect(test, result, attempt.final !== null) ?? [];
+    if (attachments.length > 0) this.artifacts?.add(attachments);
   }
 
   onError(error: TestError): void {
@@ -59,8 +72,14 @@ export default class ProctorReporter implements Reporter {
       process.stdout.write(`[proctor] results not uploaded: ${this.disabledReason ?? 'the reporter did not start'}\n`);
       return;
     }
+    // The shard's end waits for the attachments, within a bound: the run page shows them once it ends.
+    const artifacts = await this.artifacts?.settle(this.artifactWaitMs);
     const report = await this.uploader.finish(result.status, this.errors);
     process.stdout.write(`${describe(report)}\n`);
+    if (artifacts) {
+      const line = describeArtifacts(artifacts);
+      if (line) process.stdout.write(`${line}\n`);
+    }
   }
 }
 
@@ -72,4 +91,14 @@ function describe(report: DeliveryReport): string {
   if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}`;
   const reasons = [...new Set(report.failures)].slice(0, 5).join('; ');
   return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}; not delivered: ${reasons}`;
+}
+
+function describeArtifacts(report: ArtifactReport): string | null {
+  const sent = report.uploaded + report.alreadyStored;
+  if (sent === 0 && report.refused.length === 0 && report.failures.length === 0) return null;
+  const size = report.uploadedBytes >= 1024 * 1024 ? `${(report.uploadedBytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(report.uploadedBytes / 1024)} kB`;
+  const parts = [`[proctor] ${report.uploaded} attachment(s) uploaded (${size}), ${report.alreadyStored} already stored`];
+  if (report.refused.length > 0) parts.push(`refused: ${report.refused.slice(0, 5).join('; ')}${report.refused.length > 5 ? `; and ${report.refused.length - 5} more` : ''}`);
+  if (report.failures.length > 0) parts.push(`not delivered: ${[...new Set(report.failures)].slice(0, 5).join('; ')}`);
+  return parts.join('; ');
 }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { ARTIFACT_MODES, type ArtifactMode } from './wire.ts';
 
 export interface ProctorReporterOptions {
   url?: string;
@@ -13,6 +14,12 @@ export interface ProctorReporterOptions {
   maxAttempts?: number;
   /** Longest single wait between attempts, in ms. */
   maxBackoffMs?: number;
+  /** Attachments to upload: `failures` (every attempt of a failed or flaky test, the default), `all`, `none`. */
+  artifacts?: ArtifactMode;
+  /** Largest attachment uploaded, in MB (default 100); a larger one is refused in the summary line. */
+  artifactLimitMb?: number;
+  /** Longest the shard's end waits for attachments still uploading, in ms (default 120000). */
+  artifactWaitMs?: number;
 }
 
 export interface ReporterSettings {
@@ -30,6 +37,9 @@ export interface ReporterSettings {
   flushIntervalMs: number;
   maxAttempts: number;
   maxBackoffMs: number;
+  artifacts: ArtifactMode;
+  artifactLimitBytes: number;
+  artifactWaitMs: number;
 }
 
 export type SettingsResult = { ok: true; settings: ReporterSettings } | { ok: false; reason: string };
@@ -84,6 +94,10 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
   const runId = positiveInteger(env.PROCTOR_RUN_ID);
   const environment = options.environment ?? env.PROCTOR_ENVIRONMENT ?? null;
   if (!runId && !environment) return { ok: false, reason: 'no environment: set the environment option or PROCTOR_ENVIRONMENT' };
+  const artifacts = options.artifacts ?? env.PROCTOR_ARTIFACTS ?? 'failures';
+  if (!(ARTIFACT_MODES as readonly string[]).includes(artifacts)) return { ok: false, reason: `PROCTOR_ARTIFACTS must be one of ${ARTIFACT_MODES.join(', ')}` };
+  const artifactLimitMb = options.artifactLimitMb ?? (env.PROCTOR_ARTIFACT_LIMIT_MB ? Number(env.PROCTOR_ARTIFACT_LIMIT_MB) : 100);
+  if (!(artifactLimitMb > 0)) return { ok: false, reason: 'PROCTOR_ARTIFACT_LIMIT_MB must be a positive number of MB' };
   const projectId = options.projectId ?? env.PROCTOR_PROJECT_ID;
   const runKey = ciRunKey(env);
   return {
@@ -103,6 +117,9 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxAttempts: options.maxAttempts ?? positiveInteger(env.PROCTOR_UPLOAD_MAX_ATTEMPTS) ?? 12,
       maxBackoffMs: options.maxBackoffMs ?? 8000,
+      artifacts: artifacts as ArtifactMode,
+      artifactLimitBytes: Math.floor(artifactLimitMb * 1024 * 1024),
+      artifactWaitMs: options.artifactWaitMs ?? 120_000,
     },
   };
 }

@@ -106,3 +106,62 @@ export async function postGzipped<T>(options: TransportOptions, path: string, pa
   throw lastError;
 }
 
+
+/** The bytes to send could not be read (a file gone): no retry brings them back. */
+class UnreadableBodyError extends Error {}
+
+/** One PUT of a body that `open` streams, answered with the reply (no key: the URL is signed). */
+function put(url: string, open: () => NodeJS.ReadableStream, size: number): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const request = (target.protocol === 'https:' ? https : http).request(
+      target,
+      { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) }, timeout: REQUEST_TIMEOUT_MS },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const retryAfter = response.headers['retry-after'];
+          resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    request.on('timeout', () => request.destroy(Object.assign(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })));
+    request.on('error', reject);
+    const body = open();
+    body.on('error', (error) => request.destroy(new UnreadableBodyError((error as NodeJS.ErrnoException).code ?? (error as Error).message)));
+    body.pipe(request);
+  });
+}
+
+/**
+ * PUTs bytes to a signed URL, streamed from `open` afresh on every attempt. Retried as `postJson`
+ * is: network errors and 429/500/502/503/504, with bounded backoff.
+ */
+export async function putSigned(options: Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'sleep'>, url: string, open: () => NodeJS.ReadableStream, size: number): Promise<void> {
+  const sleep = options.sleep ?? defaultSleep;
+  const where = new URL(url).pathname;
+  let lastError: DeliveryError = new DeliveryError('not sent', null);
+  for (let attempt = 0; attempt < options.maxAttempts; attempt++) {
+    let retryAfter: string | null = null;
+    try {
+      const reply = await put(url, open, size).catch((error: unknown) => {
+        if (error instanceof UnreadableBodyError) throw new DeliveryError(`could not read the file: ${error.message}`, null);
+        throw error;
+      });
+      if (reply.status >= 200 && reply.status < 300) return;
+      lastError = new DeliveryError(`HTTP ${reply.status} from ${where}: ${errorMessageOf(reply.text) ?? http.STATUS_CODES[reply.status] ?? 'no message'}`, reply.status);
+      if (!RETRYABLE_STATUS.has(reply.status)) throw lastError;
+      retryAfter = reply.retryAfter;
+    } catch (error) {
+      if (error instanceof DeliveryError && !RETRYABLE_STATUS.has(error.status ?? 0)) throw error;
+      if (!(error instanceof DeliveryError)) {
+        const code = (error as NodeJS.ErrnoException).code;
+        lastError = new DeliveryError(`network error on ${where}: ${code ?? (error as Error).message}`, null);
+      }
+    }
+    if (attempt < options.maxAttempts - 1) await sleep(backoff(attempt, options.maxBackoffMs, retryAfter));
+  }
+  throw lastError;
+}

@@ -58,6 +58,7 @@ export class Uploader {
   private attachChain: Promise<void> = Promise.resolve();
   private readonly attaching = new Set<Promise<void>>();
   private attached = 0;
+  private started: Promise<void> = Promise.resolve();
 
   constructor(private readonly settings: ReporterSettings) {
     this.transport = {
@@ -68,6 +69,17 @@ export class Uploader {
       maxBackoffMs: settings.maxBackoffMs,
     };
     this.runId = settings.runId;
+  }
+
+  /** The run, once the shard's start has made or found it; null when it could not. */
+  async runIdOnceStarted(): Promise<number | null> {
+    await this.started;
+    return this.stopReason ? null : this.runId;
+  }
+
+  /** The transport's settings, for the attachments' uploads. */
+  get transportOptions(): TransportOptions {
+    return this.transport;
   }
 
   start(start: ShardStart): void {
@@ -100,6 +112,7 @@ export class Uploader {
         await postJson(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, body);
       }
     }, 'start the run');
+    this.started = this.chain;
   }
 
   add(attempt: Attempt): void {

@@ -28,6 +28,10 @@ export const WIRE_LIMITS = {
   failureGroupId: 200,
   /** Errors of one shard's end, each at most `errorMessage`. */
   shardErrors: 50,
+  /** Attachments declared in one request. */
+  attachmentsPerRequest: 200,
+  attachmentName: 500,
+  contentType: 200,
 } as const;
 
 /** `POST /api/test-runs/report`: the run of a report-only invocation, made by its first shard. */
@@ -104,6 +108,41 @@ export interface ShardEndBody {
 
 export interface ShardEndAnswer {
   data: { state: string; summary_url: string };
+}
+
+/** Which attempts' attachments the reporter uploads: those of failed and flaky tests, all, or none. */
+export const ARTIFACT_MODES = ['failures', 'all', 'none'] as const;
+export type ArtifactMode = (typeof ARTIFACT_MODES)[number];
+
+/** An attachment of one attempt, named by the sha256 of its bytes. */
+export interface AttachmentDeclaration {
+  test_id: string;
+  retry: number;
+  name: string;
+  content_type: string;
+  /** Lowercase hex. */
+  sha256: string;
+  size_bytes: number;
+}
+
+/** `POST /api/test-runs/{id}/attachments`. */
+export interface AttachmentsBody {
+  attachments: AttachmentDeclaration[];
+}
+
+/**
+ * For each declaration, in order: `upload` (PUT the bytes to `upload_url`), `stored` (the project
+ * holds these bytes already), or `refused` (with the reason, such as the server's size limit).
+ */
+export interface AttachmentDisposition {
+  sha256: string;
+  status: 'upload' | 'stored' | 'refused';
+  upload_url: string | null;
+  reason: string | null;
+}
+
+export interface AttachmentsAnswer {
+  data: { attachments: AttachmentDisposition[] };
 }
 
 /**

@@ -11,6 +11,7 @@ import { systemRoutes } from './system/routes.ts';
 import { userRoutes } from './users/routes.ts';
 import { environmentRoutes } from './environments/routes.ts';
 import { resourceRoutes } from './resources/routes.ts';
+import { artifactRoutes } from './artifacts/index.ts';
 import { snoozeRoutes } from './snoozes/routes.ts';
 import { testCaseRoutes } from './testcases/routes.ts';
 import { runRoutes } from './runs/routes.ts';
@@ -35,6 +36,7 @@ export function createApp(input: AppInput) {
   environmentRoutes(ctx, deps);
   snoozeRoutes(ctx, deps);
   resourceRoutes(ctx, deps);
+  artifactRoutes(ctx, deps);
   testCaseRoutes(ctx, deps);
   runRoutes(ctx, deps);
   badgeRoutes(ctx, deps);

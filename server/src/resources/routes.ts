@@ -16,21 +16,27 @@ import {
   signedQuery,
   updateFileSchema,
 } from './schema.ts';
-import { checkSignature, type SignedAction, signedUrl } from './signing.ts';
+import { checkSignature, signedQueryString } from '../signing.ts';
 import { TooLargeError, SizeMismatchError } from '../storage/blobs.ts';
 import * as store from './store.ts';
 
 const TAG = 'Resources';
 
+type SignedAction = 'upload' | 'download';
+
 export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, storage, signingSecret } = deps;
   const uploadLimit = deps.config.uploadLimitBytes;
+
+  /** A file's upload or download URL, signed for an hour: the signature is its only authority. */
+  const signedUrl = (action: SignedAction, id: number, now: Date) =>
+    `${deps.config.publicUrl}/files/${id}/${action === 'upload' ? 'upload' : 'content'}?${signedQueryString(signingSecret, `${action}:${id}`, now)}`;
 
   /** The API view: a signed download URL for stored files, the link itself for link-type files. */
   const present = (row: store.ResourceRow, now: Date): Resource => ({
     id: row.id,
     name: row.name,
-    url: row.external_url ?? signedUrl(deps.config.publicUrl, signingSecret, 'download', row.id, now),
+    url: row.external_url ?? signedUrl('download', row.id, now),
     description: row.description,
     mime_type: row.mime_type,
     size_bytes: row.size_bytes,
@@ -49,7 +55,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   /** A signed URL's resource, or 403 for a tampered or expired signature. */
   const signedResource = async (action: SignedAction, id: number, query: z.infer<typeof signedQuery>) => {
-    const check = checkSignature(signingSecret, action, id, query.expires, query.signature, clock());
+    const check = checkSignature(signingSecret, `${action}:${id}`, query.expires, query.signature, clock());
     if (check !== 'valid') throw new HttpError(403, check === 'expired' ? 'this signed URL has expired' : 'invalid URL signature');
     const row = await store.getResourceById(sql, id);
     if (!row || !row.storage_key) throw notFound('file');
@@ -88,7 +94,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
         now,
       );
       const resource = present(row, now);
-      return { data: { resource: isLink ? resource : { ...resource, upload_url: signedUrl(deps.config.publicUrl, signingSecret, 'upload', row.id, now) } } };
+      return { data: { resource: isLink ? resource : { ...resource, upload_url: signedUrl('upload', row.id, now) } } };
     },
   });
 

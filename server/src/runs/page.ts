@@ -1,7 +1,7 @@
 import { escapeXml as e } from '../xml.ts';
 import { isWebUrl } from '../http/headers.ts';
 import type { Project } from '../projects/index.ts';
-import type { SummaryDetail } from './schema.ts';
+import type { StoredDetail as SummaryDetail } from './store.ts';
 import type { RunRow } from './store.ts';
 
 const STATE_COLOURS: Record<string, string> = {

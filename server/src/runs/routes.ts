@@ -6,6 +6,7 @@ import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
+import { attachmentsByTest } from '../artifacts/index.ts';
 import { beginShard, endShard } from './ingest.ts';
 import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';
@@ -69,7 +70,11 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run) throw notFound('test run');
       const project = await getProject(sql, scope.projectId);
       if (!project) throw notFound('project');
-      const flattenedSummaryDetails = await store.getSummaryDetails(sql, run.id);
+      const attachments = await attachmentsByTest(sql, deps, run.id, clock());
+      const flattenedSummaryDetails = (await store.getSummaryDetails(sql, run.id)).map((detail) => ({
+        ...detail,
+        attachments: attachments.get(detail.test_case_id) ?? [],
+      }));
       return {
         data: {
           test_run: {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { attachmentViewSchema } from '../artifacts/schema.ts';
 import { bodyId, decimalInteger, MAX_INT4, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
 import { listedTestSchema } from '../testcases/schema.ts';
@@ -28,6 +29,9 @@ export const summaryDetailSchema = z
     retries: z.number().int(),
     error_message: z.string().nullable(),
     failure_group_id: z.string().nullable(),
+    attachments: z
+      .array(attachmentViewSchema)
+      .describe("Screenshots, videos, traces and files of the test's attempts (by retry), with download URLs signed for one hour"),
   })
   .openapi('SummaryDetail');
 

@@ -74,8 +74,11 @@ export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): P
   return { rows, total: count?.total ?? 0 };
 }
 
-export async function getSummaryDetails(sql: Tx, runId: number): Promise<SummaryDetail[]> {
-  return sql<SummaryDetail[]>`
+/** A run's tests as the API lists them, attachments aside. */
+export type StoredDetail = Omit<SummaryDetail, 'attachments'>;
+
+export async function getSummaryDetails(sql: Tx, runId: number): Promise<StoredDetail[]> {
+  return sql<StoredDetail[]>`
     select r.test_case_id, t.title, t.file_path, t.runner_project, r.outcome as status, r.snoozed,
            r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id
     from test_results r
