@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { chromium } from '@playwright/test';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -81,6 +82,7 @@ let suiteDir: string;
 let output = '';
 let exitCode: number | null;
 let report: JsonSuite;
+let runId: number;
 let details: { title: string; status: string; attachments: { retry: number; name: string; content_type: string; size_bytes: number; url: string }[] }[];
 
 beforeAll(async () => {
@@ -110,7 +112,8 @@ beforeAll(async () => {
   exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as JsonSuite;
   const [listed] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
-  details = (await waitForRun(api, listed.id)).flattenedSummaryDetails;
+  runId = listed.id;
+  details = (await waitForRun(api, runId)).flattenedSummaryDetails;
 }, 170_000);
 
 afterAll(async () => {
@@ -195,6 +198,33 @@ describe('attachments of real Playwright attempts', () => {
   });
 });
 
+describe('the run page and the trace viewer, in Chromium', () => {
+  it('when a failure is opened, then its screenshot shows, and "Open trace" opens the trace viewer on its actions, with nothing from outside', async () => {
+    const testRun = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
+    const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
+    try {
+      const context = await browser.newContext();
+      const outside: string[] = [];
+      context.on('request', (request) => {
+        if (!request.url().startsWith(server.url) && !request.url().startsWith('blob:') && !request.url().startsWith('data:')) outside.push(request.url());
+      });
+      const page = await context.newPage();
+      expect((await page.goto(testRun.summary_url))?.status()).toBe(200);
+      const row = page.locator('tr', { hasText: 'fails with a screenshot and a trace' });
+      const screenshot = row.locator('img').first();
+      await screenshot.scrollIntoViewIfNeeded();
+      await expect.poll(() => screenshot.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+      await row.getByRole('link', { name: 'Open trace' }).first().click();
+      await page.waitForURL(/\/trace-viewer\/index\.html\?trace=/);
+      await expect.poll(() => page.getByText('toHaveText').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+      expect(await page.getByText(/Click/).count()).toBeGreaterThan(0);
+      expect(outside).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
 describe('the attachments API', () => {
   const bytes = Buffer.from('bytes of a screenshot, as far as this test knows');
   const sha256 = createHash('sha256').update(bytes).digest('hex');
@@ -213,7 +243,7 @@ describe('the attachments API', () => {
     runId = (await api.post('/api/test-runs/report', { environment: 'local', total_shards: 1 })).body.data.test_run.id;
   });
 
-  const put = (url: string, body: Buffer) => fetch(url, { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream' } });
+  const put = (url: string, body: Buffer) => fetch(url, { method: 'PUT', body: new Uint8Array(body), headers: { 'content-type': 'application/octet-stream' } });
 
   it('when a declaration is malformed, then the answer is a 400 naming the field, and nothing is recorded', async () => {
     const before = await server.sql<{ n: number }[]>`select count(*)::int as n from test_attachments where test_run_id = ${runId}`;

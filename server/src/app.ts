@@ -11,7 +11,7 @@ import { systemRoutes } from './system/routes.ts';
 import { userRoutes } from './users/routes.ts';
 import { environmentRoutes } from './environments/routes.ts';
 import { resourceRoutes } from './resources/routes.ts';
-import { artifactRoutes } from './artifacts/index.ts';
+import { artifactRoutes, traceViewerRoutes } from './artifacts/index.ts';
 import { snoozeRoutes } from './snoozes/routes.ts';
 import { testCaseRoutes } from './testcases/routes.ts';
 import { runRoutes } from './runs/routes.ts';
@@ -37,6 +37,7 @@ export function createApp(input: AppInput) {
   snoozeRoutes(ctx, deps);
   resourceRoutes(ctx, deps);
   artifactRoutes(ctx, deps);
+  traceViewerRoutes(ctx);
   testCaseRoutes(ctx, deps);
   runRoutes(ctx, deps);
   badgeRoutes(ctx, deps);

@@ -6,7 +6,9 @@ import type { AttachmentView } from './schema.ts';
 import { listRunAttachments } from './store.ts';
 
 export { artifactRoutes } from './routes.ts';
+export { traceViewerLink, traceViewerRoutes } from './viewer.ts';
 export { showsInline };
+export type { AttachmentView } from './schema.ts';
 
 /** A run's stored attachments by test id, each with a download URL signed for an hour from `now`. */
 export async function attachmentsByTest(

@@ -1,7 +1,11 @@
 import { escapeXml as e } from '../xml.ts';
 import { isWebUrl } from '../http/headers.ts';
 import type { Project } from '../projects/index.ts';
-import type { StoredDetail as SummaryDetail } from './store.ts';
+import { showsInline, type AttachmentView } from '../artifacts/index.ts';
+import type { StoredDetail } from './store.ts';
+
+/** A test of the page, with its attachments. */
+type SummaryDetail = StoredDetail & { attachments: AttachmentView[] };
 import type { RunRow } from './store.ts';
 
 const STATE_COLOURS: Record<string, string> = {
@@ -27,12 +31,39 @@ function formatDuration(ms: number | null): string {
   return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
 }
 
+/** The path and query of a signed URL: the page links on its own origin, whatever PUBLIC_URL says. */
+function local(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}
+
+function isTrace(attachment: AttachmentView): boolean {
+  return attachment.name === 'trace' || (attachment.content_type === 'application/zip' && attachment.name.startsWith('trace'));
+}
+
+/** A failure's screenshots inline, its videos playable, its traces one click from the trace viewer, other files to download. */
+function attachmentsBlock(attachments: AttachmentView[]): string {
+  if (attachments.length === 0) return '';
+  const items = attachments.map((a) => {
+    const url = local(a.url);
+    const label = `${a.name} (retry ${a.retry})`;
+    if (isTrace(a)) return `<li><a class="trace" href="/trace-viewer/index.html?trace=${e(encodeURIComponent(url))}">Open trace</a> <span class="file">retry ${a.retry}</span></li>`;
+    if (showsInline(a.content_type) && a.content_type.startsWith('image/')) {
+      return `<li><figure><a href="${e(url)}"><img src="${e(url)}" alt="${e(label)}" loading="lazy"></a><figcaption>${e(label)}</figcaption></figure></li>`;
+    }
+    if (showsInline(a.content_type)) return `<li><figure><video controls preload="metadata" src="${e(url)}"></video><figcaption>${e(label)}</figcaption></figure></li>`;
+    return `<li><a href="${e(url)}">${e(label)}</a></li>`;
+  });
+  return `<ul class="attachments">${items.join('')}</ul>`;
+}
+
 function testRow(t: SummaryDetail): string {
   const group = t.failure_group_id ? `<a href="#group-${e(t.failure_group_id)}">${e(t.failure_group_id)}</a>` : '';
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
+  const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
   return `<tr class="${e(t.status)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${snoozed}</td>
-<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)} · ${e(t.runner_project)}</div>${error}</td>
+<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)} · ${e(t.runner_project)}</div>${error}${attachments}</td>
 <td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
 }
 
@@ -94,7 +125,7 @@ h1{font-size:1.5rem;margin:0 0 .25rem} .state{color:#fff;background:${colour};bo
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
 .tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
 .tag.flaky{background:#bf8700} .tag.skipped{background:#8c959f} .tag.snoozed{background:#6639ba}
-.file{color:#57606a;font-size:.85rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;max-height:20rem;overflow:auto}
+.file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;max-height:20rem;overflow:auto}
 pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap}
 </style></head><body>
 <h1>Run #${run.id} <span class="state">${e(run.state)}</span></h1>

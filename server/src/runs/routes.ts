@@ -3,6 +3,9 @@ import type { AppDeps } from '../context.ts';
 import { getEnvironmentBySlug } from '../environments/index.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
+
+/** The run page shows a failure's screenshots and videos, served from this origin. */
+const RUN_PAGE_CONTENT_SECURITY_POLICY = `${PAGE_CONTENT_SECURITY_POLICY}; img-src 'self'; media-src 'self'`;
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
@@ -227,10 +230,11 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run) throw notFound('test run');
       const project = await getProject(sql, run.project_id);
       if (!project) throw notFound('project');
-      const tests = await store.getSummaryDetails(sql, run.id);
+      const attachments = await attachmentsByTest(sql, deps, run.id, clock());
+      const tests = (await store.getSummaryDetails(sql, run.id)).map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
       res.setHeader('content-type', 'text/html; charset=utf-8');
       res.setHeader('cache-control', 'no-store');
-      res.setHeader('content-security-policy', PAGE_CONTENT_SECURITY_POLICY);
+      res.setHeader('content-security-policy', RUN_PAGE_CONTENT_SECURITY_POLICY);
       res.send(renderRunPage(project, run, tests));
     },
   });

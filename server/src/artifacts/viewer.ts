@@ -1,0 +1,55 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import express from 'express';
+import type { RouteContext } from '../http/route.ts';
+
+/** Where Proctor serves Playwright's own trace viewer, the build its installed Playwright ships. */
+export const TRACE_VIEWER_PATH = '/trace-viewer';
+
+/**
+ * The viewer loads its scripts, styles, fonts and service worker from this path, the trace from
+ * this origin, and frames its own snapshots; nothing from elsewhere, so it works with no internet.
+ */
+export const TRACE_VIEWER_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "media-src 'self' blob:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "frame-src 'self'",
+  "frame-ancestors 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'none'",
+].join('; ');
+
+/** The viewer's static files, found through the Playwright this server runs suites with. */
+function viewerDirectory(): string {
+  const require = createRequire(import.meta.url);
+  const playwright = path.dirname(require.resolve('playwright/package.json', { paths: [path.dirname(require.resolve('@playwright/test/package.json'))] }));
+  const core = path.dirname(require.resolve('playwright-core/package.json', { paths: [playwright] }));
+  return path.join(core, 'lib', 'vite', 'traceViewer');
+}
+
+/** A link that opens a trace, by its signed download URL, in the viewer. */
+export function traceViewerLink(publicUrl: string, traceUrl: string): string {
+  return `${publicUrl}${TRACE_VIEWER_PATH}/index.html?trace=${encodeURIComponent(traceUrl)}`;
+}
+
+export function traceViewerRoutes(ctx: RouteContext): void {
+  ctx.open.use(
+    TRACE_VIEWER_PATH,
+    express.static(viewerDirectory(), {
+      index: 'index.html',
+      fallthrough: true,
+      setHeaders: (res) => {
+        res.setHeader('content-security-policy', TRACE_VIEWER_POLICY);
+        res.setHeader('x-frame-options', 'SAMEORIGIN');
+        res.setHeader('cache-control', 'public, max-age=3600');
+      },
+    }),
+  );
+}
