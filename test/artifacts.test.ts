@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, REPORTER, reporterEnv, ROOT } from './helpers/playwright.ts';
 import { waitForRun } from './helpers/runs.ts';
-import { seedEnvironment, seedProject, startTestServer, type TestServer } from './helpers/server.ts';
+import { createKey } from '../server/src/auth/store.ts';
+import { createProject } from '../server/src/projects/store.ts';
+import { trigger } from './helpers/runs.ts';
+import { seedEnvironment, seedProject, startTestServer, TestClock, type TestServer } from './helpers/server.ts';
 
 // A suite of its own, inside the repository so that it resolves @playwright/test: a test that fails
 // with a screenshot and a trace, a flaky one, a passing one, one that attaches an HTML page, one that
@@ -258,7 +261,7 @@ describe('the attachments API', () => {
   it('when bytes do not hash to the declared sha256, then the upload is refused with 400 and a correct one is then stored', async () => {
     const declared = await api.post(`/api/test-runs/${runId}/attachments`, { attachments: [declaration()] });
     expect(declared.body.data.attachments[0]).toMatchObject({ status: 'upload', reason: null });
-    const url = declared.body.data.attachments[0].upload_url as string;
+    const url = new URL(declared.body.data.attachments[0].upload_url as string, `${server.url}/`).toString();
     const forged = Buffer.from(bytes);
     forged[0] = forged[0]! ^ 1;
     const refused = await put(url, forged);
@@ -281,5 +284,28 @@ describe('the attachments API', () => {
     expect(answer.status).toBe(200);
     expect(answer.body.data.attachments[0]).toMatchObject({ status: 'refused', reason: expect.stringContaining("server's limit") });
     expect(answer.body.data.attachments[1]).toMatchObject({ status: 'stored' });
+  });
+});
+
+describe('a run the executor runs', () => {
+  it('when its tests fail, then their attachments are uploaded the same way', async () => {
+    const executing = await startTestServer({ executor: true, clock: new TestClock('live') });
+    try {
+      // The suite's own folder, run in place by the runner user: readable by others, as a checkout is.
+      fs.chmodSync(suiteDir, 0o755);
+      const project = await createProject(executing.sql, { name: 'artifacts', repoUrl: suiteDir, repoName: 'acme/artifacts' });
+      await seedEnvironment(executing.sql, project.id, 'exec');
+      const executed = client(executing.url, await createKey(executing.sql, { projectId: project.id }));
+      const run = await waitForRun(executed, await trigger(executed, { environment: 'exec', test_case_ids: [] }));
+      expect(run.testRun, JSON.stringify(run.testRun)).toMatchObject({ state: 'failed', error_reason: null });
+      const failing = run.flattenedSummaryDetails.find((d: { title: string }) => d.title === 'fails with a screenshot and a trace');
+      const screenshot = failing.attachments.find((a: { name: string }) => a.name === 'screenshot');
+      const downloaded = await download(screenshot.url);
+      expect(downloaded.bytes.subarray(1, 4).toString()).toBe('PNG');
+      expect(downloaded.bytes.length).toBe(screenshot.size_bytes);
+      expect(failing.attachments.map((a: { name: string }) => a.name)).toContain('trace');
+    } finally {
+      await executing.close();
+    }
   });
 });

@@ -146,7 +146,7 @@ export class ArtifactUploader {
       } else if (disposition.status === 'refused') {
         this.report.refused.push(`${this.label(prepared.attachment)}: ${disposition.reason ?? 'refused by the server'}`);
       } else if (disposition.upload_url) {
-        this.track(this.upload(prepared, disposition.upload_url));
+        this.track(this.upload(prepared, new URL(disposition.upload_url, `${this.transport.url}/`).toString()));
       }
     });
   }

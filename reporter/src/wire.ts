@@ -131,8 +131,9 @@ export interface AttachmentsBody {
 }
 
 /**
- * For each declaration, in order: `upload` (PUT the bytes to `upload_url`), `stored` (the project
- * holds these bytes already), or `refused` (with the reason, such as the server's size limit).
+ * For each declaration, in order: `upload` (PUT the bytes to `upload_url`, relative to the server's
+ * base URL unless absolute), `stored` (the project holds these bytes already), or `refused` (with
+ * the reason, such as the server's size limit).
  */
 export interface AttachmentDisposition {
   sha256: string;

@@ -14,6 +14,7 @@ type Deps = Pick<AppDeps, 'sql' | 'clock' | 'config' | 'signingSecret'>;
  */
 export async function declareAttachments(deps: Deps, projectId: number, runId: number, declarations: Declaration[]): Promise<AttachmentDisposition[]> {
   const { sql, config, signingSecret } = deps;
+  // Relative to the URL the reporter reached the server at: PUBLIC_URL may name another (or be unset).
   const now = deps.clock();
   const limit = config.uploadLimitBytes;
   return sql.begin(async (tx) => {
@@ -27,7 +28,7 @@ export async function declareAttachments(deps: Deps, projectId: number, runId: n
       if (blob.size_bytes !== declaration.size_bytes) return refuse(`size_bytes ${declaration.size_bytes} differs from the ${blob.size_bytes} bytes of this sha256`);
       if (blob.storage_key) return { sha256: declaration.sha256, status: 'stored', upload_url: null, reason: null, blobId: blob.id };
       const query = signedQueryString(signingSecret, `artifact-upload:${blob.id}`, now);
-      return { sha256: declaration.sha256, status: 'upload', upload_url: `${config.publicUrl}/artifacts/${blob.id}/upload?${query}`, reason: null, blobId: blob.id };
+      return { sha256: declaration.sha256, status: 'upload', upload_url: `artifacts/${blob.id}/upload?${query}`, reason: null, blobId: blob.id };
     });
     await store.recordAttachments(
       tx,

@@ -30,7 +30,10 @@ export const attachmentDispositionSchema = z
   .object({
     sha256: z.string(),
     status: z.enum(['upload', 'stored', 'refused']),
-    upload_url: z.string().nullable().openapi({ description: 'Where to PUT the bytes (status upload): signed, valid for one hour' }),
+    upload_url: z
+      .string()
+      .nullable()
+      .openapi({ description: "Where to PUT the bytes (status upload), signed for one hour: relative to the server's base URL, or absolute (an object store)" }),
     reason: z.string().nullable(),
   })
   .openapi('AttachmentDisposition');
