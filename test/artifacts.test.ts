@@ -93,6 +93,7 @@ beforeAll(async () => {
   const project = await seedProject(server.sql);
   await seedEnvironment(server.sql, project.projectId, 'local');
   api = client(server.url, project.key);
+  fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
   suiteDir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'artifacts-suite-'));
   fs.writeFileSync(path.join(suiteDir, 'playwright.config.ts'), CONFIG);
   fs.writeFileSync(path.join(suiteDir, 'artifacts.spec.ts'), SUITE);

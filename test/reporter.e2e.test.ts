@@ -71,7 +71,7 @@ describe('the sample suite through the reporter', () => {
     for (const detail of flattenedSummaryDetails) {
       expect(detail.status).toBe(statusOf[outcomes.get(detail.test_case_id) as string]);
       expect(Object.keys(detail).sort()).toEqual(
-        ['test_case_id', 'title', 'file_path', 'runner_project', 'status', 'snoozed', 'duration', 'retries', 'error_message', 'failure_group_id'].sort(),
+        ['test_case_id', 'title', 'file_path', 'runner_project', 'status', 'snoozed', 'duration', 'retries', 'error_message', 'failure_group_id', 'attachments'].sort(),
       );
     }
     const failed = flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'failed');
