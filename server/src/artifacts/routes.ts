@@ -3,7 +3,7 @@ import type { AppDeps } from '../context.ts';
 import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { checkSignature } from '../signing.ts';
+import { requireSignature, signedQuery } from '../http/signed.ts';
 import { deliveryHeaders } from './delivery.ts';
 import { declareAttachments } from './declare.ts';
 import { attachmentsAnswerSchema, attachmentsBodySchema } from './schema.ts';
@@ -12,16 +12,8 @@ import * as store from './store.ts';
 
 const TAG = 'Artifacts';
 
-const signedQuery = z.object({ expires: z.coerce.number().int().min(0), signature: z.string().min(1).max(200) }).strict();
-
 export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, storage, signingSecret } = deps;
-
-  /** 403 for a tampered or expired signature: the signature is a signed URL's only authority. */
-  const checkSigned = (subject: string, query: z.infer<typeof signedQuery>) => {
-    const check = checkSignature(signingSecret, subject, query.expires, query.signature, clock());
-    if (check !== 'valid') throw new HttpError(403, check === 'expired' ? 'this signed URL has expired' : 'invalid URL signature');
-  };
 
   addRoute(ctx, {
     method: 'post',
@@ -50,7 +42,7 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: z.object({ data: z.object({ stored: z.boolean() }) }),
     fails: { 413: 'The body is larger than the declared size_bytes' },
     handler: async ({ params, query, req, res }) => {
-      checkSigned(`artifact-upload:${params.id}`, query);
+      requireSignature(signingSecret, `artifact-upload:${params.id}`, query, clock());
       const blob = await store.getBlob(sql, params.id);
       if (!blob) throw notFound('artifact');
       if (blob.storage_key) return { data: { stored: true } };
@@ -80,7 +72,7 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
     query: signedQuery,
     produces: 'application/octet-stream',
     handler: async ({ params, query, res }) => {
-      checkSigned(`attachment:${params.id}`, query);
+      requireSignature(signingSecret, `attachment:${params.id}`, query, clock());
       const attachment = await store.getAttachment(sql, params.id);
       if (!attachment) throw notFound('attachment');
       for (const [name, value] of Object.entries(deliveryHeaders(attachment.name, attachment.content_type, attachment.size_bytes))) res.setHeader(name, value);

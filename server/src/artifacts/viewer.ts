@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import express from 'express';
 import type { RouteContext } from '../http/route.ts';
+import { installedPlaywright } from '../playwright-packages.ts';
 
 /** Where Proctor serves Playwright's own trace viewer, the build its installed Playwright ships. */
 export const TRACE_VIEWER_PATH = '/trace-viewer';
@@ -28,10 +28,7 @@ export const TRACE_VIEWER_POLICY = [
 
 /** The viewer's static files, found through the Playwright this server runs suites with. */
 function viewerDirectory(): string {
-  const require = createRequire(import.meta.url);
-  const playwright = path.dirname(require.resolve('playwright/package.json', { paths: [path.dirname(require.resolve('@playwright/test/package.json'))] }));
-  const core = path.dirname(require.resolve('playwright-core/package.json', { paths: [playwright] }));
-  return path.join(core, 'lib', 'vite', 'traceViewer');
+  return path.join(installedPlaywright().core, 'lib', 'vite', 'traceViewer');
 }
 
 /** A link that opens a trace, by its signed download URL, in the viewer. */

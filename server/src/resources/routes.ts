@@ -13,10 +13,10 @@ import {
   resourceListQuery,
   resourceListResponse,
   resourceResponse,
-  signedQuery,
   updateFileSchema,
 } from './schema.ts';
-import { checkSignature, signedQueryString } from '../signing.ts';
+import { signedQueryString } from '../signing.ts';
+import { requireSignature, signedQuery } from '../http/signed.ts';
 import { TooLargeError, SizeMismatchError } from '../storage/blobs.ts';
 import * as store from './store.ts';
 
@@ -55,8 +55,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   /** A signed URL's resource, or 403 for a tampered or expired signature. */
   const signedResource = async (action: SignedAction, id: number, query: z.infer<typeof signedQuery>) => {
-    const check = checkSignature(signingSecret, `${action}:${id}`, query.expires, query.signature, clock());
-    if (check !== 'valid') throw new HttpError(403, check === 'expired' ? 'this signed URL has expired' : 'invalid URL signature');
+    requireSignature(signingSecret, `${action}:${id}`, query, clock());
     const row = await store.getResourceById(sql, id);
     if (!row || !row.storage_key) throw notFound('file');
     return row;

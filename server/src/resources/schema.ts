@@ -45,7 +45,6 @@ export const updateFileSchema = z
   .openapi('UpdateFile');
 
 export const resourceListQuery = z.object(paginationQuery(20, 100)).strict();
-export const signedQuery = z.object({ expires: z.coerce.number().int().min(0), signature: z.string().min(1).max(200) }).strict();
 
 export const resourceResponse = z.object({ data: z.object({ resource: resourceSchema }) });
 export const fileResponse = z.object({ data: z.object({ file: resourceSchema }) });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { installedPlaywright, packageRoot } from '../playwright-packages.ts';
 
 /** Each folder from the root down to `dir` must be traversable by others, or the runner cannot reach it. */
 export function unreachableAncestor(dir: string): string | null {
@@ -16,18 +16,11 @@ export function unreachableAncestor(dir: string): string | null {
  */
 type Installed = Map<string, string>;
 
-function packageRoot(name: string, from: string): string {
-  return path.dirname(createRequire(from).resolve(`${name}/package.json`));
-}
-
 /** Where each package is installed, each found from the one that depends on it. */
 function installedPackages(): Installed {
-  const reporter = packageRoot('@proctor/reporter', import.meta.url);
-  const test = packageRoot('@playwright/test', import.meta.url);
-  const playwright = packageRoot('playwright', path.join(test, 'package.json'));
-  const core = packageRoot('playwright-core', path.join(playwright, 'package.json'));
+  const { test, playwright, core } = installedPlaywright();
   return new Map([
-    ['@proctor/reporter', reporter],
+    ['@proctor/reporter', packageRoot('@proctor/reporter', import.meta.url)],
     ['@playwright/test', test],
     ['playwright', playwright],
     ['playwright-core', core],
@@ -75,5 +68,5 @@ export function stageToolchain(workRoot: string, runnerIsAnotherUser: boolean): 
 
 /** The node_modules folder from which another user reads Proctor's Playwright: the copy, or where it is installed. */
 export function runnerModules(workRoot: string): string {
-  return stageToolchain(workRoot, true) ?? path.dirname(path.dirname(installedPackages().get('@playwright/test') as string));
+  return stageToolchain(workRoot, true) ?? path.dirname(path.dirname(installedPlaywright().test));
 }
