@@ -6,10 +6,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, REPORTER, reporterEnv, ROOT } from './helpers/playwright.ts';
-import { waitForRun } from './helpers/runs.ts';
+import { trigger, waitForRun } from './helpers/runs.ts';
 import { createKey } from '../server/src/auth/store.ts';
 import { createProject } from '../server/src/projects/store.ts';
-import { trigger } from './helpers/runs.ts';
 import { seedEnvironment, seedProject, startTestServer, TestClock, type TestServer } from './helpers/server.ts';
 
 // A suite of its own, inside the repository so that it resolves @playwright/test: a test that fails

@@ -38,7 +38,8 @@ class Pool {
   }
 }
 
-function describeSize(bytes: number): string {
+/** A size as the summary line states it. */
+export function describeSize(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} kB`;
 }
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import { plainText } from './ansi.ts';
-import { type ArtifactReport, ArtifactUploader } from './artifacts.ts';
+import { type ArtifactReport, ArtifactUploader, describeSize } from './artifacts.ts';
 import { AttachmentCollector } from './attachments.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
 import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
@@ -96,8 +96,7 @@ function describe(report: DeliveryReport): string {
 function describeArtifacts(report: ArtifactReport): string | null {
   const sent = report.uploaded + report.alreadyStored;
   if (sent === 0 && report.refused.length === 0 && report.failures.length === 0) return null;
-  const size = report.uploadedBytes >= 1024 * 1024 ? `${(report.uploadedBytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(report.uploadedBytes / 1024)} kB`;
-  const parts = [`[proctor] ${report.uploaded} attachment(s) uploaded (${size}), ${report.alreadyStored} already stored`];
+  const parts = [`[proctor] ${report.uploaded} attachment(s) uploaded (${describeSize(report.uploadedBytes)}), ${report.alreadyStored} already stored`];
   if (report.refused.length > 0) parts.push(`refused: ${report.refused.slice(0, 5).join('; ')}${report.refused.length > 5 ? `; and ${report.refused.length - 5} more` : ''}`);
   if (report.failures.length > 0) parts.push(`not delivered: ${[...new Set(report.failures)].slice(0, 5).join('; ')}`);
   return parts.join('; ');

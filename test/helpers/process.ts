@@ -1,8 +1,8 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 
 export interface ServerProcess {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
   exited: Promise<number | null>;
   output(): string;
 }
@@ -14,9 +14,14 @@ export function spawnProctor(args: string[], env: Record<string, string>): Serve
     env: { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  return serverProcess(child);
+}
+
+/** A started process with its output collected and its exit awaitable. */
+export function serverProcess(child: ChildProcess): ServerProcess {
   let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, exited, output: () => output };
 }

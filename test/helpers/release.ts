@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './playwright.ts';
-import type { ServerProcess } from './process.ts';
+import { type ServerProcess, serverProcess } from './process.ts';
 
 const run = promisify(execFile);
 
@@ -44,20 +44,12 @@ function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
  * server depends on a reporter that is not on the registry yet.
  */
 export function npxProctor(packed: Packed, args: string[], cwd: string, env: Record<string, string> = {}): ServerProcess {
-  return collect(spawn('npx', ['--yes', '-p', packed.reporter, '-p', packed.server, 'proctor', ...args], { cwd, env: serverEnv(env), detached: true }));
+  return serverProcess(spawn('npx', ['--yes', '-p', packed.reporter, '-p', packed.server, 'proctor', ...args], { cwd, env: serverEnv(env), detached: true }));
 }
 
 /** `proctor <args>` from a folder where the tarballs were installed with npm. */
 export function installedProctor(folder: string, args: string[], env: Record<string, string> = {}): ServerProcess {
-  return collect(spawn(path.join(folder, 'node_modules/.bin/proctor'), args, { cwd: folder, env: serverEnv(env), detached: true }));
-}
-
-function collect(child: ReturnType<typeof spawn>): ServerProcess {
-  let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child: child as ServerProcess['child'], exited, output: () => output };
+  return serverProcess(spawn(path.join(folder, 'node_modules/.bin/proctor'), args, { cwd: folder, env: serverEnv(env), detached: true }));
 }
 
 /** Ends a process started above and everything in its group, and waits for it. */

@@ -2,10 +2,7 @@ import { escapeXml as e } from '../xml.ts';
 import { isWebUrl } from '../http/headers.ts';
 import type { Project } from '../projects/index.ts';
 import { showsInline, type AttachmentView } from '../artifacts/index.ts';
-import type { StoredDetail } from './store.ts';
-
-/** A test of the page, with its attachments. */
-type SummaryDetail = StoredDetail & { attachments: AttachmentView[] };
+import type { SummaryDetail } from './schema.ts';
 import type { RunRow } from './store.ts';
 
 const STATE_COLOURS: Record<string, string> = {

@@ -9,7 +9,7 @@ const RUN_PAGE_CONTENT_SECURITY_POLICY = `${PAGE_CONTENT_SECURITY_POLICY}; img-s
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
-import { attachmentsByTest } from '../artifacts/index.ts';
+import { runDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
 import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';
@@ -73,11 +73,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run) throw notFound('test run');
       const project = await getProject(sql, scope.projectId);
       if (!project) throw notFound('project');
-      const attachments = await attachmentsByTest(sql, deps, run.id, clock());
-      const flattenedSummaryDetails = (await store.getSummaryDetails(sql, run.id)).map((detail) => ({
-        ...detail,
-        attachments: attachments.get(detail.test_case_id) ?? [],
-      }));
+      const flattenedSummaryDetails = await runDetails(sql, deps, run.id, clock());
       return {
         data: {
           test_run: {
@@ -230,8 +226,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run) throw notFound('test run');
       const project = await getProject(sql, run.project_id);
       if (!project) throw notFound('project');
-      const attachments = await attachmentsByTest(sql, deps, run.id, clock());
-      const tests = (await store.getSummaryDetails(sql, run.id)).map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
+      const tests = await runDetails(sql, deps, run.id, clock());
       res.setHeader('content-type', 'text/html; charset=utf-8');
       res.setHeader('cache-control', 'no-store');
       res.setHeader('content-security-policy', RUN_PAGE_CONTENT_SECURITY_POLICY);
