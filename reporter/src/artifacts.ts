@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { AttemptAttachment } from './attachments.ts';
-import { postJson, putSigned, type TransportOptions } from './transport.ts';
-import { type AttachmentDeclaration, type AttachmentsAnswer, type AttachmentsBody, WIRE_LIMITS } from './wire.ts';
+import { postJson, postSigned, putSigned, type TransportOptions } from './transport.ts';
+import { type AttachmentDeclaration, type AttachmentDisposition, type AttachmentsAnswer, type AttachmentsBody, WIRE_LIMITS } from './wire.ts';
 
 /** Files hashed and bodies uploaded at once: beside the tests, not in their way. */
 const AT_ONCE = 2;
@@ -147,12 +147,17 @@ export class ArtifactUploader {
       } else if (disposition.status === 'refused') {
         this.report.refused.push(`${this.label(prepared.attachment)}: ${disposition.reason ?? 'refused by the server'}`);
       } else if (disposition.upload_url) {
-        this.track(this.upload(prepared, new URL(disposition.upload_url, `${this.transport.url}/`).toString()));
+        this.track(this.upload(prepared, disposition));
       }
     });
   }
 
-  private async upload(prepared: Prepared, url: string): Promise<void> {
+  /** A URL the server answered, relative to the one this reporter reached it at unless absolute. */
+  private resolve(url: string): string {
+    return new URL(url, `${this.transport.url}/`).toString();
+  }
+
+  private async upload(prepared: Prepared, disposition: AttachmentDisposition): Promise<void> {
     const { sha256 } = prepared.declaration;
     const earlier = this.sent.get(sha256);
     if (earlier) {
@@ -164,7 +169,8 @@ export class ArtifactUploader {
     await this.uploading.run(async () => {
       try {
         const { attachment, declaration } = prepared;
-        await putSigned(this.transport, url, () => openBytes(attachment), declaration.size_bytes);
+        await putSigned(this.transport, this.resolve(disposition.upload_url as string), () => openBytes(attachment), declaration.size_bytes, disposition.upload_headers ?? {});
+        if (disposition.confirm_url) await postSigned(this.transport, this.resolve(disposition.confirm_url));
         this.report.uploaded++;
         this.report.uploadedBytes += declaration.size_bytes;
         done(true);

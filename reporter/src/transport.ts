@@ -114,16 +114,17 @@ export async function postGzipped<T>(options: TransportOptions, path: string, pa
 }
 
 /**
- * PUTs bytes to a signed URL (no key: the signature authorises), streamed from `open` afresh on
- * every attempt, retried as `withRetries` says.
+ * PUTs bytes to a signed URL (no key: the signature authorises), with the headers it asks for,
+ * streamed from `open` afresh on every attempt, retried as `withRetries` says.
  */
 export async function putSigned(
   options: Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'sleep'>,
   url: string,
   open: () => NodeJS.ReadableStream,
   size: number,
+  extraHeaders: Record<string, string> = {},
 ): Promise<void> {
-  const headers = { 'content-type': 'application/octet-stream', 'content-length': String(size) };
+  const headers = { 'content-type': 'application/octet-stream', ...extraHeaders, 'content-length': String(size) };
   await withRetries(options, new URL(url).pathname, () =>
     request('PUT', url, headers, (outgoing) => {
       const body = open();
@@ -131,4 +132,9 @@ export async function putSigned(
       body.pipe(outgoing);
     }),
   );
+}
+
+/** POSTs nothing to a signed URL (a confirmation), retried as `withRetries` says. */
+export async function postSigned(options: Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'sleep'>, url: string): Promise<void> {
+  await withRetries(options, new URL(url).pathname, () => request('POST', url, { 'content-length': '0' }, (outgoing) => outgoing.end()));
 }

@@ -132,13 +132,22 @@ export interface AttachmentsBody {
 
 /**
  * For each declaration, in order: `upload` (PUT the bytes to `upload_url`, relative to the server's
- * base URL unless absolute), `stored` (the project holds these bytes already), or `refused` (with
- * the reason, such as the server's size limit).
+ * base URL unless absolute, with `upload_headers`; then, where there is one, POST to `confirm_url`),
+ * `stored` (the project holds these bytes already), or `refused` (with the reason, such as the
+ * server's size limit).
  */
 export interface AttachmentDisposition {
   sha256: string;
   status: 'upload' | 'stored' | 'refused';
   upload_url: string | null;
+  /** Headers the PUT must carry: an object store checks the bytes' sha256 by one. */
+  upload_headers: Record<string, string>;
+  /**
+   * Where an upload that went straight to an object store is confirmed (a POST with no body,
+   * relative as `upload_url`): the server then checks and records the bytes. Null when the PUT
+   * alone does.
+   */
+  confirm_url: string | null;
   reason: string | null;
 }
 

@@ -26,6 +26,10 @@ const envSchema = z.object({
   PROCTOR_HTTP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], 'must be auto or a whole number from 1 to 64').default('auto'),
   PROCTOR_RUNNER_USER: z.string().min(1).default('nobody'),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
+  PROCTOR_S3_BUCKET: z.string().min(3).max(63).optional(),
+  PROCTOR_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  PROCTOR_S3_REGION: z.string().min(1).optional(),
+  PROCTOR_S3_PREFIX: z.string().regex(/^[A-Za-z0-9._/-]*$/, 'may hold letters, digits, . _ - and /').default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -34,6 +38,18 @@ export type Env = z.infer<typeof envSchema>;
 /** Where the executor checks out, installs and runs: under the data directory. */
 export function workRootOf(config: Pick<Config, 'dataDir'>): string {
   return path.join(config.dataDir, 'work');
+}
+
+/** An S3-compatible bucket that holds uploaded bytes instead of the data directory. */
+export interface S3Settings {
+  bucket: string;
+  /** For a store other than AWS (MinIO, Ceph, R2...): addressed by path, `<endpoint>/<bucket>/<key>`. */
+  endpoint: string | null;
+  region: string;
+  /** Put before every key, to share a bucket. */
+  prefix: string;
+  /** From AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; null: the SDK's own chain (profile, instance role...). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
 }
 
 export interface Config {
@@ -57,6 +73,8 @@ export interface Config {
   /** The unprivileged user that runs suites when the server runs as root. */
   runnerUser: string;
   demo: boolean;
+  /** Null: uploaded bytes live under the data directory. Credentials come from the standard AWS variables. */
+  s3: S3Settings | null;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -95,7 +113,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpWorkers: e.PROCTOR_HTTP_WORKERS,
     runnerUser: e.PROCTOR_RUNNER_USER,
     demo: e.PROCTOR_DEMO === 'true',
+    s3: s3Settings(e, cleaned),
     logLevel: e.LOG_LEVEL,
+  };
+}
+
+function s3Settings(e: Env, aws: Record<string, string | undefined>): S3Settings | null {
+  if (!e.PROCTOR_S3_BUCKET) {
+    if (e.PROCTOR_S3_ENDPOINT) throw new ConfigError('invalid configuration: PROCTOR_S3_BUCKET: required when PROCTOR_S3_ENDPOINT is set');
+    return null;
+  }
+  const prefix = e.PROCTOR_S3_PREFIX.replace(/^\/+/, '');
+  return {
+    bucket: e.PROCTOR_S3_BUCKET,
+    endpoint: e.PROCTOR_S3_ENDPOINT?.replace(/\/+$/, '') ?? null,
+    region: e.PROCTOR_S3_REGION ?? aws.AWS_REGION ?? 'us-east-1',
+    prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
+    credentials:
+      aws.AWS_ACCESS_KEY_ID && aws.AWS_SECRET_ACCESS_KEY
+        ? { accessKeyId: aws.AWS_ACCESS_KEY_ID, secretAccessKey: aws.AWS_SECRET_ACCESS_KEY, ...(aws.AWS_SESSION_TOKEN ? { sessionToken: aws.AWS_SESSION_TOKEN } : {}) }
+        : null,
   };
 }
 

@@ -64,7 +64,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
         ? await forkHttpWorkers(httpWorkers, config.dbPoolMax, logger, jobs)
         : await serveApp(config, { sql: database.sql, logger, clock, signingSecret, jobs });
     const { port } = serving;
-    logger.info({ port, embedded: database.embedded, http_workers: httpWorkers }, 'listening');
+    logger.info({ port, embedded: database.embedded, http_workers: httpWorkers, storage: config.s3 ? `s3://${config.s3.bucket}/${config.s3.prefix}` : 'files' }, 'listening');
     if (config.demo) await seedDemo(database.sql, config, port);
     const sweeper = startSweeper(database.sql, clock, logger, {
       intervalMs: config.sweepIntervalMs,

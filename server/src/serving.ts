@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import path from 'node:path';
 import { type AppInput, createApp } from './app.ts';
 import type { Config } from './config.ts';
-import { FileStorage } from './storage/blobs.ts';
+import { openStorage } from './storage/open.ts';
 
 /** HTTP being served, by this process or by its workers. */
 export interface Serving {
@@ -24,10 +23,10 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 /**
  * The API served from this process (in a cluster worker, the port is shared with the others), its
- * files kept under the data directory.
+ * files kept where the configuration says.
  */
 export async function serveApp(config: Config, deps: Omit<AppInput, 'config' | 'storage'>): Promise<Serving> {
-  const { app } = createApp({ ...deps, config, storage: new FileStorage(path.join(config.dataDir, 'files')) });
+  const { app } = createApp({ ...deps, config, storage: await openStorage(config) });
   const httpServer = createServer(app);
   const port = await listen(httpServer, config.port, config.host);
   let closing: Promise<void> | null = null;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { provideFfmpeg } from '../../server/src/toolchain/ffmpeg.ts';
 import { freePort } from './process.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -70,4 +71,15 @@ export async function runSampleSuite(options: { env: Record<string, string>; arg
 
 export function reporterEnv(url: string, key: string, environment = 'local'): Record<string, string> {
   return { PROCTOR_URL: url, PROCTOR_API_KEY: key, PROCTOR_ENVIRONMENT: environment };
+}
+
+/**
+ * The environment a suite records video with: Debian's ffmpeg linked where the repository's
+ * Playwright looks for its own build (which cannot be downloaded here), in a registry of the tests'.
+ */
+export function videoEnv(): Record<string, string> {
+  const registry = path.join(ROOT, '.tmp', 'ms-playwright');
+  const encoder = provideFfmpeg(registry, path.join(ROOT, 'node_modules', 'playwright-core'));
+  if (encoder.kind === 'none') throw new Error(encoder.reason);
+  return { PLAYWRIGHT_BROWSERS_PATH: registry };
 }

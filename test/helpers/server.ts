@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Jobs } from '../../server/src/executor/jobs.ts';
 import { FileStorage } from '../../server/src/storage/blobs.ts';
+import { openStorage } from '../../server/src/storage/open.ts';
 import { Writable } from 'node:stream';
 import { createKey } from '../../server/src/auth/store.ts';
 import { loadConfig } from '../../server/src/config.ts';
@@ -71,7 +72,8 @@ export async function startTestServer(
     ...options.env,
   });
   const clock = options.clock ?? new TestClock();
-  const storage = new FileStorage(filesDir);
+  // Files straight under filesDir, where tests look for them; a bucket when the env names one.
+  const storage = config.s3 ? await openStorage(config) : new FileStorage(filesDir);
   const jobs = new Jobs(db.sql, clock.read, createLogger('info', sink), config);
   const served = await serveInProcess({
     jobs,

@@ -40,7 +40,7 @@ function fileName(name: string, extension: string | undefined): string {
   return extension && !/\.[a-z0-9]{1,8}$/i.test(name) ? `${name}.${extension}` : name;
 }
 
-export function deliveryHeaders(name: string, contentType: string, sizeBytes: number): Record<string, string> {
+export function deliveryHeaders(name: string, contentType: string, sizeBytes: number) {
   const base = baseType(contentType);
   const inline = INLINE.get(base);
   const asIs = DOWNLOADED_AS_IS.get(base);

@@ -4,6 +4,7 @@ import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { requireSignature, signedQuery } from '../http/signed.ts';
+import { confirmDirectUpload } from './confirm.ts';
 import { deliveryHeaders } from './delivery.ts';
 import { declareAttachments } from './declare.ts';
 import { attachmentsAnswerSchema, attachmentsBodySchema } from './schema.ts';
@@ -11,6 +12,9 @@ import { receiveBlob } from './receive.ts';
 import * as store from './store.ts';
 
 const TAG = 'Artifacts';
+
+/** `via=server`: the bytes come through the server from any storage (the trace viewer's service worker fetches on this origin only). */
+const downloadQuery = signedQuery.extend({ via: z.enum(['server']).optional() });
 
 export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, storage, signingSecret } = deps;
@@ -63,21 +67,60 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
   });
 
   addRoute(ctx, {
-    method: 'get',
-    path: '/attachments/:id/content',
+    method: 'post',
+    path: '/artifacts/:id/confirm',
     tag: TAG,
-    summary: 'Download an attachment through its signed URL: images and video inline, anything else as a file to save',
+    summary: "Confirm an upload that went straight to the object store (the confirm_url of its declaration): the server checks the stored bytes' size and sha256 and records them",
     public: true,
     params: idParams,
     query: signedQuery,
+    response: z.object({ data: z.object({ stored: z.boolean() }) }),
+    fails: { 409: 'Nothing has been uploaded to upload_url yet, or the server takes uploads itself' },
+    handler: async ({ params, query }) => {
+      requireSignature(signingSecret, `artifact-upload:${params.id}`, query, clock());
+      const blob = await store.getBlob(sql, params.id);
+      if (!blob) throw notFound('artifact');
+      if (blob.storage_key) return { data: { stored: true } };
+      if (!storage.direct) throw new HttpError(409, 'nothing to confirm: this server stores the bytes PUT to upload_url itself');
+      const outcome = await confirmDirectUpload(storage, blob);
+      if (outcome.kind === 'missing') throw new HttpError(409, 'nothing is stored at upload_url yet: PUT the bytes there first');
+      if (outcome.kind === 'mismatch') throw new ValidationError(`body: ${outcome.message}`);
+      // One key per sha256: an upload beside this one that recorded it first recorded the same object.
+      await store.markStored(sql, blob.id, outcome.key, clock());
+      return { data: { stored: true } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/attachments/:id/content',
+    tag: TAG,
+    summary:
+      'Download an attachment through its signed URL: images and video inline, anything else as a file to save. With an object store, a redirect to the bucket, unless via=server',
+    public: true,
+    params: idParams,
+    query: downloadQuery,
     produces: 'application/octet-stream',
+    alsoAnswers: { 302: 'A presigned URL of the object store, valid for one hour' },
     handler: async ({ params, query, res }) => {
       requireSignature(signingSecret, `attachment:${params.id}`, query, clock());
       const attachment = await store.getAttachment(sql, params.id);
       if (!attachment) throw notFound('attachment');
-      for (const [name, value] of Object.entries(deliveryHeaders(attachment.name, attachment.content_type, attachment.size_bytes))) res.setHeader(name, value);
+      const headers = deliveryHeaders(attachment.name, attachment.content_type, attachment.size_bytes);
+      if (storage.direct && query.via !== 'server') {
+        const location = await storage.direct.downloadUrl(attachment.storage_key, {
+          contentType: headers['content-type'],
+          contentDisposition: headers['content-disposition'],
+          cacheControl: headers['cache-control'],
+        });
+        res.setHeader('cache-control', 'private, no-store');
+        res.redirect(302, location);
+        return;
+      }
+      const bytes = await storage.open(attachment.storage_key);
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       await new Promise<void>((resolve, reject) => {
-        storage.read(attachment.storage_key).on('error', reject).pipe(res).on('finish', resolve).on('error', reject);
+        bytes.on('error', reject).pipe(res).on('finish', resolve).on('error', reject);
       });
     },
   });

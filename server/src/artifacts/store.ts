@@ -5,6 +5,7 @@ import type { Declaration } from './schema.ts';
 
 export interface BlobRow {
   id: number;
+  project_id: number;
   sha256: string;
   size_bytes: number;
   storage_key: string | null;
@@ -26,7 +27,7 @@ export async function blobsFor(sql: Tx, projectId: number, wanted: { sha256: str
     order by sha256
     on conflict (project_id, sha256) do nothing`;
   const rows = await sql<BlobRow[]>`
-    select id::int as id, sha256, size_bytes::float8 as size_bytes, storage_key
+    select id::int as id, project_id::int as project_id, sha256, size_bytes::float8 as size_bytes, storage_key
     from artifact_blobs where project_id = ${projectId} and sha256 = any(${sql.array(unique.map((w) => w.sha256))}::text[])`;
   return new Map(rows.map((row) => [row.sha256, row]));
 }
@@ -55,7 +56,7 @@ export async function recordAttachments(
 
 export async function getBlob(sql: Tx, blobId: number): Promise<BlobRow | null> {
   const [row] = await sql<BlobRow[]>`
-    select id::int as id, sha256, size_bytes::float8 as size_bytes, storage_key from artifact_blobs where id = ${blobId}`;
+    select id::int as id, project_id::int as project_id, sha256, size_bytes::float8 as size_bytes, storage_key from artifact_blobs where id = ${blobId}`;
   return row ?? null;
 }
 

@@ -31,9 +31,13 @@ function viewerDirectory(): string {
   return path.join(installedPlaywright().core, 'lib', 'vite', 'traceViewer');
 }
 
-/** A link that opens a trace, by its signed download URL, in the viewer. */
-export function traceViewerLink(publicUrl: string, traceUrl: string): string {
-  return `${publicUrl}${TRACE_VIEWER_PATH}/index.html?trace=${encodeURIComponent(traceUrl)}`;
+/**
+ * A link, on this origin, that opens a trace in the viewer by its signed download URL (a path and
+ * query). The viewer's service worker fetches the trace, which a bucket would have to allow by CORS:
+ * `via=server` has the server stream it from any storage instead.
+ */
+export function traceViewerLink(tracePath: string): string {
+  return `${TRACE_VIEWER_PATH}/index.html?trace=${encodeURIComponent(`${tracePath}&via=server`)}`;
 }
 
 export function traceViewerRoutes(ctx: RouteContext): void {

@@ -8,7 +8,7 @@ import { RunEndedError } from '../errors.ts';
 import { type ClaimedRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { ChromiumCheck } from '../toolchain/browser.ts';
 import { runEnvironment } from './environment.ts';
-import { killMarked, killShard, listTests, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
+import { killMarked, killShard, listTests, provideVideoEncoder, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
 import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
 
@@ -192,6 +192,8 @@ export class Executor {
       fs.writeFileSync(testListFile, `${selection.testList.join('\n')}\n`, { mode: 0o644 });
     }
     if (run.stopReason) return dir;
+    const video = provideVideoEncoder(dir, env, this.runner);
+    if (video.kind === 'none') log.warn(video.reason);
     for (let shard = 1; shard <= claimed.total_shards; shard++) {
       const args = shardArgs(this.runner, selection, shard, claimed.total_shards, testListFile, path.join(scratch, `shard-${shard}`));
       run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }, this.runner));

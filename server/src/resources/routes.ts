@@ -32,6 +32,27 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
   const signedUrl = (action: SignedAction, id: number, now: Date) =>
     `${deps.config.publicUrl}/files/${id}/${action === 'upload' ? 'upload' : 'content'}?${signedQueryString(signingSecret, `${action}:${id}`, now)}`;
 
+  /**
+   * Where the bytes go: the server's signed URL, or straight into the bucket (the PATCH that
+   * confirms the upload then checks what the bucket holds).
+   */
+  const uploadUrl = async (row: store.ResourceRow, now: Date): Promise<string> => {
+    if (!storage.direct) return signedUrl('upload', row.id, now);
+    return (await storage.direct.uploadUrl(row.storage_key as string, { sizeBytes: row.size_bytes, sha256: null })).url;
+  };
+
+  /** The size of what a direct upload stored, checked against the declared size_bytes; null when nothing is stored yet. */
+  const storedDirectly = async (row: store.ResourceRow): Promise<number | null> => {
+    if (!storage.direct || !row.storage_key) return null;
+    const stored = await storage.stat(row.storage_key);
+    if (!stored) return null;
+    if (row.size_bytes !== null && stored.sizeBytes !== row.size_bytes) {
+      await storage.remove(row.storage_key);
+      throw new ValidationError(`body.status: ${stored.sizeBytes} bytes were uploaded, but size_bytes is ${row.size_bytes}; upload the file again`);
+    }
+    return stored.sizeBytes;
+  };
+
   /** The API view: a signed download URL for stored files, the link itself for link-type files. */
   const present = (row: store.ResourceRow, now: Date): Resource => ({
     id: row.id,
@@ -93,7 +114,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
         now,
       );
       const resource = present(row, now);
-      return { data: { resource: isLink ? resource : { ...resource, upload_url: signedUrl('upload', row.id, now) } } };
+      return { data: { resource: isLink ? resource : { ...resource, upload_url: await uploadUrl(row, now) } } };
     },
   });
 
@@ -135,10 +156,12 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ params, body, scope }) => {
       const existing = await store.getResource(sql, scope.projectId, params.id);
       if (!existing) throw notFound('file');
-      if (body.status === 'uploaded' && existing.status === 'pending' && existing.stored_bytes === null) {
-        throw new HttpError(409, 'body.status: the file content has not been uploaded yet; PUT it to upload_url first');
-      }
       const now = clock();
+      if (body.status === 'uploaded' && existing.status === 'pending' && existing.stored_bytes === null) {
+        const size = await storedDirectly(existing);
+        if (size === null) throw new HttpError(409, 'body.status: the file content has not been uploaded yet; PUT it to upload_url first');
+        await store.recordStoredBytes(sql, existing.id, size, now);
+      }
       const row = await store.updateResource(sql, scope.projectId, params.id, body, now);
       if (!row) throw notFound('file');
       return { data: { file: present(row, now) } };
@@ -199,20 +222,30 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'get',
     path: '/files/:id/content',
     tag: TAG,
-    summary: 'Download a file through its signed URL, with its stored MIME type',
+    summary: 'Download a file through its signed URL, with its stored MIME type; with an object store, a redirect to the bucket',
     public: true,
     params: idParams,
     query: signedQuery,
     produces: 'application/octet-stream',
+    alsoAnswers: { 302: 'A presigned URL of the object store, valid for one hour' },
     handler: async ({ params, query, res }) => {
       const row = await signedResource('download', params.id, query);
       if (row.stored_bytes === null) throw notFound('file content');
-      res.setHeader('content-type', row.mime_type ?? 'application/octet-stream');
+      const contentType = row.mime_type ?? 'application/octet-stream';
+      const contentDisposition = `attachment; filename*=UTF-8''${encodeURIComponent(row.name)}`;
+      if (storage.direct) {
+        const location = await storage.direct.downloadUrl(row.storage_key as string, { contentType, contentDisposition, cacheControl: 'private, max-age=3600' });
+        res.setHeader('cache-control', 'private, no-store');
+        res.redirect(302, location);
+        return;
+      }
+      const bytes = await storage.open(row.storage_key as string);
+      res.setHeader('content-type', contentType);
       res.setHeader('content-length', String(row.stored_bytes));
-      res.setHeader('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(row.name)}`);
+      res.setHeader('content-disposition', contentDisposition);
       res.setHeader('x-content-type-options', 'nosniff');
       await new Promise<void>((resolve, reject) => {
-        storage.read(row.storage_key as string).on('error', reject).pipe(res).on('finish', resolve).on('error', reject);
+        bytes.on('error', reject).pipe(res).on('finish', resolve).on('error', reject);
       });
     },
   });

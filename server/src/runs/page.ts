@@ -1,7 +1,7 @@
 import { escapeXml as e } from '../xml.ts';
 import { isWebUrl } from '../http/headers.ts';
 import type { Project } from '../projects/index.ts';
-import { showsInline, type AttachmentView } from '../artifacts/index.ts';
+import { showsInline, traceViewerLink, type AttachmentView } from '../artifacts/index.ts';
 import type { SummaryDetail } from './schema.ts';
 import type { RunRow } from './store.ts';
 
@@ -44,7 +44,7 @@ function attachmentsBlock(attachments: AttachmentView[]): string {
   const items = attachments.map((a) => {
     const url = local(a.url);
     const label = `${a.name} (retry ${a.retry})`;
-    if (isTrace(a)) return `<li><a class="trace" href="/trace-viewer/index.html?trace=${e(encodeURIComponent(url))}">Open trace</a> <span class="file">retry ${a.retry}</span></li>`;
+    if (isTrace(a)) return `<li><a class="trace" href="${e(traceViewerLink(url))}">Open trace</a> <span class="file">retry ${a.retry}</span></li>`;
     if (showsInline(a.content_type) && a.content_type.startsWith('image/')) {
       return `<li><figure><a href="${e(url)}"><img src="${e(url)}" alt="${e(label)}" loading="lazy"></a><figcaption>${e(label)}</figcaption></figure></li>`;
     }

@@ -3,9 +3,6 @@ import type { AppDeps } from '../context.ts';
 import { getEnvironmentBySlug } from '../environments/index.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
-
-/** The run page shows a failure's screenshots and videos, served from this origin. */
-const RUN_PAGE_CONTENT_SECURITY_POLICY = `${PAGE_CONTENT_SECURITY_POLICY}; img-src 'self'; media-src 'self'`;
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
@@ -36,10 +33,17 @@ import {
 import * as store from './store.ts';
 
 const TAG = 'Test runs';
+
+/** The run page shows a failure's screenshots and videos: from this origin, or from the bucket its downloads redirect to. */
+function runPageContentSecurityPolicy(storageOrigin: string | null): string {
+  const sources = storageOrigin ? `'self' ${storageOrigin}` : "'self'";
+  return `${PAGE_CONTENT_SECURITY_POLICY}; img-src ${sources}; media-src ${sources}`;
+}
 const REPORTING = 'Reporting (used by the Playwright reporter)';
 
 export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config, signingSecret } = deps;
+  const runPagePolicy = runPageContentSecurityPolicy(deps.storage.direct?.origin ?? null);
   const present = (row: store.RunRow) => presentRun(row, config.publicUrl, signingSecret, clock());
 
   addRoute(ctx, {
@@ -229,7 +233,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       const tests = await runDetails(sql, deps, run.id, clock());
       res.setHeader('content-type', 'text/html; charset=utf-8');
       res.setHeader('cache-control', 'no-store');
-      res.setHeader('content-security-policy', RUN_PAGE_CONTENT_SECURITY_POLICY);
+      res.setHeader('content-security-policy', runPagePolicy);
       res.send(renderRunPage(project, run, tests));
     },
   });

@@ -3,7 +3,31 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
-/** Where uploaded bytes live. Keys are made by the storage, never from user input. */
+export interface WriteLimits {
+  maxBytes: number;
+  exactBytes: number | null;
+}
+
+/** What the storage holds under a key: its size, and its sha256 (hex) where the store keeps one. */
+export interface StoredObject {
+  sizeBytes: number;
+  sha256: string | null;
+}
+
+/**
+ * A store that clients reach themselves (S3): uploads and downloads go between them and the store
+ * by presigned URLs, never through the server.
+ */
+export interface DirectTransfer {
+  /** The origin its URLs point to, which pages that show stored images and video must allow. */
+  readonly origin: string;
+  /** A URL to PUT the bytes to, and the headers the PUT must carry (the store checks the sha256). */
+  uploadUrl(key: string, expected: { sizeBytes: number | null; sha256: string | null }): Promise<{ url: string; headers: Record<string, string> }>;
+  /** A URL the store answers with these response headers. */
+  downloadUrl(key: string, response: { contentType: string; contentDisposition: string; cacheControl: string }): Promise<string>;
+}
+
+/** Where uploaded bytes live. Keys are made by the storage or the server, never from user input. */
 export interface BlobStorage {
   newKey(): string;
   /**
@@ -11,9 +35,13 @@ export interface BlobStorage {
    * key held. Fails with `TooLargeError` past `maxBytes` and `SizeMismatchError` when `exactBytes`
    * is given and not met; the key then keeps what it had. Returns the size.
    */
-  write(key: string, content: Readable, limits: { maxBytes: number; exactBytes: number | null }): Promise<number>;
-  read(key: string): Readable;
+  write(key: string, content: Readable, limits: WriteLimits): Promise<number>;
+  open(key: string): Promise<Readable>;
+  /** Null when nothing is stored under the key. */
+  stat(key: string): Promise<StoredObject | null>;
   remove(key: string): Promise<void>;
+  /** Null when every byte goes through the server. */
+  readonly direct: DirectTransfer | null;
 }
 
 export class TooLargeError extends Error {}
@@ -21,6 +49,8 @@ export class SizeMismatchError extends Error {}
 
 /** The default storage: files under `<dataDir>/files/`. */
 export class FileStorage implements BlobStorage {
+  readonly direct = null;
+
   constructor(private readonly root: string) {
     fs.mkdirSync(root, { recursive: true });
   }
@@ -34,15 +64,12 @@ export class FileStorage implements BlobStorage {
     return path.join(this.root, key);
   }
 
-  async write(key: string, content: Readable, limits: { maxBytes: number; exactBytes: number | null }): Promise<number> {
+  async write(key: string, content: Readable, limits: WriteLimits): Promise<number> {
     const target = this.pathOf(key);
     // A name of this write's own: two uploads to one key at once each write a whole file, and the last rename wins.
     const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;
     try {
-      const size = await copyWithin(content, partial, limits.maxBytes);
-      if (limits.exactBytes !== null && size !== limits.exactBytes) {
-        throw new SizeMismatchError(`${size} bytes received, but size_bytes is ${limits.exactBytes}`);
-      }
+      const size = await spool(content, partial, limits);
       await fs.promises.rename(partial, target);
       return size;
     } catch (error) {
@@ -51,13 +78,34 @@ export class FileStorage implements BlobStorage {
     }
   }
 
-  read(key: string): Readable {
-    return fs.createReadStream(this.pathOf(key));
+  async open(key: string): Promise<Readable> {
+    const file = this.pathOf(key);
+    // Opened before the answer starts, so that a missing file is an error and not a cut-off body.
+    const handle = await fs.promises.open(file, 'r');
+    return handle.createReadStream();
+  }
+
+  async stat(key: string): Promise<StoredObject | null> {
+    try {
+      return { sizeBytes: (await fs.promises.stat(this.pathOf(key))).size, sha256: null };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
   }
 
   async remove(key: string): Promise<void> {
     await fs.promises.rm(this.pathOf(key), { force: true });
   }
+}
+
+/** Writes `content` into a new file within the limits; the caller removes the file when this fails. */
+export async function spool(content: Readable, file: string, limits: WriteLimits): Promise<number> {
+  const size = await copyWithin(content, file, limits.maxBytes);
+  if (limits.exactBytes !== null && size !== limits.exactBytes) {
+    throw new SizeMismatchError(`${size} bytes received, but size_bytes is ${limits.exactBytes}`);
+  }
+  return size;
 }
 
 /**

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { RunnerListing } from '@proctor/reporter/list';
+import { playwrightRegistry, provideFfmpeg, type VideoEncoder } from './ffmpeg.ts';
 import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 
 /** Where Proctor's own packages resolve from for this runner: its readable copy, else where they are installed. */
@@ -32,6 +33,19 @@ export function playwrightCli(dir: string, runner: Runner): string {
     }
   }
   throw new ListingError('no @playwright/test to run');
+}
+
+/** The `playwright-core` folder of the Playwright that runs the suite in `dir`. */
+function playwrightCoreOf(dir: string, runner: Runner): string {
+  const playwright = createRequire(playwrightCli(dir, runner)).resolve('playwright/package.json');
+  return path.dirname(createRequire(playwright).resolve('playwright-core/package.json'));
+}
+
+/** Links the system's ffmpeg where the suite's Playwright looks for its own, so that its videos are recorded. */
+export function provideVideoEncoder(dir: string, env: NodeJS.ProcessEnv, runner: Runner): VideoEncoder {
+  const registry = playwrightRegistry(env);
+  if (!registry) return { kind: 'none', reason: 'PLAYWRIGHT_BROWSERS_PATH is 0: Playwright looks for ffmpeg inside its own package' };
+  return provideFfmpeg(registry, playwrightCoreOf(dir, runner), { owner: runner.user });
 }
 
 /** Every test of every runner project, as Playwright lists it (run as the runner: the config is the suite's code). */
