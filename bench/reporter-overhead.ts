@@ -1,7 +1,11 @@
 // Wall time of the sample suite with the Proctor reporter (against a live server) over the same
 // suite with the list reporter alone, pair by pair in the same run. Target: under 3% overhead.
+// Twice: as the sample suite is, and with screenshots, traces and videos of its failures recorded
+// (in both arms) and uploaded by the reporter.
 import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import { videoEnv } from '../test/helpers/playwright.ts';
 import { freePort } from '../test/helpers/process.ts';
 import { benchDatabase, benchProject, benchServer, hodgesLehmann, settleWrites } from './lib.ts';
 
@@ -11,16 +15,46 @@ const TARGET = 0.03;
 // often differ by more than the overhead they measure: ten pairs are needed for a steady estimate.
 const MAX_PAIRS = Number(process.env.BENCH_OVERHEAD_PAIRS ?? 10);
 const MIN_PAIRS = Math.min(MAX_PAIRS, 6);
-// On a slow machine the pairs stop at this budget, once MIN_PAIRS are in, to keep CI in its time.
-const BUDGET_MS = Number(process.env.BENCH_OVERHEAD_SECONDS ?? 300) * 1000;
+// On a slow machine each variant's pairs stop at this budget, once MIN_PAIRS are in, to keep CI in its time.
+const BUDGET_MS = Number(process.env.BENCH_OVERHEAD_SECONDS ?? 200) * 1000;
 
 type Arm = 'list' | 'proctor';
 
-async function runSuite(reporters: string, env: Record<string, string>): Promise<number> {
+interface Variant {
+  label: string;
+  /** Arguments after `playwright test`. */
+  args: string[];
+  env: Record<string, string>;
+  /** What the reporter's attachments line must say, if anything. */
+  uploads: RegExp | null;
+}
+
+const EXAMPLES = path.join(ROOT, 'server', 'examples');
+
+/** The sample suite's config with every failure's screenshot, trace and video kept. */
+function artifactsConfig(): string {
+  const dir = path.join(ROOT, '.tmp');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'bench-artifacts.config.ts');
+  fs.writeFileSync(
+    file,
+    `import base from ${JSON.stringify(path.join(EXAMPLES, 'playwright.config.ts'))};
+export default {
+  ...base,
+  testDir: ${JSON.stringify(path.join(EXAMPLES, 'tests'))},
+  use: { ...base.use, screenshot: 'only-on-failure', trace: 'retain-on-failure', video: 'retain-on-failure' },
+  webServer: { ...base.webServer, cwd: ${JSON.stringify(EXAMPLES)} },
+};
+`,
+  );
+  return file;
+}
+
+async function runSuite(variant: Variant, reporters: string, env: Record<string, string>): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', `--reporter=${reporters}`], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', ...variant.args, `--reporter=${reporters}`], {
     cwd: path.join(ROOT, 'server', 'examples'),
-    env: { ...process.env, DEMO_SITE_PORT: String(await freePort()), BASE_URL: '', PLAYWRIGHT_BASE_URL: '', ...env },
+    env: { ...process.env, DEMO_SITE_PORT: String(await freePort()), BASE_URL: '', PLAYWRIGHT_BASE_URL: '', ...variant.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -28,44 +62,63 @@ async function runSuite(reporters: string, env: Record<string, string>): Promise
   child.stderr.on('data', (chunk) => (output += chunk));
   await new Promise((resolve) => child.on('exit', resolve));
   const elapsed = performance.now() - started;
-  if (reporters.includes('reporter/dist') && !/\[proctor\] 14\/14 results delivered/.test(output)) throw new Error(`the reporter did not deliver:\n${output}`);
+  if (reporters.includes('reporter/dist')) {
+    if (!/\[proctor\] 14\/14 results delivered/.test(output)) throw new Error(`the reporter did not deliver:\n${output}`);
+    if (variant.uploads && !variant.uploads.test(output)) throw new Error(`the reporter did not upload the attachments:\n${output}`);
+  }
   return elapsed;
 }
 
 async function main(): Promise<void> {
   const reporter = path.join(ROOT, 'reporter/dist/index.js');
   execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'reporter/tsconfig.json')], { stdio: 'inherit' });
+  const variants: Variant[] = [
+    { label: 'the sample suite (10 tests, 14 attempts)', args: [], env: {}, uploads: null },
+    {
+      label: 'the same with screenshot, trace and video of every failure (artifacts: failures)',
+      args: ['--config', artifactsConfig()],
+      env: videoEnv(),
+      // Every attachment of the failures delivered: some uploaded, none left behind.
+      uploads: /\[proctor\] [1-9]\d* attachment\(s\) uploaded \([^)]+\), \d+ already stored\s*$/m,
+    },
+  ];
   const db = await benchDatabase();
   const server = await benchServer(db);
   try {
     const { key } = await benchProject(db.sql, 'local');
     const withReporter = { PROCTOR_URL: server.url, PROCTOR_API_KEY: key, PROCTOR_ENVIRONMENT: 'local' };
-    const run = (arm: Arm) => (arm === 'list' ? runSuite('list', {}) : runSuite(`list,${reporter}`, withReporter));
-    // What an earlier bench left unwritten would otherwise be written back during the pairs.
-    await settleWrites(db.sql);
-    // Once, untimed, with the reporter: it warms what both arms run (Playwright's caches, Chromium,
-    // the site) and the server's request paths, which a long-running server has long since compiled.
-    await run('proctor');
-    const started = performance.now();
-    const overheads: number[] = [];
-    const rows: string[] = [];
-    for (let pair = 0; pair < MAX_PAIRS && (pair < MIN_PAIRS || performance.now() - started < BUDGET_MS); pair++) {
-      // Alternate which goes first, so drift over the run does not favour either.
-      const order: Arm[] = pair % 2 === 0 ? ['list', 'proctor'] : ['proctor', 'list'];
-      const times = { list: 0, proctor: 0 };
-      for (const arm of order) times[arm] = await run(arm);
-      const overhead = times.proctor / times.list - 1;
-      overheads.push(overhead);
-      rows.push(`  pair ${pair + 1}: list ${(times.list / 1000).toFixed(2)} s, list + proctor ${(times.proctor / 1000).toFixed(2)} s, overhead ${percent(overhead)}`);
+    for (const variant of variants) {
+      const run = (arm: Arm) => (arm === 'list' ? runSuite(variant, 'list', {}) : runSuite(variant, `list,${reporter}`, withReporter));
+      await measure(variant.label, run, db.sql);
     }
-    const estimate = hodgesLehmann(overheads);
-    console.log(`bench/reporter-overhead: the sample suite (10 tests, 14 attempts), ${overheads.length} pairs, reporter against a live server`);
-    for (const row of rows) console.log(row);
-    console.log(`  overhead (Hodges–Lehmann estimate over the pairs): ${percent(estimate)} (target under ${TARGET * 100}%: ${estimate < TARGET ? 'met' : 'NOT met'})`);
   } finally {
     await server.close();
     await db.close();
   }
+}
+
+async function measure(label: string, run: (arm: Arm) => Promise<number>, sql: Parameters<typeof settleWrites>[0]): Promise<void> {
+  // What an earlier bench left unwritten would otherwise be written back during the pairs.
+  await settleWrites(sql);
+  // Once, untimed, with the reporter: it warms what both arms run (Playwright's caches, Chromium,
+  // the site) and the server's request paths, which a long-running server has long since compiled.
+  await run('proctor');
+  const started = performance.now();
+  const overheads: number[] = [];
+  const rows: string[] = [];
+  for (let pair = 0; pair < MAX_PAIRS && (pair < MIN_PAIRS || performance.now() - started < BUDGET_MS); pair++) {
+    // Alternate which goes first, so drift over the run does not favour either.
+    const order: Arm[] = pair % 2 === 0 ? ['list', 'proctor'] : ['proctor', 'list'];
+    const times = { list: 0, proctor: 0 };
+    for (const arm of order) times[arm] = await run(arm);
+    const overhead = times.proctor / times.list - 1;
+    overheads.push(overhead);
+    rows.push(`  pair ${pair + 1}: list ${(times.list / 1000).toFixed(2)} s, list + proctor ${(times.proctor / 1000).toFixed(2)} s, overhead ${percent(overhead)}`);
+  }
+  const estimate = hodgesLehmann(overheads);
+  console.log(`bench/reporter-overhead: ${label}, ${overheads.length} pairs, reporter against a live server`);
+  for (const row of rows) console.log(row);
+  console.log(`  overhead (Hodges–Lehmann estimate over the pairs): ${percent(estimate)} (target under ${TARGET * 100}%: ${estimate < TARGET ? 'met' : 'NOT met'})`);
 }
 
 function percent(ratio: number): string {
