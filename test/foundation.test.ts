@@ -212,6 +212,22 @@ describe('system', () => {
     expect(loadConfig({ PROCTOR_HTTP_WORKERS: '3' }).httpWorkers).toBe(3);
     expect(loadConfig({}).httpWorkers).toBe('auto');
   });
+
+  it('when a bucket is configured, then its settings are read with the standard AWS variables, and an endpoint without a bucket is refused', () => {
+    expect(loadConfig({}).s3).toBeNull();
+    expect(() => loadConfig({ PROCTOR_S3_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow('PROCTOR_S3_BUCKET: required when PROCTOR_S3_ENDPOINT is set');
+    expect(() => loadConfig({ PROCTOR_S3_BUCKET: 'b' })).toThrow(/PROCTOR_S3_BUCKET/);
+    expect(() => loadConfig({ PROCTOR_S3_BUCKET: 'bucket', PROCTOR_S3_PREFIX: 'a b' })).toThrow(/PROCTOR_S3_PREFIX/);
+    expect(loadConfig({ PROCTOR_S3_BUCKET: 'bucket', PROCTOR_S3_ENDPOINT: 'http://127.0.0.1:9000/', PROCTOR_S3_PREFIX: '/ci/proctor', AWS_REGION: 'eu-west-3' }).s3).toEqual({
+      bucket: 'bucket',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'eu-west-3',
+      prefix: 'ci/proctor/',
+      credentials: null,
+    });
+    const withKeys = loadConfig({ PROCTOR_S3_BUCKET: 'bucket', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' }).s3;
+    expect(withKeys).toMatchObject({ endpoint: null, region: 'us-east-1', prefix: '', credentials: { accessKeyId: 'id', secretAccessKey: 'secret' } });
+  });
 });
 
 describe('embedded data directory', () => {
