@@ -54,7 +54,7 @@ async function timeCompletion(sql: Sql, runId: number, now: Date): Promise<{ com
     await finishRun(tx, runId, { kind: 'reported' }, now);
   });
   const ended = performance.now();
-  if (!(await rollUpNext(sql))) throw new Error(`run ${runId} was not queued for its rollup`);
+  if (!(await rollUpNext(sql, () => new Date()))) throw new Error(`run ${runId} was not queued for its rollup`);
   return { completeMs: ended - started, rollupMs: performance.now() - ended };
 }
 

@@ -5,6 +5,8 @@ import { attemptsOf, listedTest } from './helpers/attempts.ts';
 import { client } from './helpers/http.ts';
 import { seedProject, startTestServer, testId, type TestServer } from './helpers/server.ts';
 
+const now = () => new Date();
+
 // A run's rollup is written by a job right after its end. This server runs no such job: the tests
 // write rollups themselves, as the job would, to see the queue between.
 let server: TestServer;
@@ -36,7 +38,7 @@ async function runsCounted(): Promise<number> {
 }
 
 async function drain(): Promise<void> {
-  while (await rollUpNext(server.sql));
+  while (await rollUpNext(server.sql, now));
 }
 
 describe('the rollup queue', () => {
@@ -46,8 +48,8 @@ describe('the rollup queue', () => {
     await endedRun(3);
     expect(await queuedRollups(server.sql)).toBe(1);
     expect(await runsCounted()).toBe(before);
-    expect(await rollUpNext(server.sql)).toBe(true);
-    expect(await rollUpNext(server.sql)).toBe(false);
+    expect(await rollUpNext(server.sql, now)).toBe(true);
+    expect(await rollUpNext(server.sql, now)).toBe(false);
     expect(await queuedRollups(server.sql)).toBe(0);
     expect(await runsCounted()).toBe(before + 1);
   });
@@ -56,7 +58,7 @@ describe('the rollup queue', () => {
     await drain();
     const before = await runsCounted();
     await Promise.all([endedRun(2), endedRun(2), endedRun(2)]);
-    const taken = await Promise.all([rollUpNext(server.sql), rollUpNext(server.sql), rollUpNext(server.sql), rollUpNext(server.sql)]);
+    const taken = await Promise.all([rollUpNext(server.sql, now), rollUpNext(server.sql, now), rollUpNext(server.sql, now), rollUpNext(server.sql, now)]);
     expect(taken.filter(Boolean)).toHaveLength(3);
     expect(await runsCounted()).toBe(before + 3);
   });
@@ -67,7 +69,7 @@ describe('the rollup queue', () => {
     await endedRun(2);
     await rebuildRollups(server.sql, projectId);
     expect(await queuedRollups(server.sql)).toBe(0);
-    expect(await rollUpNext(server.sql)).toBe(false);
+    expect(await rollUpNext(server.sql, now)).toBe(false);
     expect(await runsCounted()).toBe(before + 1);
   });
 });

@@ -45,6 +45,7 @@ describe('creating snoozes', () => {
       created_at: expect.any(String),
       updated_at: expect.any(String),
       scoped_to_environment_id: environmentId,
+      source: 'user',
     });
   });
 

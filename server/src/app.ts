@@ -18,6 +18,7 @@ import { runRoutes } from './runs/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
+import { flakyRoutes } from './flaky/index.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { lookUpBranches } from './toolchain/repository.ts';
 
@@ -43,6 +44,7 @@ export function createApp(input: AppInput) {
   badgeRoutes(ctx, deps);
   failureGroupRoutes(ctx, deps);
   analyticsRoutes(ctx, deps);
+  flakyRoutes(ctx, deps);
   keyRoutes(ctx, deps.sql);
 
   let document: ReturnType<typeof generateDocument> | null = null;

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { ADVISORY_LOCK, type Sql, type Tx } from '../db.ts';
+import { rebuildFlakiness } from '../flaky/index.ts';
 import { dropQueuedForRebuild } from './queue.ts';
 import { TERMINAL_STATES } from '../states.ts';
 
@@ -123,6 +124,7 @@ async function rebuildInTransaction(sql: Tx, projectId: number): Promise<void> {
   await sql`analyze daily_run_stats, daily_test_stats`;
   await rebuildTestCounts(sql, projectId);
   await rebuildCumulative(sql, projectId);
+  await rebuildFlakiness(sql, projectId);
 }
 
 /** Each ended run counts on the day it started (UTC), in its environment and the project's (0). */

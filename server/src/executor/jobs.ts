@@ -64,7 +64,7 @@ export class Jobs implements JobControl {
       this.syncs.start();
     }
     if (wanted.writeRollups) {
-      this.rollups = new DrainLoop(() => rollUpNext(this.sql), ROLLUP_POLL_MS, (error) => this.logger.error({ err: error }, 'writing rollups failed'));
+      this.rollups = new DrainLoop(() => rollUpNext(this.sql, this.clock), ROLLUP_POLL_MS, (error) => this.logger.error({ err: error }, 'writing rollups failed'));
       this.rollups.start();
     }
   }

@@ -58,6 +58,7 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
           createdBy: actingUserId(scope),
           environmentId: body.scoped_to_environment_id ?? null,
           createdFromRunId: body.created_from_test_run_id ?? null,
+          source: 'user',
         },
         now,
       );

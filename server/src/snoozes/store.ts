@@ -1,5 +1,5 @@
 import type { Tx } from '../db.ts';
-import type { SnoozeStatus } from './schema.ts';
+import type { SnoozeSource, SnoozeStatus } from './schema.ts';
 
 export interface SnoozeRow {
   id: number;
@@ -11,11 +11,12 @@ export interface SnoozeRow {
   created_at: Date;
   updated_at: Date;
   scoped_to_environment_id: number | null;
+  source: SnoozeSource;
 }
 
 const columns = (sql: Tx) =>
   sql`id, test_ids, snooze_until, description, created_from_test_run_id, created_by, created_at, updated_at,
-      scoped_to_environment_id`;
+      scoped_to_environment_id, source`;
 
 export interface NewSnooze {
   testIds: string[];
@@ -24,14 +25,16 @@ export interface NewSnooze {
   createdBy: string | null;
   environmentId: number | null;
   createdFromRunId: number | null;
+  /** 'auto': made by the quarantine policy. */
+  source: SnoozeSource;
 }
 
 export async function createSnooze(sql: Tx, projectId: number, input: NewSnooze, now: Date): Promise<SnoozeRow> {
   const [row] = await sql<SnoozeRow[]>`
     insert into snoozes (project_id, test_ids, snooze_until, description, created_by, scoped_to_environment_id,
-                         created_from_test_run_id, created_at, updated_at)
+                         created_from_test_run_id, source, created_at, updated_at)
     values (${projectId}, ${[...new Set(input.testIds)]}, ${input.snoozeUntil}, ${input.description}, ${input.createdBy},
-            ${input.environmentId}, ${input.createdFromRunId}, ${now}, ${now})
+            ${input.environmentId}, ${input.createdFromRunId}, ${input.source}, ${now}, ${now})
     returning ${columns(sql)}`;
   return row as SnoozeRow;
 }

@@ -1,0 +1,48 @@
+-- Flakiness: what each counted run of an environment added to each of its tests, per day (UTC, the
+-- day the run started), so that a window's score sums at most one row a test a day. A run counts
+-- when it passed or failed with no more than 80% of its tests failed (an environment that was
+-- down says nothing about its tests).
+create table daily_test_flakiness (
+  project_id integer not null,
+  environment_id integer not null,
+  day date not null,
+  test_case_id text collate "C" not null,
+  counted_runs integer not null default 0,
+  -- Runs where the test passed on a retry, or flipped between pass and fail from the run before
+  -- it on the same commit.
+  flaky_runs integer not null default 0,
+  failed_runs integer not null default 0,
+  last_flaky_run_id integer,
+  primary key (project_id, environment_id, day, test_case_id)
+);
+
+-- The run before, on the same commit of the same environment: reruns of a commit are few.
+create index test_runs_environment_commit on test_runs (environment_id, (coalesce(test_run_head_sha, "commit")))
+  where coalesce(test_run_head_sha, "commit") is not null;
+
+-- Snoozes made by the quarantine policy are 'auto'; people's are 'user'.
+alter table snoozes add column source text not null default 'user' check (source in ('user', 'auto'));
+
+create table quarantine_policies (
+  project_id integer primary key references projects (id) on delete cascade,
+  mode text not null default 'off' check (mode in ('off', 'suggest', 'auto')),
+  threshold double precision not null default 0.1 check (threshold >= 0 and threshold <= 1),
+  cap_percent double precision not null default 5 check (cap_percent >= 0 and cap_percent <= 100),
+  expiry_days integer not null default 14 check (expiry_days >= 1),
+  release_after_clean_runs integer not null default 10 check (release_after_clean_runs >= 1),
+  updated_at timestamptz not null
+);
+
+-- Every quarantine and release, with its reason: the log the policy's decisions are read from.
+create table quarantine_events (
+  id bigint generated always as identity primary key,
+  project_id integer not null references projects (id) on delete cascade,
+  environment_id integer not null references environments (id) on delete cascade,
+  test_case_id text collate "C" not null,
+  action text not null check (action in ('quarantined', 'released')),
+  reason text not null,
+  snooze_id integer references snoozes (id) on delete set null,
+  created_at timestamptz not null
+);
+create index quarantine_events_project on quarantine_events (project_id, id desc);
+create index quarantine_events_snooze on quarantine_events (snooze_id) where snooze_id is not null;

@@ -1,0 +1,16 @@
+import type { Tx } from '../db.ts';
+import { applyQuarantinePolicy } from './quarantine.ts';
+import { recordRunFlakiness } from './rollup.ts';
+
+export { rebuildFlakiness } from './rollup.ts';
+export { flakyRoutes } from './routes.ts';
+
+/**
+ * Once a run has ended and is rolled up: its tests' flakiness, then what the quarantine policy
+ * makes of it. In the rollup's transaction, under its per-project lock: the policy's decisions for
+ * a project are taken one run at a time.
+ */
+export async function afterRunRolledUp(sql: Tx, runId: number, now: Date): Promise<void> {
+  await recordRunFlakiness(sql, runId);
+  await applyQuarantinePolicy(sql, runId, now);
+}

@@ -1,0 +1,94 @@
+import type { AppDeps } from '../context.ts';
+import { getEnvironment } from '../environments/index.ts';
+import { HttpError } from '../http/errors.ts';
+import { offsetOf, paginate } from '../http/pagination.ts';
+import { addRoute, type RouteContext } from '../http/route.ts';
+import { WINDOW_DAYS, windowStart } from './quarantine.ts';
+import {
+  flakyTestsQuery,
+  flakyTestsResponse,
+  quarantineEventsQuery,
+  quarantineEventsResponse,
+  quarantinePolicyResponse,
+  quarantinePolicyUpdateSchema,
+} from './schema.ts';
+import * as store from './store.ts';
+
+const TAG = 'Flaky tests';
+
+export function flakyRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const { sql, clock } = deps;
+
+  const checkEnvironment = async (projectId: number, environmentId: number | undefined) => {
+    if (environmentId !== undefined && !(await getEnvironment(sql, projectId, environmentId))) {
+      throw new HttpError(404, `query.environment_id: environment ${environmentId} not found`);
+    }
+  };
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/flaky-tests',
+    tag: TAG,
+    summary: `Each test's flakiness score and class per environment over the last ${WINDOW_DAYS} days (or days), highest score first`,
+    query: flakyTestsQuery,
+    response: flakyTestsResponse,
+    handler: async ({ query, scope }) => {
+      await checkEnvironment(scope.projectId, query.environment_id);
+      const now = clock();
+      const { rows, total } = await store.flakinessOverWindow(sql, scope.projectId, {
+        since: windowStart(now, query.days),
+        environmentId: query.environment_id,
+        class: query.class,
+        now,
+        limit: query.per_page,
+        offset: offsetOf(query.page, query.per_page),
+      });
+      const tests = rows.map(({ flaky_runs: _flaky, failed_runs: _failed, ...row }) => row);
+      return { data: { tests }, pagination: paginate(total, query.page, query.per_page) };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/quarantine-policy',
+    tag: TAG,
+    summary: "The project's quarantine policy (the defaults until one is set)",
+    response: quarantinePolicyResponse,
+    handler: async ({ scope }) => ({ data: { policy: await store.getPolicy(sql, scope.projectId) } }),
+  });
+
+  addRoute(ctx, {
+    method: 'put',
+    path: '/api/quarantine-policy',
+    tag: TAG,
+    summary: "Set the project's quarantine policy: the fields given replace the policy's, the others stay",
+    body: quarantinePolicyUpdateSchema,
+    response: quarantinePolicyResponse,
+    handler: async ({ body, scope }) => {
+      const policy = await sql.begin(async (tx) => {
+        const current = await store.getPolicy(tx, scope.projectId);
+        return store.putPolicy(tx, scope.projectId, { ...current, ...body }, clock());
+      });
+      return { data: { policy } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/quarantine-events',
+    tag: TAG,
+    summary: 'Every quarantine and release the policy made, newest first, with its reason',
+    query: quarantineEventsQuery,
+    response: quarantineEventsResponse,
+    handler: async ({ query, scope }) => {
+      await checkEnvironment(scope.projectId, query.environment_id);
+      const { rows, total } = await store.listEvents(sql, scope.projectId, {
+        environmentId: query.environment_id,
+        limit: query.per_page,
+        offset: offsetOf(query.page, query.per_page),
+      });
+      const events = rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+      return { data: { events }, pagination: paginate(total, query.page, query.per_page) };
+    },
+  });
+}

@@ -1,0 +1,188 @@
+import type { Tx } from '../db.ts';
+import { counted } from './counted.ts';
+import { DEFAULT_POLICY, type FlakinessClass, type QuarantinePolicy } from './schema.ts';
+
+// Reads of the flakiness rollup, and the one module that writes `quarantine_policies` and
+// `quarantine_events`.
+
+/** Fewer counted runs than this in the window, and a test's class is `unknown`. */
+export const MIN_RUNS = 10;
+
+export interface FlakinessRow {
+  test_case_id: string;
+  environment_id: number;
+  title: string;
+  file_path: string;
+  runner_project: string;
+  runs_counted: number;
+  flaky_runs: number;
+  failed_runs: number;
+  score: number;
+  class: FlakinessClass;
+  last_flaky_run_id: number | null;
+  quarantined: boolean;
+}
+
+export interface WindowFilter {
+  /** The window's first day (UTC), `YYYY-MM-DD`. */
+  since: string;
+  environmentId?: number;
+  testIds?: string[];
+  class?: FlakinessClass;
+  now: Date;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Each test's score and class over the window, per environment, highest score first. The class
+ * is the one `classify` gives (test/flaky.test.ts holds them equal).
+ */
+export async function flakinessOverWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
+  const rows = await sql<(FlakinessRow & { total: number })[]>`
+    with w as (
+      select environment_id, test_case_id, sum(counted_runs)::int as runs_counted, sum(flaky_runs)::int as flaky_runs,
+             sum(failed_runs)::int as failed_runs, max(last_flaky_run_id) as last_flaky_run_id
+      from daily_test_flakiness
+      where project_id = ${projectId} and day >= ${filter.since}::date
+        ${filter.environmentId !== undefined ? sql`and environment_id = ${filter.environmentId}` : sql``}
+        ${filter.testIds ? sql`and test_case_id = any(${filter.testIds}::text[])` : sql``}
+      group by environment_id, test_case_id
+    ), c as (
+      select w.*, w.flaky_runs::float8 / w.runs_counted as score,
+             case when w.runs_counted < ${MIN_RUNS} then 'unknown'
+                  when w.failed_runs = w.runs_counted then 'broken'
+                  when w.flaky_runs > 0 then 'flaky'
+                  else 'healthy' end as class
+      from w
+    )
+    select c.test_case_id, c.environment_id, coalesce(tc.name, '') as title, coalesce(tc.file_path, '') as file_path,
+           coalesce(tc.runner_project, '') as runner_project, c.runs_counted, c.flaky_runs, c.failed_runs, c.score, c.class,
+           c.last_flaky_run_id,
+           exists (select 1 from snoozes s
+                   where s.project_id = ${projectId} and s.snooze_until > ${filter.now}
+                     and (s.scoped_to_environment_id is null or s.scoped_to_environment_id = c.environment_id)
+                     and s.test_ids @> array[c.test_case_id]::text[]) as quarantined,
+           count(*) over ()::int as total
+    from c
+    left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
+    ${filter.class ? sql`where c.class = ${filter.class}` : sql``}
+    order by c.score desc, c.runs_counted desc, c.environment_id, c.test_case_id
+    limit ${filter.limit} offset ${filter.offset}`;
+  return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
+}
+
+export async function getPolicy(sql: Tx, projectId: number): Promise<QuarantinePolicy> {
+  const [row] = await sql<QuarantinePolicy[]>`
+    select mode, threshold, cap_percent, expiry_days, release_after_clean_runs from quarantine_policies where project_id = ${projectId}`;
+  return row ?? DEFAULT_POLICY;
+}
+
+export async function putPolicy(sql: Tx, projectId: number, policy: QuarantinePolicy, now: Date): Promise<QuarantinePolicy> {
+  const [row] = await sql<QuarantinePolicy[]>`
+    insert into quarantine_policies (project_id, mode, threshold, cap_percent, expiry_days, release_after_clean_runs, updated_at)
+    values (${projectId}, ${policy.mode}, ${policy.threshold}, ${policy.cap_percent}, ${policy.expiry_days},
+            ${policy.release_after_clean_runs}, ${now})
+    on conflict (project_id) do update set
+      mode = excluded.mode, threshold = excluded.threshold, cap_percent = excluded.cap_percent,
+      expiry_days = excluded.expiry_days, release_after_clean_runs = excluded.release_after_clean_runs, updated_at = excluded.updated_at
+    returning mode, threshold, cap_percent, expiry_days, release_after_clean_runs`;
+  return row as QuarantinePolicy;
+}
+
+export interface NewEvent {
+  environmentId: number;
+  testCaseId: string;
+  action: 'quarantined' | 'released';
+  reason: string;
+  snoozeId: number | null;
+  at: Date;
+}
+
+export async function recordEvent(sql: Tx, projectId: number, event: NewEvent): Promise<void> {
+  await sql`
+    insert into quarantine_events (project_id, environment_id, test_case_id, action, reason, snooze_id, created_at)
+    values (${projectId}, ${event.environmentId}, ${event.testCaseId}, ${event.action}, ${event.reason}, ${event.snoozeId}, ${event.at})`;
+}
+
+export interface EventRow {
+  test_case_id: string;
+  environment_id: number;
+  action: 'quarantined' | 'released';
+  reason: string;
+  snooze_id: number | null;
+  created_at: Date;
+}
+
+export async function listEvents(
+  sql: Tx,
+  projectId: number,
+  filter: { environmentId?: number; limit: number; offset: number },
+): Promise<{ rows: EventRow[]; total: number }> {
+  const where = sql`project_id = ${projectId} ${filter.environmentId !== undefined ? sql`and environment_id = ${filter.environmentId}` : sql``}`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from quarantine_events where ${where}`;
+  const rows = await sql<EventRow[]>`
+    select test_case_id, environment_id, action, reason, snooze_id, created_at
+    from quarantine_events where ${where} order by id desc limit ${filter.limit} offset ${filter.offset}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+/** The policy's quarantines still in force in an environment: its active auto snoozes, one test each. */
+export async function activeQuarantines(sql: Tx, projectId: number, environmentId: number, now: Date): Promise<{ snooze_id: number; test_case_id: string; since: Date }[]> {
+  return sql<{ snooze_id: number; test_case_id: string; since: Date }[]>`
+    select id as snooze_id, test_ids[1] as test_case_id, created_at as since
+    from snoozes
+    where project_id = ${projectId} and source = 'auto' and scoped_to_environment_id = ${environmentId} and snooze_until > ${now}`;
+}
+
+/** Auto snoozes that ran out by their date with no release recorded yet. */
+export async function expiredUnreleased(sql: Tx, projectId: number, now: Date): Promise<{ snooze_id: number; test_case_id: string; environment_id: number; expired_at: Date }[]> {
+  return sql<{ snooze_id: number; test_case_id: string; environment_id: number; expired_at: Date }[]>`
+    select s.id as snooze_id, s.test_ids[1] as test_case_id, s.scoped_to_environment_id as environment_id, s.snooze_until as expired_at
+    from snoozes s
+    where s.project_id = ${projectId} and s.source = 'auto' and s.snooze_until <= ${now} and s.scoped_to_environment_id is not null
+      and not exists (select 1 from quarantine_events e where e.snooze_id = s.id and e.action = 'released')`;
+}
+
+/** The test's last `count` counted outcomes in the environment since `since`, newest first. */
+export async function outcomesSince(sql: Tx, environmentId: number, testCaseId: string, since: Date, count: number): Promise<string[]> {
+  const rows = await sql<{ outcome: string }[]>`
+    select t.outcome
+    from test_runs r join test_results t on t.test_run_id = r.id and t.test_case_id = ${testCaseId} and t.is_final
+    where r.environment_id = ${environmentId} and coalesce(r.run_started_at, r.created_at) >= ${since}
+      and ${counted(sql, 'r')}
+      and t.outcome in ('passed', 'failed', 'flaky')
+    order by coalesce(r.run_started_at, r.created_at) desc, r.id desc
+    limit ${count}`;
+  return rows.map((row) => row.outcome);
+}
+
+/**
+ * Of these tests, those released since their last flaky run: a release stands until the test is
+ * flaky again, whatever its score over a window that still holds the runs before.
+ */
+export async function releasedSinceLastFlaky(
+  sql: Tx,
+  projectId: number,
+  environmentId: number,
+  tests: { test_case_id: string; last_flaky_run_id: number }[],
+): Promise<Set<string>> {
+  if (tests.length === 0) return new Set();
+  const rows = await sql<{ test_case_id: string }[]>`
+    select c.test_case_id
+    from unnest(${tests.map((t) => t.test_case_id)}::text[], ${tests.map((t) => t.last_flaky_run_id)}::int[]) as c (test_case_id, run_id)
+    join test_runs r on r.id = c.run_id
+    where exists (select 1 from quarantine_events e
+                  where e.project_id = ${projectId} and e.environment_id = ${environmentId} and e.test_case_id = c.test_case_id
+                    and e.action = 'released' and e.created_at >= coalesce(r.run_ended_at, r.created_at))`;
+  return new Set(rows.map((row) => row.test_case_id));
+}
+
+/** How many tests the environment's last complete run had (what the cap is a share of); 0 without one. */
+export async function lastCompleteRunSize(sql: Tx, environmentId: number): Promise<number> {
+  const [row] = await sql<{ total_count: number }[]>`
+    select total_count from test_runs
+    where environment_id = ${environmentId} and state in ('passed', 'failed') and run_ended_at is not null
+    order by run_ended_at desc limit 1`;
+  return row?.total_count ?? 0;
+}
