@@ -6,6 +6,7 @@
 // HTTP (median and p95), and the same question answered by a plain aggregate over the raw results,
 // as the baseline. Target: every endpoint under 100 ms median at 10 million results.
 import { rebuildRollups } from '../server/src/analytics/rollups.ts';
+import { afterRunRolledUp } from '../server/src/flaky/index.ts';
 import { rollupRun } from '../server/src/analytics/rollups.ts';
 import type { Tx } from '../server/src/db.ts';
 import { benchDatabase, benchProject, benchServer, median, percentile, settleWrites } from './lib.ts';
@@ -89,9 +90,10 @@ async function main(): Promise<void> {
       await sql.begin(async (tx) => {
         await endRuns(tx, [runId]);
         await rollupRun(tx, runId);
+        await afterRunRolledUp(tx, runId, new Date());
       });
     }
-    console.log(`  ${liveRuns.length} more runs ended through rollupRun: ${((performance.now() - liveStarted) / liveRuns.length).toFixed(0)} ms a run (${TEST_CASES.toLocaleString('en')} tests)`);
+    console.log(`  ${liveRuns.length} more runs ended through rollupRun and afterRunRolledUp (flakiness, quarantine): ${((performance.now() - liveStarted) / liveRuns.length).toFixed(0)} ms a run (${TEST_CASES.toLocaleString('en')} tests)`);
     await sql`vacuum analyze`;
     await settleWrites(sql);
     console.log(`  data ready in ${elapsed(started)}`);
@@ -106,6 +108,9 @@ async function main(): Promise<void> {
       ['test-cases days=7', '/api/v1/analytics/test-cases?days=7&order_by=fail_rate'],
       ['test-cases days=90', '/api/v1/analytics/test-cases?days=90&order_by=fail_rate'],
       ['single-case history days=90', `/api/v1/analytics/test-cases?days=90&test_case_id=${singleCase}&limit_history=100`],
+      ['flaky-tests (14 days, every environment)', '/api/flaky-tests?per_page=50'],
+      ['flaky-tests (14 days, one environment)', `/api/flaky-tests?environment_id=${environmentId}&per_page=50`],
+      ['flaky-tests class=broken', `/api/flaky-tests?environment_id=${environmentId}&class=broken`],
     ];
     const baselines: Record<string, () => Promise<unknown>> = {
       'test-runs': (days = 7) => sql`
@@ -121,6 +126,11 @@ async function main(): Promise<void> {
         from test_runs r join test_results t on t.test_run_id = r.id and t.is_final
         where r.project_id = ${projectId} and r.created_at >= now() - (${days} || ' days')::interval
         group by 1 order by 3 desc limit 100`,
+      'flaky-tests': () => sql`
+        select r.environment_id, t.test_case_id, count(*), count(*) filter (where t.outcome = 'flaky')
+        from test_runs r join test_results t on t.test_run_id = r.id and t.is_final and t.outcome <> 'skipped'
+        where r.project_id = ${projectId} and r.created_at >= now() - interval '14 days'
+        group by 1, 2 order by 4 desc limit 50`,
     };
     let allMet = true;
     try {
@@ -136,10 +146,10 @@ async function main(): Promise<void> {
           if (!response.ok) throw new Error(`${path} answered ${response.status}`);
         }
         const kind = name.split(' ')[0] as string;
-        const days = Number(/days=(\d+)/.exec(path)?.[1] ?? 7);
+        const days = Number(/days=(\d+)/.exec(path)?.[1] ?? (kind === 'flaky-tests' ? 14 : 7));
         let baseline = '';
         // The 90-day aggregates take half a minute between them: BENCH_ANALYTICS_BASELINES=all runs them too.
-        const wanted = days === 7 || process.env.BENCH_ANALYTICS_BASELINES === 'all';
+        const wanted = days <= 14 || process.env.BENCH_ANALYTICS_BASELINES === 'all';
         if (baselines[kind] && !name.startsWith('single') && wanted) {
           const t0 = performance.now();
           await (baselines[kind] as (days: number) => Promise<unknown>)(days);

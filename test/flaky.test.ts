@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinalOutcome } from '../reporter/src/wire.ts';
 import { rebuildRollups } from '../server/src/analytics/rollups.ts';
+import { summedWindow } from '../server/src/flaky/store.ts';
+import { WINDOW_DAYS, windowStart } from '../server/src/flaky/window.ts';
 import { attemptsOf, listedTest } from './helpers/attempts.ts';
 import { client } from './helpers/http.ts';
 import { waitForRollups } from './helpers/runs.ts';
@@ -103,14 +105,19 @@ describe('flakiness scores', () => {
     expect((await flakyTests(`environment_id=${ci}`)).data.tests).toHaveLength(6);
   });
 
-  it('when the rollups are rebuilt from the results, then the flakiness is the same as run by run', async () => {
+  it('when the rollups are rebuilt from the results, then the flakiness is the same as run by run, and the window kept equals the one summed', async () => {
     const rows = () => server.sql`
       select environment_id, day::text, test_case_id, counted_runs, flaky_runs, failed_runs, last_flaky_run_id
       from daily_test_flakiness where project_id = ${projectId} order by 1, 2, 3`;
     const runByRun = await rows();
+    const keptRunByRun = (await flakyTests('per_page=100')).data.tests;
     expect(runByRun.length).toBeGreaterThan(0);
+    const filter = { now: clock.now, limit: 100, offset: 0 };
+    const summed = await summedWindow(server.sql, projectId, windowStart(clock.now, WINDOW_DAYS), filter);
+    expect(keptRunByRun).toEqual(summed.rows.map(({ flaky_runs: _f, failed_runs: _x, ...row }) => row));
     await rebuildRollups(server.sql, projectId);
     expect(await rows()).toEqual(runByRun);
+    expect((await flakyTests('per_page=100')).data.tests).toEqual(keptRunByRun);
   });
 
   it('when a query is malformed, then the answer is a 400 naming the field', async () => {

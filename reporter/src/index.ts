@@ -4,6 +4,7 @@ import { plainText } from './ansi.ts';
 import { type ArtifactReport, ArtifactUploader, describeSize } from './artifacts.ts';
 import { AttachmentCollector } from './attachments.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
+import { type ActiveSnoozes, describeVerdict, type FailedTest, judge, readActiveSnoozes, worthSaying } from './forgiveness.ts';
 import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
 import { type DeliveryReport, Uploader } from './uploader.ts';
 
@@ -24,6 +25,9 @@ export default class ProctorReporter implements Reporter {
   private rootDir = process.cwd();
   private disabledReason: string | null = null;
   private readonly errors: string[] = [];
+  /** The environment's active snoozes, read at start; null when no failure is to be forgiven. */
+  private snoozes: Promise<ActiveSnoozes> | null = null;
+  private readonly failed = new Map<string, FailedTest>();
 
   constructor(options: ProctorReporterOptions = {}) {
     this.options = options;
@@ -45,6 +49,8 @@ export default class ProctorReporter implements Reporter {
     this.collector = new AttachmentCollector(resolved.settings.artifacts);
     this.artifacts = new ArtifactUploader(uploader.transportOptions, resolved.settings.artifactLimitBytes, () => uploader.runIdOnceStarted());
     this.artifactWaitMs = resolved.settings.artifactWaitMs;
+    const { environment, forgiveSnoozed } = resolved.settings;
+    if (forgiveSnoozed && environment) this.snoozes = readActiveSnoozes(uploader.transportOptions, environment);
     this.uploader.start({
       projectDir: this.rootDir,
       tests: suite.allTests().map((test) => listTest(test, this.rootDir)),
@@ -59,6 +65,8 @@ export default class ProctorReporter implements Reporter {
     if (!this.uploader) return;
     const attempt = toAttempt(test, result, this.rootDir);
     this.uploader.add(attempt);
+    if (attempt.final?.outcome === 'unexpected') this.failed.set(test.id, { id: test.id, title: test.titlePath().slice(1).join(' › ') });
+    else if (attempt.final) this.failed.delete(test.id);
     const attachments = this.collector?.collect(test, result, attempt.final !== null) ?? [];
     if (attachments.length > 0) this.artifacts?.add(attachments);
   }
@@ -67,7 +75,7 @@ export default class ProctorReporter implements Reporter {
     this.errors.push(plainText(error.message ?? error.value ?? 'unknown error').slice(0, 20_000));
   }
 
-  async onEnd(result: FullResult): Promise<void> {
+  async onEnd(result: FullResult): Promise<{ status?: FullResult['status'] } | undefined> {
     if (!this.uploader) {
       process.stdout.write(`[proctor] results not uploaded: ${this.disabledReason ?? 'the reporter did not start'}\n`);
       return;
@@ -80,6 +88,16 @@ export default class ProctorReporter implements Reporter {
       const line = describeArtifacts(artifacts);
       if (line) process.stdout.write(`${line}\n`);
     }
+    return this.forgive(result);
+  }
+
+  /** Playwright's result passes when every failed test is snoozed in Proctor; otherwise it stands. */
+  private async forgive(result: FullResult): Promise<{ status?: FullResult['status'] } | undefined> {
+    if (!this.snoozes) return undefined;
+    const verdict = judge(result.status, [...this.failed.values()], this.errors.length, await this.snoozes, new Date());
+    if (!verdict) return undefined;
+    if (worthSaying(verdict)) process.stdout.write(`${describeVerdict(verdict)}\n`);
+    return verdict.kind === 'forgiven' ? { status: 'passed' } : undefined;
   }
 }
 

@@ -20,6 +20,11 @@ export interface ProctorReporterOptions {
   artifactLimitMb?: number;
   /** Longest the shard's end waits for attachments still uploading, in ms (default 120000). */
   artifactWaitMs?: number;
+  /**
+   * When every failed test of the invocation is snoozed in Proctor, Playwright's result becomes
+   * passed (default true; PROCTOR_FORGIVE_SNOOZED=false turns it off).
+   */
+  forgiveSnoozed?: boolean;
 }
 
 export interface ReporterSettings {
@@ -40,6 +45,7 @@ export interface ReporterSettings {
   artifacts: ArtifactMode;
   artifactLimitBytes: number;
   artifactWaitMs: number;
+  forgiveSnoozed: boolean;
 }
 
 export type SettingsResult = { ok: true; settings: ReporterSettings } | { ok: false; reason: string };
@@ -120,6 +126,7 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       artifacts: artifacts as ArtifactMode,
       artifactLimitBytes: Math.floor(artifactLimitMb * 1024 * 1024),
       artifactWaitMs: options.artifactWaitMs ?? 120_000,
+      forgiveSnoozed: options.forgiveSnoozed ?? env.PROCTOR_FORGIVE_SNOOZED !== 'false',
     },
   };
 }

@@ -48,7 +48,7 @@ class UnreadableBodyError extends Error {}
  * One request through node:http, whose global agent keeps connections alive. Lighter per request
  * than fetch, which matters beside the tests this reporter runs with. `send` writes the body.
  */
-function request(method: 'POST' | 'PUT', url: string, headers: Record<string, string>, send: (request: http.ClientRequest) => void): Promise<Reply> {
+function request(method: 'GET' | 'POST' | 'PUT', url: string, headers: Record<string, string>, send: (request: http.ClientRequest) => void): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const outgoing = (target.protocol === 'https:' ? https : http).request(target, { method, headers, timeout: REQUEST_TIMEOUT_MS }, (response) => {
@@ -98,6 +98,17 @@ async function withRetries(options: Pick<TransportOptions, 'maxAttempts' | 'maxB
 /** POSTs gzipped JSON to the server, retried as `withRetries` says. */
 export function postJson<T>(options: TransportOptions, path: string, body: unknown): Promise<T> {
   return postGzipped<T>(options, path, gzipSync(JSON.stringify(body)));
+}
+
+/** GETs JSON from the server, retried as `withRetries` says. */
+export async function getJson<T>(options: TransportOptions, path: string): Promise<T> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${options.apiKey}`,
+    accept: 'application/json',
+    ...(options.projectId ? { 'x-project-id': options.projectId } : {}),
+  };
+  const reply = await withRetries(options, path, () => request('GET', `${options.url}${path}`, headers, (outgoing) => outgoing.end()));
+  return JSON.parse(reply.text) as T;
 }
 
 /** As postJson, for a body already serialised and gzipped. */

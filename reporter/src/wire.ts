@@ -155,6 +155,20 @@ export interface AttachmentsAnswer {
   data: { attachments: AttachmentDisposition[] };
 }
 
+/** What the reporter reads of an active snooze (`GET /api/snoozes?environment=...&status=active`). */
+export interface WireSnooze {
+  id: number;
+  test_ids: string[];
+  snooze_until: string;
+  description: string | null;
+  source: 'user' | 'auto';
+}
+
+export interface SnoozeListAnswer {
+  data: { snoozes: WireSnooze[] };
+  pagination: { page: number; total_pages: number };
+}
+
 /**
  * The message of an error answer's body, in either of the contract's shapes (`{ error: { message } }`
  * or `{ error }`); null when the body is not one (a proxy's HTML page, say). The reporter and the

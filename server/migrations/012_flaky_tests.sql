@@ -16,6 +16,35 @@ create table daily_test_flakiness (
   primary key (project_id, environment_id, day, test_case_id)
 );
 
+-- The last 14 days' sums, per test and environment, kept ready: what GET /api/flaky-tests reads by
+-- default, its ranking an index. Runs add to it as they are rolled up; when the window's first day
+-- moves on (`flakiness_windows.since`), it is summed again from the daily rows. The class's
+-- minimum of 10 runs is server/src/flaky/store.ts's MIN_RUNS.
+create table flakiness_window (
+  project_id integer not null,
+  environment_id integer not null,
+  test_case_id text collate "C" not null,
+  runs_counted integer not null,
+  flaky_runs integer not null,
+  failed_runs integer not null,
+  last_flaky_run_id integer,
+  score double precision generated always as (flaky_runs::float8 / greatest(runs_counted, 1)) stored,
+  class text generated always as (
+    case when runs_counted < 10 then 'unknown'
+         when failed_runs = runs_counted then 'broken'
+         when flaky_runs > 0 then 'flaky'
+         else 'healthy' end) stored,
+  primary key (project_id, environment_id, test_case_id)
+);
+create index flakiness_window_rank on flakiness_window (project_id, score desc, runs_counted desc, environment_id, test_case_id);
+create index flakiness_window_environment_rank
+  on flakiness_window (project_id, environment_id, score desc, runs_counted desc, test_case_id);
+
+create table flakiness_windows (
+  project_id integer primary key,
+  since date not null
+);
+
 -- The run before, on the same commit of the same environment: reruns of a commit are few.
 create index test_runs_environment_commit on test_runs (environment_id, (coalesce(test_run_head_sha, "commit")))
   where coalesce(test_run_head_sha, "commit") is not null;

@@ -1,6 +1,8 @@
 import type { Tx } from '../db.ts';
 import { applyQuarantinePolicy } from './quarantine.ts';
-import { recordRunFlakiness } from './rollup.ts';
+import { ensureWindow, recordRunFlakiness } from './rollup.ts';
+import { projectOfRun } from './store.ts';
+import { WINDOW_DAYS, windowStart } from './window.ts';
 
 export { rebuildFlakiness } from './rollup.ts';
 export { flakyRoutes } from './routes.ts';
@@ -11,6 +13,9 @@ export { flakyRoutes } from './routes.ts';
  * a project are taken one run at a time.
  */
 export async function afterRunRolledUp(sql: Tx, runId: number, now: Date): Promise<void> {
+  const projectId = await projectOfRun(sql, runId);
+  if (projectId === null) return;
+  await ensureWindow(sql, projectId, windowStart(now, WINDOW_DAYS));
   await recordRunFlakiness(sql, runId);
   await applyQuarantinePolicy(sql, runId, now);
 }

@@ -1,17 +1,11 @@
 import type { Tx } from '../db.ts';
 import { createSnooze, updateSnooze } from '../snoozes/index.ts';
 import type { QuarantinePolicy } from './schema.ts';
+import { ensureWindow } from './rollup.ts';
 import * as store from './store.ts';
-
-/** The window a score is taken over, when a request does not say. */
-export const WINDOW_DAYS = 14;
+import { WINDOW_DAYS, windowStart } from './window.ts';
 
 const DAY_MS = 86_400_000;
-
-/** The first day (UTC, `YYYY-MM-DD`) of the last `days` days, today included. */
-export function windowStart(now: Date, days: number): string {
-  return new Date(now.getTime() - (days - 1) * DAY_MS).toISOString().slice(0, 10);
-}
 
 interface EndedRun {
   id: number;
@@ -69,8 +63,8 @@ async function releaseCleanTests(sql: Tx, run: EndedRun, policy: QuarantinePolic
 async function quarantineFlakyTests(sql: Tx, run: EndedRun, policy: QuarantinePolicy, now: Date): Promise<void> {
   // Every flaky test of the environment, not only this run's: one may cross by reaching the
   // minimum of runs, or by its clean runs leaving the window.
-  const { rows } = await store.flakinessOverWindow(sql, run.project_id, {
-    since: windowStart(now, WINDOW_DAYS),
+  await ensureWindow(sql, run.project_id, windowStart(now, WINDOW_DAYS));
+  const { rows } = await store.keptWindow(sql, run.project_id, {
     environmentId: run.environment_id,
     class: 'flaky',
     now,

@@ -24,29 +24,58 @@ export interface FlakinessRow {
 }
 
 export interface WindowFilter {
-  /** The window's first day (UTC), `YYYY-MM-DD`. */
-  since: string;
   environmentId?: number;
-  testIds?: string[];
   class?: FlakinessClass;
   now: Date;
   limit: number;
   offset: number;
 }
 
+/** What the outer queries read of each test of a window `c`, its test case joined as `tc`. */
+function presented(sql: Tx, projectId: number, now: Date) {
+  return sql`
+    c.test_case_id, c.environment_id, coalesce(tc.name, '') as title, coalesce(tc.file_path, '') as file_path,
+    coalesce(tc.runner_project, '') as runner_project, c.runs_counted, c.flaky_runs, c.failed_runs, c.score, c.class,
+    c.last_flaky_run_id,
+    exists (select 1 from snoozes s
+            where s.project_id = ${projectId} and s.snooze_until > ${now}
+              and (s.scoped_to_environment_id is null or s.scoped_to_environment_id = c.environment_id)
+              and s.test_ids @> array[c.test_case_id]::text[]) as quarantined`;
+}
+
+const RANKING = 'c.score desc, c.runs_counted desc, c.environment_id, c.test_case_id';
+
 /**
- * Each test's score and class over the window, per environment, highest score first. The class
- * is the one `classify` gives (test/flaky.test.ts holds them equal).
+ * The kept window (the last WINDOW_DAYS days; `ensureWindow` first), highest score first: read in
+ * the order of its index, so a page costs the same whatever the project's size.
  */
-export async function flakinessOverWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
+export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
+  const where = sql`c.project_id = ${projectId}
+    ${filter.environmentId !== undefined ? sql`and c.environment_id = ${filter.environmentId}` : sql``}
+    ${filter.class ? sql`and c.class = ${filter.class}` : sql``}`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from flakiness_window c where ${where}`;
+  const rows = await sql<FlakinessRow[]>`
+    select ${presented(sql, projectId, filter.now)}
+    from flakiness_window c
+    left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
+    where ${where}
+    order by ${sql.unsafe(RANKING)}
+    limit ${filter.limit} offset ${filter.offset}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+/**
+ * Any other window, summed from the daily rows: its class is the one the kept window's generated
+ * column gives (test/flaky.test.ts holds them equal).
+ */
+export async function summedWindow(sql: Tx, projectId: number, since: string, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
   const rows = await sql<(FlakinessRow & { total: number })[]>`
     with w as (
       select environment_id, test_case_id, sum(counted_runs)::int as runs_counted, sum(flaky_runs)::int as flaky_runs,
              sum(failed_runs)::int as failed_runs, max(last_flaky_run_id) as last_flaky_run_id
       from daily_test_flakiness
-      where project_id = ${projectId} and day >= ${filter.since}::date
+      where project_id = ${projectId} and day >= ${since}::date
         ${filter.environmentId !== undefined ? sql`and environment_id = ${filter.environmentId}` : sql``}
-        ${filter.testIds ? sql`and test_case_id = any(${filter.testIds}::text[])` : sql``}
       group by environment_id, test_case_id
     ), c as (
       select w.*, w.flaky_runs::float8 / w.runs_counted as score,
@@ -56,20 +85,18 @@ export async function flakinessOverWindow(sql: Tx, projectId: number, filter: Wi
                   else 'healthy' end as class
       from w
     )
-    select c.test_case_id, c.environment_id, coalesce(tc.name, '') as title, coalesce(tc.file_path, '') as file_path,
-           coalesce(tc.runner_project, '') as runner_project, c.runs_counted, c.flaky_runs, c.failed_runs, c.score, c.class,
-           c.last_flaky_run_id,
-           exists (select 1 from snoozes s
-                   where s.project_id = ${projectId} and s.snooze_until > ${filter.now}
-                     and (s.scoped_to_environment_id is null or s.scoped_to_environment_id = c.environment_id)
-                     and s.test_ids @> array[c.test_case_id]::text[]) as quarantined,
-           count(*) over ()::int as total
+    select ${presented(sql, projectId, filter.now)}, count(*) over ()::int as total
     from c
     left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
     ${filter.class ? sql`where c.class = ${filter.class}` : sql``}
-    order by c.score desc, c.runs_counted desc, c.environment_id, c.test_case_id
+    order by ${sql.unsafe(RANKING)}
     limit ${filter.limit} offset ${filter.offset}`;
   return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
+}
+
+export async function projectOfRun(sql: Tx, runId: number): Promise<number | null> {
+  const [row] = await sql<{ project_id: number }[]>`select project_id from test_runs where id = ${runId}`;
+  return row?.project_id ?? null;
 }
 
 export async function getPolicy(sql: Tx, projectId: number): Promise<QuarantinePolicy> {

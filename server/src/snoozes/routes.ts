@@ -1,7 +1,7 @@
 import { actingUserId, type Scope } from '../http/access.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
-import { getEnvironment } from '../environments/index.ts';
+import { getEnvironment, getEnvironmentBySlug } from '../environments/index.ts';
 import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
@@ -23,6 +23,15 @@ async function checkEnvironment(sql: Tx, scope: Scope, environmentId: number | n
   if (!(await getEnvironment(sql, scope.projectId, environmentId))) {
     throw new HttpError(404, `body.scoped_to_environment_id: environment ${environmentId} not found`);
   }
+}
+
+/** The environment a list asks for, by id or by slug (as a reporter knows it). */
+async function environmentOfQuery(sql: Tx, projectId: number, query: { environment_id?: number; environment?: string }): Promise<number | undefined> {
+  if (query.environment === undefined) return query.environment_id;
+  if (query.environment_id !== undefined) throw new ValidationError('query.environment: give environment or environment_id, not both');
+  const environment = await getEnvironmentBySlug(sql, projectId, query.environment);
+  if (!environment) throw new HttpError(404, `query.environment: environment ${JSON.stringify(query.environment)} not found`);
+  return environment.id;
 }
 
 function futureDate(value: string, now: Date, field: string): Date {
@@ -76,7 +85,7 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ query, scope }) => {
       const { rows, total } = await store.listSnoozes(sql, scope.projectId, {
         status: query.status,
-        environmentId: query.environment_id,
+        environmentId: await environmentOfQuery(sql, scope.projectId, query),
         now: clock(),
         limit: query.per_page,
         offset: offsetOf(query.page, query.per_page),

@@ -56,6 +56,7 @@ export const snoozeListQuery = z
   .object({
     ...paginationQuery(20, 100),
     environment_id: positiveId.optional(),
+    environment: z.string().min(1).max(200).optional().openapi({ description: "An environment's slug, instead of environment_id" }),
     status: z.enum(['active', 'expired', 'all']).default('active'),
   })
   .strict();
