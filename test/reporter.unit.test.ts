@@ -9,6 +9,7 @@ import { ciRunKey, resolveSettings } from '../reporter/src/settings.ts';
 import { DeliveryError, postJson } from '../reporter/src/transport.ts';
 import { Uploader } from '../reporter/src/uploader.ts';
 import { plainText, stripAnsi } from '../reporter/src/ansi.ts';
+import { judge, worthSaying } from '../reporter/src/forgiveness.ts';
 
 /**
  * A local stand-in for Proctor. It records each request in order (its path, gunzipped body and
@@ -230,5 +231,50 @@ describe('settings', () => {
     const module = await import('@proctor/reporter');
     expect(typeof module.default).toBe('function');
     expect(typeof new module.default({}).onBegin).toBe('function');
+  });
+});
+
+describe('forgiving snoozed failures', () => {
+  const now = new Date('2026-11-24T12:00:00Z');
+  const failed = [
+    { id: 'a', title: 'a.spec.ts › fails' },
+    { id: 'b', title: 'b.spec.ts › fails too' },
+  ];
+  const snooze = (testIds: string[], until = '2026-12-01T00:00:00Z') => ({ id: 1, test_ids: testIds, snooze_until: until, description: null, source: 'user' as const });
+
+  it('when every failed test is covered by an active snooze, then the invocation is forgiven', () => {
+    const verdict = judge('failed', failed, 0, { ok: true, snoozes: [snooze(['a']), snooze(['b', 'c'])] }, now);
+    expect(verdict).toMatchObject({ kind: 'forgiven' });
+  });
+
+  it('when one failed test is not covered, or its snooze has run out, then nothing is forgiven and the line says how many were', () => {
+    const partly = judge('failed', failed, 0, { ok: true, snoozes: [snooze(['a'])] }, now);
+    expect(partly).toMatchObject({ kind: 'not-forgiven', cause: 'not-snoozed', covered: 1, uncovered: [failed[1]] });
+    expect(worthSaying(partly as NonNullable<typeof partly>)).toBe(true);
+    const expired = judge('failed', failed, 0, { ok: true, snoozes: [snooze(['a', 'b'], '2026-11-24T11:59:59Z')] }, now);
+    expect(expired).toMatchObject({ kind: 'not-forgiven', covered: 0 });
+    expect(worthSaying(expired as NonNullable<typeof expired>)).toBe(false);
+  });
+
+  it('when something failed outside the tests, or the run timed out or was interrupted, then nothing is forgiven', () => {
+    const all = { ok: true as const, snoozes: [snooze(['a', 'b'])] };
+    expect(judge('failed', failed, 1, all, now)).toMatchObject({ kind: 'not-forgiven', cause: 'other-errors' });
+    expect(judge('timedout', failed, 0, all, now)).toBeNull();
+    expect(judge('interrupted', failed, 0, all, now)).toBeNull();
+    expect(judge('passed', [], 0, all, now)).toBeNull();
+  });
+
+  it('when the snoozes could not be read at start, then nothing is forgiven (fail closed)', () => {
+    expect(judge('failed', failed, 0, { ok: false, reason: 'network error' }, now)).toMatchObject({ kind: 'not-forgiven', cause: 'unread' });
+  });
+
+  it('when PROCTOR_FORGIVE_SNOOZED is false, then the settings say so; by default they forgive', () => {
+    const base = { PROCTOR_URL: 'http://x', PROCTOR_API_KEY: 'k', PROCTOR_ENVIRONMENT: 'e' };
+    const off = resolveSettings({}, { ...base, PROCTOR_FORGIVE_SNOOZED: 'false' });
+    const on = resolveSettings({}, base);
+    expect(off.ok && off.settings.forgiveSnoozed).toBe(false);
+    expect(on.ok && on.settings.forgiveSnoozed).toBe(true);
+    const option = resolveSettings({ forgiveSnoozed: false }, base);
+    expect(option.ok && option.settings.forgiveSnoozed).toBe(false);
   });
 });

@@ -115,6 +115,13 @@ describe('listing and expiry', () => {
     expect(forA.sort()).toEqual([all, onA].sort());
     const everything = (await mine.get('/api/snoozes')).body.data.snoozes.map((s: { id: number }) => s.id);
     expect(everything.sort()).toEqual([all, onA, onB].sort());
+    // By slug, as the reporter knows its environment.
+    const bySlug = (await mine.get('/api/snoozes?environment=a')).body.data.snoozes.map((s: { id: number }) => s.id);
+    expect(bySlug.sort()).toEqual([all, onA].sort());
+    const unknown = await mine.get('/api/snoozes?environment=nowhere');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.message).toContain('query.environment');
+    expect((await mine.get(`/api/snoozes?environment=a&environment_id=${envA}`)).status).toBe(400);
   });
 
   it('when listing, then per_page defaults to 20 and pagination follows the contract', async () => {

@@ -65,7 +65,7 @@ export default class ProctorReporter implements Reporter {
     if (!this.uploader) return;
     const attempt = toAttempt(test, result, this.rootDir);
     this.uploader.add(attempt);
-    if (attempt.final?.outcome === 'unexpected') this.failed.set(test.id, { id: test.id, title: test.titlePath().slice(1).join(' › ') });
+    if (attempt.final?.outcome === 'unexpected') this.failed.set(test.id, { id: test.id, title: test.titlePath().filter(Boolean).join(' › ') });
     else if (attempt.final) this.failed.delete(test.id);
     const attachments = this.collector?.collect(test, result, attempt.final !== null) ?? [];
     if (attachments.length > 0) this.artifacts?.add(attachments);
