@@ -27,6 +27,7 @@ describe('environments', () => {
       env_files: [],
       runner_projects: [],
       scheduled_trigger: null,
+      burn_in_repeats: 0,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -13,6 +13,8 @@ create table daily_test_flakiness (
   flaky_runs integer not null default 0,
   failed_runs integer not null default 0,
   last_flaky_run_id integer,
+  -- Runs where the test was new and its burn-in repeats did not all end as the run did.
+  burned_in_flaky integer not null default 0,
   primary key (project_id, environment_id, day, test_case_id)
 );
 
@@ -28,9 +30,12 @@ create table flakiness_window (
   flaky_runs integer not null,
   failed_runs integer not null,
   last_flaky_run_id integer,
+  burned_in_flaky integer not null default 0,
   score double precision generated always as (flaky_runs::float8 / greatest(runs_counted, 1)) stored,
+  -- A burn-in that found the test flaky classifies it at once, under the minimum of runs too.
   class text generated always as (
-    case when runs_counted < 10 then 'unknown'
+    case when runs_counted < 10 and burned_in_flaky = 0 then 'unknown'
+         when burned_in_flaky > 0 then 'flaky'
          when failed_runs = runs_counted then 'broken'
          when flaky_runs > 0 then 'flaky'
          else 'healthy' end) stored,
@@ -48,6 +53,18 @@ create table flakiness_windows (
 -- The run before, on the same commit of the same environment: reruns of a commit are few.
 create index test_runs_environment_commit on test_runs (environment_id, (coalesce(test_run_head_sha, "commit")))
   where coalesce(test_run_head_sha, "commit") is not null;
+
+-- Burn-in: a test seen for the first time in a triggered run of an environment with
+-- burn_in_repeats is repeated that many times before the run's shards start.
+alter table environments add column burn_in_repeats integer not null default 0 check (burn_in_repeats between 0 and 100);
+
+create table burn_in_results (
+  test_run_id integer not null references test_runs (id) on delete cascade,
+  test_case_id text collate "C" not null,
+  repeats integer not null,
+  passed integer not null,
+  primary key (test_run_id, test_case_id)
+);
 
 -- Snoozes made by the quarantine policy are 'auto'; people's are 'user'.
 alter table snoozes add column source text not null default 'user' check (source in ('user', 'auto'));

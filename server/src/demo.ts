@@ -41,6 +41,7 @@ export async function seedDemo(sql: Sql, config: Config, port: number): Promise<
       runner_projects_match: [],
       runner_projects_ignore: [],
       scheduled_trigger: null,
+      burn_in_repeats: 0,
     });
     return { suite, projectId: project.id, key: await createKey(tx, { projectId: project.id }) };
   });

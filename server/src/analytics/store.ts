@@ -185,3 +185,15 @@ export async function testHistory(
     from history h join window_runs w on w.id = h.test_run_id
     order by h.test_case_id, h.test_run_id desc`;
 }
+
+/**
+ * Every test an environment has a result of, as of its rollups: the latest snapshot holds each
+ * test seen on or before its day.
+ */
+export async function testsSeenIn(sql: Tx, projectId: number, environmentId: number): Promise<Set<string>> {
+  const rows = await sql<{ test_case_id: string }[]>`
+    select test_case_id from test_case_cumulative
+    where project_id = ${projectId} and environment_id = ${environmentId}
+      and day = (select max(day) from test_case_cumulative where project_id = ${projectId} and environment_id = ${environmentId})`;
+  return new Set(rows.map((row) => row.test_case_id));
+}

@@ -27,6 +27,8 @@ const scheduledTrigger = z
   .refine(isCron, 'must be a valid cron expression, such as "0 6 * * 1-5"')
   .nullable();
 
+const burnInRepeats = z.number().int().min(0).max(100);
+
 export const environmentSchema = z
   .object({
     id: z.number().int(),
@@ -39,6 +41,7 @@ export const environmentSchema = z
     env_files: z.array(z.string()),
     runner_projects: z.array(z.string()).describe('the runner projects the last sync found in the test repository'),
     scheduled_trigger: z.string().nullable(),
+    burn_in_repeats: z.number().int().openapi({ description: 'A test seen for the first time in a triggered run is repeated this many times in it (0: off)' }),
     created_at: z.iso.datetime().nullable(),
     updated_at: z.iso.datetime().nullable(),
   })
@@ -51,6 +54,7 @@ export const createEnvironmentSchema = z
     runner_projects_match: runnerProjectsMatch.default([]),
     runner_projects_ignore: runnerProjectsIgnore.default([]),
     scheduled_trigger: scheduledTrigger.default(null),
+    burn_in_repeats: burnInRepeats.default(0),
   })
   .strict()
   .openapi('CreateEnvironment');
@@ -63,6 +67,7 @@ export const updateEnvironmentSchema = z
     runner_projects_match: runnerProjectsMatch.optional(),
     runner_projects_ignore: runnerProjectsIgnore.optional(),
     scheduled_trigger: scheduledTrigger.optional(),
+    burn_in_repeats: burnInRepeats.optional(),
   })
   .strict()
   .openapi('UpdateEnvironment');

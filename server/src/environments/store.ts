@@ -13,13 +13,14 @@ export interface EnvironmentRow {
   env_files: string[];
   runner_projects: string[];
   scheduled_trigger: string | null;
+  burn_in_repeats: number;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns = (sql: Tx) =>
   sql`id, project_id, slug, name, runner_projects_match, runner_projects_ignore, is_disabled, env_files, runner_projects,
-      scheduled_trigger, created_at, updated_at`;
+      scheduled_trigger, burn_in_repeats, created_at, updated_at`;
 
 /** Slugs are unique in a project. */
 export class SlugTakenError extends ConflictError {
@@ -35,9 +36,9 @@ function isUniqueViolation(error: unknown): boolean {
 export async function createEnvironment(sql: Tx, projectId: number, input: CreateEnvironment): Promise<EnvironmentRow> {
   try {
     const [row] = await sql<EnvironmentRow[]>`
-      insert into environments (project_id, slug, name, runner_projects_match, runner_projects_ignore, scheduled_trigger)
+      insert into environments (project_id, slug, name, runner_projects_match, runner_projects_ignore, scheduled_trigger, burn_in_repeats)
       values (${projectId}, ${input.slug}, ${input.name}, ${input.runner_projects_match}, ${input.runner_projects_ignore},
-              ${input.scheduled_trigger})
+              ${input.scheduled_trigger}, ${input.burn_in_repeats})
       returning ${columns(sql)}`;
     return row as EnvironmentRow;
   } catch (error) {

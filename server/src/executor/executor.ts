@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createRunKey } from '../auth/index.ts';
+import { testsSeenIn } from '../analytics/index.ts';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
+import { recordBurnIn } from '../flaky/index.ts';
 import { type ClaimedRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { ChromiumCheck } from '../toolchain/browser.ts';
 import { runEnvironment } from './environment.ts';
-import { killMarked, killShard, listTests, provideVideoEncoder, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
+import { isSelected, killMarked, killShard, type Listing, listTests, provideVideoEncoder, runRepeats, type Selection, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
 import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
 
@@ -147,6 +149,19 @@ export class Executor {
    * Checks the repository out, prepares it and runs the shards to their end, as the runner, with
    * `scratch` (the runner's) for Playwright's output. Returns the checkout.
    */
+  /**
+   * Repeats the tests this environment has never run, before the shards: the flakiness rollup
+   * reads what the repeats found when the run ends.
+   */
+  private async burnIn(claimed: ClaimedRun, listing: Listing, selection: Selection, where: { dir: string; env: NodeJS.ProcessEnv; scratch: string }, log: Logger): Promise<void> {
+    const seen = await testsSeenIn(this.sql, claimed.project_id, claimed.environment_id);
+    const fresh = listing.tests.filter((test) => !seen.has(test.id) && isSelected(test, selection, claimed.test_case_ids));
+    if (fresh.length === 0) return;
+    log.info({ tests: fresh.length, repeats: claimed.burn_in_repeats }, 'burning in new tests');
+    const repeated = await runRepeats(where.dir, where.env, this.runner, fresh, claimed.burn_in_repeats, where.scratch);
+    await recordBurnIn(this.sql, claimed.id, repeated);
+  }
+
   private async runShards(claimed: ClaimedRun, run: ActiveRun, log: Logger, scratch: string): Promise<string> {
     const repository = await resolveRepository(claimed.repo_url);
     let branch = claimed.test_run_branch;
@@ -176,7 +191,7 @@ export class Executor {
     if (missingFiles.length > 0) throw new RunFailure(`env files not found in the repository: ${missingFiles.join(', ')}`);
     if (refused.length > 0) throw new RunFailure(`environment variable overrides not allowed: ${refused.join(', ')}`);
 
-    const needsListing = claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0;
+    const needsListing = claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0 || claimed.burn_in_repeats > 0;
     const listing = needsListing ? await listTests(dir, env, this.runner) : null;
     const selection = selectTests(listing, {
       match: claimed.runner_projects_match,
@@ -191,6 +206,8 @@ export class Executor {
       testListFile = path.join(scratch, 'tests.txt');
       fs.writeFileSync(testListFile, `${selection.testList.join('\n')}\n`, { mode: 0o644 });
     }
+    if (run.stopReason) return dir;
+    if (listing && claimed.burn_in_repeats > 0) await this.burnIn(claimed, listing, selection, { dir, env, scratch }, log);
     if (run.stopReason) return dir;
     const video = provideVideoEncoder(dir, env, this.runner);
     if (video.kind === 'none') log.warn(video.reason);

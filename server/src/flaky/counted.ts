@@ -13,3 +13,13 @@ export function counted(sql: Tx, r: string) {
 export function commitOf(sql: Tx, r: string) {
   return sql`coalesce(${sql(r)}.test_run_head_sha, ${sql(r)}."commit")`;
 }
+
+/**
+ * Whether a new test's burn-in (`b`, a burn_in_results row or nulls) found it flaky: its repeats
+ * did not all end as the run's own attempt did (some failed where it passed, or the other way).
+ */
+export function burnedInFlaky(sql: Tx, outcome: string) {
+  return sql`coalesce(case when b.test_case_id is null then false
+                           when ${sql.unsafe(outcome)} = 'failed' then b.passed > 0
+                           else b.passed < b.repeats end, false)`;
+}

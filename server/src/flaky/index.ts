@@ -6,6 +6,7 @@ import { WINDOW_DAYS, windowStart } from './window.ts';
 
 export { rebuildFlakiness } from './rollup.ts';
 export { flakyRoutes } from './routes.ts';
+export { recordBurnIn } from './store.ts';
 
 /**
  * Once a run has ended and is rolled up: its tests' flakiness, then what the quarantine policy

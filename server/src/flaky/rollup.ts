@@ -1,5 +1,5 @@
 import { ADVISORY_LOCK, type Tx } from '../db.ts';
-import { commitOf, counted } from './counted.ts';
+import { burnedInFlaky, commitOf, counted } from './counted.ts';
 
 // The one module that writes `daily_test_flakiness` and the window kept from it
 // (`flakiness_window`, `flakiness_windows`): run by run as runs are rolled up (recordRunFlakiness),
@@ -15,7 +15,7 @@ export async function recordRunFlakiness(sql: Tx, runId: number): Promise<void> 
   await sql`
     with contribution as (
       select r.project_id, r.environment_id, r.day, t.test_case_id, x.flaky::int as flaky_runs, (t.outcome = 'failed')::int as failed_runs,
-             case when x.flaky then r.id end as last_flaky_run_id
+             case when x.flaky then r.id end as last_flaky_run_id, x.burned_in_flaky::int as burned_in_flaky
       from (select r.id, r.project_id, r.environment_id, coalesce(r.run_started_at, r.created_at) as started,
                    (coalesce(r.run_started_at, r.created_at) at time zone 'UTC')::date as day, ${commitOf(sql, 'r')} as sha
             from test_runs r where r.id = ${runId} and ${counted(sql, 'r')}) r
@@ -30,27 +30,34 @@ export async function recordRunFlakiness(sql: Tx, runId: number): Promise<void> 
         order by coalesce(b.run_started_at, b.created_at) desc, b.id desc
         limit 1
       ) before on true
+      left join burn_in_results b on b.test_run_id = r.id and b.test_case_id = t.test_case_id
+      cross join lateral (select ${burnedInFlaky(sql, 't.outcome')} as burned_in_flaky) burn
       cross join lateral (
-        select t.outcome = 'flaky' or coalesce(t.outcome <> 'flaky' and before.outcome in ('passed', 'failed') and before.outcome <> t.outcome, false) as flaky
+        select t.outcome = 'flaky' or burn.burned_in_flaky
+               or coalesce(t.outcome <> 'flaky' and before.outcome in ('passed', 'failed') and before.outcome <> t.outcome, false) as flaky,
+               burn.burned_in_flaky
       ) x
     ), daily as (
       insert into daily_test_flakiness as f (project_id, environment_id, day, test_case_id, counted_runs, flaky_runs, failed_runs,
-                                             last_flaky_run_id)
-      select project_id, environment_id, day, test_case_id, 1, flaky_runs, failed_runs, last_flaky_run_id from contribution
+                                             last_flaky_run_id, burned_in_flaky)
+      select project_id, environment_id, day, test_case_id, 1, flaky_runs, failed_runs, last_flaky_run_id, burned_in_flaky from contribution
       on conflict (project_id, environment_id, day, test_case_id) do update set
         counted_runs = f.counted_runs + 1,
         flaky_runs = f.flaky_runs + excluded.flaky_runs,
         failed_runs = f.failed_runs + excluded.failed_runs,
-        last_flaky_run_id = greatest(f.last_flaky_run_id, excluded.last_flaky_run_id)
+        last_flaky_run_id = greatest(f.last_flaky_run_id, excluded.last_flaky_run_id),
+        burned_in_flaky = f.burned_in_flaky + excluded.burned_in_flaky
     )
-    insert into flakiness_window as w (project_id, environment_id, test_case_id, runs_counted, flaky_runs, failed_runs, last_flaky_run_id)
-    select c.project_id, c.environment_id, c.test_case_id, 1, c.flaky_runs, c.failed_runs, c.last_flaky_run_id
+    insert into flakiness_window as w (project_id, environment_id, test_case_id, runs_counted, flaky_runs, failed_runs, last_flaky_run_id,
+                                       burned_in_flaky)
+    select c.project_id, c.environment_id, c.test_case_id, 1, c.flaky_runs, c.failed_runs, c.last_flaky_run_id, c.burned_in_flaky
     from contribution c join flakiness_windows k on k.project_id = c.project_id and c.day >= k.since
     on conflict (project_id, environment_id, test_case_id) do update set
       runs_counted = w.runs_counted + 1,
       flaky_runs = w.flaky_runs + excluded.flaky_runs,
       failed_runs = w.failed_runs + excluded.failed_runs,
-      last_flaky_run_id = greatest(w.last_flaky_run_id, excluded.last_flaky_run_id)`;
+      last_flaky_run_id = greatest(w.last_flaky_run_id, excluded.last_flaky_run_id),
+      burned_in_flaky = w.burned_in_flaky + excluded.burned_in_flaky`;
 }
 
 /**
@@ -65,8 +72,10 @@ export async function ensureWindow(sql: Tx, projectId: number, since: string): P
   if ((await kept()) === since) return;
   await sql`delete from flakiness_window where project_id = ${projectId}`;
   await sql`
-    insert into flakiness_window (project_id, environment_id, test_case_id, runs_counted, flaky_runs, failed_runs, last_flaky_run_id)
-    select ${projectId}, environment_id, test_case_id, sum(counted_runs), sum(flaky_runs), sum(failed_runs), max(last_flaky_run_id)
+    insert into flakiness_window (project_id, environment_id, test_case_id, runs_counted, flaky_runs, failed_runs, last_flaky_run_id,
+                                  burned_in_flaky)
+    select ${projectId}, environment_id, test_case_id, sum(counted_runs), sum(flaky_runs), sum(failed_runs), max(last_flaky_run_id),
+           sum(burned_in_flaky)
     from daily_test_flakiness
     where project_id = ${projectId} and day >= ${since}::date
     group by environment_id, test_case_id`;
@@ -83,19 +92,21 @@ export async function rebuildFlakiness(sql: Tx, projectId: number): Promise<void
   await sql`delete from flakiness_window where project_id = ${projectId}`;
   await sql`
     insert into daily_test_flakiness (project_id, environment_id, day, test_case_id, counted_runs, flaky_runs, failed_runs,
-                                      last_flaky_run_id)
+                                      last_flaky_run_id, burned_in_flaky)
     select ${projectId}, environment_id, day, test_case_id, count(*), count(*) filter (where flaky),
-           count(*) filter (where outcome = 'failed'), max(id) filter (where flaky)
+           count(*) filter (where outcome = 'failed'), max(id) filter (where flaky), count(*) filter (where burned_in_flaky)
     from (
-      select id, environment_id, day, test_case_id, outcome,
-             outcome = 'flaky' or coalesce(outcome <> 'flaky' and sha is not null and before in ('passed', 'failed') and before <> outcome, false) as flaky
+      select id, environment_id, day, test_case_id, outcome, burned_in_flaky,
+             outcome = 'flaky' or burned_in_flaky
+               or coalesce(outcome <> 'flaky' and sha is not null and before in ('passed', 'failed') and before <> outcome, false) as flaky
       from (
-        select r.id, r.environment_id, r.day, r.sha, t.test_case_id, t.outcome,
+        select r.id, r.environment_id, r.day, r.sha, t.test_case_id, t.outcome, ${burnedInFlaky(sql, 't.outcome')} as burned_in_flaky,
                lag(t.outcome) over (partition by r.environment_id, r.sha, t.test_case_id order by r.started, r.id) as before
         from (select r.id, r.environment_id, coalesce(r.run_started_at, r.created_at) as started,
                      (coalesce(r.run_started_at, r.created_at) at time zone 'UTC')::date as day, ${commitOf(sql, 'r')} as sha
               from test_runs r where r.project_id = ${projectId} and ${counted(sql, 'r')}) r
         join test_results t on t.test_run_id = r.id and t.is_final and t.outcome in ('passed', 'failed', 'flaky')
+        left join burn_in_results b on b.test_run_id = r.id and b.test_case_id = t.test_case_id
       ) ordered
     ) o
     group by environment_id, day, test_case_id

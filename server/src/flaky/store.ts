@@ -2,8 +2,8 @@ import type { Tx } from '../db.ts';
 import { counted } from './counted.ts';
 import { DEFAULT_POLICY, type FlakinessClass, type QuarantinePolicy } from './schema.ts';
 
-// Reads of the flakiness rollup, and the one module that writes `quarantine_policies` and
-// `quarantine_events`.
+// Reads of the flakiness rollup, and the one module that writes `quarantine_policies`,
+// `quarantine_events` and `burn_in_results`.
 
 /** Fewer counted runs than this in the window, and a test's class is `unknown`. */
 export const MIN_RUNS = 10;
@@ -72,14 +72,15 @@ export async function summedWindow(sql: Tx, projectId: number, since: string, fi
   const rows = await sql<(FlakinessRow & { total: number })[]>`
     with w as (
       select environment_id, test_case_id, sum(counted_runs)::int as runs_counted, sum(flaky_runs)::int as flaky_runs,
-             sum(failed_runs)::int as failed_runs, max(last_flaky_run_id) as last_flaky_run_id
+             sum(failed_runs)::int as failed_runs, max(last_flaky_run_id) as last_flaky_run_id, sum(burned_in_flaky)::int as burned_in_flaky
       from daily_test_flakiness
       where project_id = ${projectId} and day >= ${since}::date
         ${filter.environmentId !== undefined ? sql`and environment_id = ${filter.environmentId}` : sql``}
       group by environment_id, test_case_id
     ), c as (
       select w.*, w.flaky_runs::float8 / w.runs_counted as score,
-             case when w.runs_counted < ${MIN_RUNS} then 'unknown'
+             case when w.runs_counted < ${MIN_RUNS} and w.burned_in_flaky = 0 then 'unknown'
+                  when w.burned_in_flaky > 0 then 'flaky'
                   when w.failed_runs = w.runs_counted then 'broken'
                   when w.flaky_runs > 0 then 'flaky'
                   else 'healthy' end as class
@@ -212,4 +213,14 @@ export async function lastCompleteRunSize(sql: Tx, environmentId: number): Promi
     where environment_id = ${environmentId} and state in ('passed', 'failed') and run_ended_at is not null
     order by run_ended_at desc limit 1`;
   return row?.total_count ?? 0;
+}
+
+/** What a run's burn-in found: of each new test's repeats, how many passed. Recorded once. */
+export async function recordBurnIn(sql: Tx, runId: number, tests: { id: string; repeats: number; passed: number }[]): Promise<void> {
+  if (tests.length === 0) return;
+  await sql`
+    insert into burn_in_results (test_run_id, test_case_id, repeats, passed)
+    select ${runId}, id, repeats, passed
+    from unnest(${tests.map((t) => t.id)}::text[], ${tests.map((t) => t.repeats)}::int[], ${tests.map((t) => t.passed)}::int[]) as given (id, repeats, passed)
+    on conflict (test_run_id, test_case_id) do nothing`;
 }

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { RunnerListing } from '@proctor/reporter/list';
+import type { RunnerListedTest, RunnerListing } from '@proctor/reporter/list';
+import type { RepeatedTest, RepeatsReport } from '@proctor/reporter/repeats';
 import { playwrightRegistry, provideFfmpeg, type VideoEncoder } from './ffmpeg.ts';
 import { handOver, type Runner, runnerSpawnOptions } from './sandbox.ts';
 
@@ -13,7 +14,7 @@ function proctorRequire(runner: Runner): NodeJS.Require {
 }
 
 /** A file of the reporter package, where the runner reads it. */
-function reporterFile(runner: Runner, entry: '@proctor/reporter' | '@proctor/reporter/list'): string {
+function reporterFile(runner: Runner, entry: '@proctor/reporter' | '@proctor/reporter/list' | '@proctor/reporter/repeats'): string {
   return proctorRequire(runner).resolve(entry);
 }
 
@@ -93,9 +94,47 @@ export function selectTests(
   let testList: string[] | null = null;
   if (filter.testIds.length > 0) {
     const wanted = new Set(filter.testIds);
-    testList = (listing?.tests ?? []).filter((t) => wanted.has(t.id)).map((t) => [`[${t.runner_project}]`, t.file, ...t.titles].join(' › '));
+    testList = (listing?.tests ?? []).filter((t) => wanted.has(t.id)).map(testListLine);
   }
   return { projects, tags, testList };
+}
+
+/** A test as a `--test-list` file names it. */
+function testListLine(test: RunnerListedTest): string {
+  return [`[${test.runner_project}]`, test.file, ...test.titles].join(' › ');
+}
+
+/** Whether a listed test is one the selection runs. */
+export function isSelected(test: RunnerListedTest, selection: Selection, testIds: string[]): boolean {
+  if (selection.projects && !selection.projects.includes(test.runner_project)) return false;
+  if (testIds.length > 0 && !testIds.includes(test.id)) return false;
+  return selection.tags.length === 0 || selection.tags.some((tag) => test.tags.includes(tag));
+}
+
+const BURN_IN_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * Runs `tests` `repeats` times each, with no retries, as the runner, and answers how many of each
+ * one's repeats passed. Nothing is reported to Proctor: repeats would be results of one attempt.
+ */
+export async function runRepeats(dir: string, env: NodeJS.ProcessEnv, runner: Runner, tests: RunnerListedTest[], repeats: number, scratch: string): Promise<RepeatedTest[]> {
+  const listFile = path.join(scratch, 'burn-in.txt');
+  fs.writeFileSync(listFile, `${tests.map(testListLine).join('\n')}\n`, { mode: 0o644 });
+  const output = path.join(scratch, 'burn-in.json');
+  const args = ['test', `--repeat-each=${repeats}`, '--retries=0', '--test-list', listFile, `--reporter=${reporterFile(runner, '@proctor/reporter/repeats')}`, `--output=${path.join(scratch, 'burn-in')}`];
+  try {
+    await promisify(execFile)(process.execPath, [playwrightCli(dir, runner), ...args], {
+      ...runnerSpawnOptions(runner),
+      cwd: dir,
+      env: { ...env, PROCTOR_REPEATS_OUTPUT: output },
+      timeout: BURN_IN_TIMEOUT_MS,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (error) {
+    // A failing repeat makes Playwright exit 1: the report says which.
+    if (!fs.existsSync(output)) throw new ListingError(`the burn-in of new tests failed: ${String((error as Error).message).split('\n').slice(-3).join(' ')}`);
+  }
+  return (JSON.parse(fs.readFileSync(output, 'utf8')) as RepeatsReport).tests;
 }
 
 /** `outputDir`: where Playwright writes test-results, a folder of the runner's (the suite's own folder may not be writable). */
