@@ -8,7 +8,7 @@ import { attempt, listedTest } from './helpers/attempts.ts';
 import { throwawayDatabase } from './helpers/database.ts';
 import { client } from './helpers/http.ts';
 import { EXAMPLES, ROOT } from './helpers/playwright.ts';
-import { freePort, type ServerProcess, waitForHealth } from './helpers/process.ts';
+import { freePort, type ServerProcess, serverProcess, waitForHealth } from './helpers/process.ts';
 import {
   installedProctor,
   npxProctor,
@@ -210,10 +210,9 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const playwright = serverProcess(child);
+    const exitCode = await playwright.exited;
+    const output = playwright.output();
     // The sample suite has a failing test: Playwright exits 1, and the reporter does not change that.
     expect(exitCode, output).toBe(1);
 

@@ -5,6 +5,7 @@ import { chromium } from '@playwright/test';
 import { expect } from 'vitest';
 import { client } from './http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, REPORTER, reporterEnv, ROOT, videoEnv } from './playwright.ts';
+import { serverProcess } from './process.ts';
 import { waitForRun } from './runs.ts';
 
 // A suite of its own, inside the repository so that it resolves @playwright/test: a test that fails
@@ -124,10 +125,9 @@ export async function runArtifactsSuite(serverUrl: string, key: string): Promise
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const playwright = serverProcess(child);
+  const exitCode = await playwright.exited;
+  const output = playwright.output();
   const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as JsonSuite;
   const api = client(serverUrl, key);
   const [listed] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
