@@ -2,6 +2,7 @@
 // layer (README, Layout). A feature is a layer of its own, ranked so that the features a feature
 // builds on stand below it; a new feature goes above everything it uses.
 const features = [
+  'dashboard',
   'runs',
   'artifacts',
   'keys',
@@ -16,6 +17,7 @@ const features = [
   'testcases',
   'environments',
   'auth',
+  'sessions',
   'projects',
 ];
 

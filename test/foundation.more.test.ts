@@ -88,7 +88,7 @@ describe('the command line and the demo', () => {
     expect(await cli('analytics', 'rebuild', '--project', projectId)).toBe('rollups rebuilt');
   });
 
-  it('when npm start meets an empty database, then it makes the demo project and prints its key once', async () => {
+  it('when npm start meets an empty database, then it makes the demo project, prints its key once and a sign-in link to the dashboard', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-demo-'));
     const port = await freePort();
     // Two HTTP workers are asked for, but the embedded database serves one process.
@@ -102,6 +102,12 @@ describe('the command line and the demo', () => {
       const environments = await client(`http://127.0.0.1:${port}`, key).get('/api/environments');
       expect(environments.body.data.environments.map((e: { slug: string }) => e.slug)).toEqual(['local']);
       expect(server.output()).toContain(`curl -s -H "Authorization: Bearer ${key}" http://localhost:${port}/api/environments`);
+      const link = new RegExp(`http://localhost:${port}/sign-in/link\\?token=[\\w-]+`).exec(server.output())?.[0] as string;
+      const signedIn = await fetch(link.replace('localhost', '127.0.0.1'), { redirect: 'manual' });
+      expect(signedIn.status).toBe(303);
+      const cookie = (signedIn.headers.get('set-cookie') as string).split(';')[0] as string;
+      const projects = await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie } });
+      expect(await projects.text()).toContain('>Demo</a>');
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;

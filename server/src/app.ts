@@ -19,6 +19,7 @@ import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
 import { flakyRoutes } from './flaky/index.ts';
+import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { lookUpBranches } from './toolchain/repository.ts';
 
@@ -46,6 +47,7 @@ export function createApp(input: AppInput) {
   analyticsRoutes(ctx, deps);
   flakyRoutes(ctx, deps);
   keyRoutes(ctx, deps.sql);
+  dashboardRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   const openApiDocument = () => (document ??= generateDocument(registry, deps.config.publicUrl));
@@ -57,7 +59,7 @@ export function createApp(input: AppInput) {
   app.use(requestLogging(deps.logger));
   app.use(securityHeaders);
   app.use(open);
-  app.use('/api', authenticate(deps.sql), jsonBody(deps.config.bodyLimit));
+  app.use('/api', authenticate(deps.sql, deps.clock), jsonBody(deps.config.bodyLimit));
   app.use(api);
   app.use(unknownPath);
   app.use(errorMiddleware);

@@ -12,6 +12,7 @@ import { createLogger } from './logger.ts';
 import { migrate } from './migrate.ts';
 import { addMember, createProject, getProject, removeMember } from './projects/store.ts';
 import { startServer } from './server.ts';
+import { createLoginLink } from './sessions/store.ts';
 import { chatAccountSchema, newUserSchema, scmAccountSchema } from './users/schema.ts';
 import { createUser, linkAccount, userExists } from './users/store.ts';
 
@@ -22,6 +23,7 @@ const USAGE = `usage: proctor <command>
   user create --email E --name N
   member add --project P --user U
   user link --user U (--chat JSON | --scm JSON)
+  user login-link --user U                      a one-time dashboard sign-in URL (15 minutes), alone on stdout
   member remove --project P --user U
   key create (--project P | --user U) [--scope read|report|admin]   admin unless given
   key list (--project P | --user U)             the keys' ids, scopes and dates, never secrets
@@ -144,6 +146,11 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         else if (flags.scm) await linkAccount(sql, userId, { kind: 'scm', account: parseJsonFlag(scmAccountSchema, flags.scm, 'scm') });
         else throw new UsageError('give --chat JSON or --scm JSON');
         return 'ok';
+      }
+      case 'user login-link': {
+        const userId = required(flags, 'user');
+        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
+        return `${loadConfig().publicUrl}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`;
       }
       case 'member remove': {
         const projectId = projectIdFlag(flags);

@@ -2,10 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKey } from './auth/store.ts';
+import { createUser } from './users/store.ts';
 import { type Config, workRootOf } from './config.ts';
 import { ADVISORY_LOCK, type Sql } from './db.ts';
 import { createEnvironment } from './environments/store.ts';
-import { countProjects, createProject } from './projects/store.ts';
+import { addMember, countProjects, createProject } from './projects/store.ts';
+import { createLoginLink, LOGIN_LINK_MINUTES } from './sessions/store.ts';
 import { runnerModules, unreachableAncestor } from './toolchain/staging.ts';
 
 export const EXAMPLES_DIR = fileURLToPath(new URL('../examples/', import.meta.url));
@@ -27,7 +29,7 @@ function sampleSuite(config: Config): string {
 
 /**
  * On the first start with an empty database: a demo project whose test repository is the sample
- * suite, a `local` environment, and its key, printed once.
+ * suite, a `local` environment, its key, printed once, and a demo user with a sign-in link.
  */
 export async function seedDemo(sql: Sql, config: Config, port: number): Promise<void> {
   const seeded = await sql.begin(async (tx) => {
@@ -43,7 +45,11 @@ export async function seedDemo(sql: Sql, config: Config, port: number): Promise<
       scheduled_trigger: null,
       burn_in_repeats: 0,
     });
-    return { suite, projectId: project.id, key: await createKey(tx, { projectId: project.id }) };
+    // A person to look at it in the dashboard, with a sign-in link valid for the next minutes.
+    const userId = await createUser(tx, { email: 'demo@proctor.invalid', name: 'Demo user', picture: '' });
+    await addMember(tx, project.id, userId);
+    const loginToken = await createLoginLink(tx, userId, new Date());
+    return { suite, projectId: project.id, key: await createKey(tx, { projectId: project.id }), loginToken };
   });
   if (!seeded) return;
   const base = config.publicUrl.includes(`:${config.port}`) ? config.publicUrl : `http://localhost:${port}`;
@@ -56,6 +62,10 @@ export async function seedDemo(sql: Sql, config: Config, port: number): Promise<
       `  ${seeded.key}`,
       '',
       `Try: curl -s -H "Authorization: Bearer ${seeded.key}" ${base}/api/environments`,
+      '',
+      `The dashboard, signed in as the demo user (the link works once, within ${LOGIN_LINK_MINUTES} minutes):`,
+      '',
+      `  ${base}/sign-in/link?token=${seeded.loginToken}`,
       '',
     ].join('\n'),
   );

@@ -1,5 +1,8 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
+import { findSession, readCookie, SESSION_COOKIE } from '../sessions/index.ts';
 import type { Principal, Scope } from '../http/access.ts';
 import { HttpError } from '../http/errors.ts';
 import { isMember, userProjectIds } from '../projects/index.ts';
@@ -38,12 +41,43 @@ async function resolveScope(sql: Sql, token: string, headerProject: number | nul
   );
 }
 
-/** Resolves the bearer key and `x-project-id` into the request's scope. */
-export function authenticate(sql: Sql): RequestHandler {
+/** A person signed in to the dashboard acts as a member may, in a project they belong to. */
+async function sessionScope(sql: Sql, userId: string, headerProject: number | null): Promise<Scope> {
+  const principal: Principal = { kind: 'user', keyId: 'session', userId, scope: 'admin' };
+  if (headerProject === null) throw new HttpError(400, 'header.x-project-id: required when signed in to the dashboard');
+  if (!(await isMember(sql, headerProject, userId))) throw new HttpError(404, 'project not found');
+  return { projectId: headerProject, principal };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Resolves the bearer key and `x-project-id` into the request's scope; with no key, the dashboard
+ * session of the cookie, whose calls that change anything must carry its CSRF token in
+ * `x-csrf-token` (a page of another site can send the cookie, never the token).
+ */
+export function authenticate(sql: Sql, clock: Clock): RequestHandler {
   return async (req, res, next) => {
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
+    const authorization = req.get('authorization');
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    const cookie = authorization === undefined ? readCookie(req.get('cookie'), SESSION_COOKIE) : null;
+    if (!token && cookie) {
+      const session = await findSession(sql, cookie, clock());
+      if (!session) throw new HttpError(401, 'the session has ended: sign in again');
+      if (!SAFE_METHODS.has(req.method) && !csrfMatches(req.get('x-csrf-token'), session.csrfToken)) {
+        throw new HttpError(403, 'header.x-csrf-token: missing or not this session\'s');
+      }
+      res.locals.scope = await sessionScope(sql, session.userId, parseProjectHeader(req.get('x-project-id')));
+      return next();
+    }
     if (!token) throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
     res.locals.scope = await resolveScope(sql, token, parseProjectHeader(req.get('x-project-id')));
     next();
   };
+}
+
+function csrfMatches(given: string | undefined, expected: string): boolean {
+  const a = Buffer.from(given ?? '');
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -1,3 +1,3 @@
 // What other features and the jobs layer may use of environments.
-export { getEnvironment, getEnvironmentBySlug, recordRepositoryListing } from './store.ts';
+export { getEnvironment, getEnvironmentBySlug, listEnvironments, recordRepositoryListing } from './store.ts';
 export { beatSync, type ClaimedSync, claimSync, finishSync } from './syncs.ts';

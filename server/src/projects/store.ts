@@ -48,3 +48,11 @@ export async function userProjectIds(sql: Tx, userId: string): Promise<number[]>
     select project_id from memberships where user_id = ${userId} order by project_id limit 2`;
   return rows.map((row) => row.project_id);
 }
+
+/** The projects a person belongs to, by name. */
+export async function projectsOfUser(sql: Tx, userId: string): Promise<Project[]> {
+  return sql<Project[]>`
+    select p.id, p.name, p.repo_url, p.repo_name, p.created_at
+    from projects p join memberships m on m.project_id = p.id
+    where m.user_id = ${userId} order by p.name, p.id`;
+}

@@ -1,5 +1,8 @@
-// What the jobs layer may use of runs: the queue, a run's execution, and its end.
+// What the jobs layer and the dashboard may use of runs: the queue, a run's execution and its end,
+// and the runs of a project as the API lists them.
 export { resolveBranch } from './branch.ts';
 export { failRun } from './finish.ts';
 export { endShard } from './ingest.ts';
 export { type ClaimedRun, claimRun, createPendingRun, heartbeat, lostRunIds, recordBranch, recordHeadSha } from './record.ts';
+export { presentRun } from './present.ts';
+export { listRuns, type RunRow } from './store.ts';

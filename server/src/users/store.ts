@@ -38,3 +38,9 @@ export async function userExists(sql: Tx, userId: string): Promise<boolean> {
   const [row] = await sql`select 1 from users where id = ${userId}`;
   return row !== undefined;
 }
+
+/** Who a person is, as the dashboard greets them. */
+export async function getUserName(sql: Tx, userId: string): Promise<{ name: string; email: string } | null> {
+  const [row] = await sql<{ name: string; email: string }[]>`select name, email from users where id = ${userId}`;
+  return row ?? null;
+}

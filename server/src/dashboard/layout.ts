@@ -1,0 +1,56 @@
+import { escapeXml as e } from '../xml.ts';
+
+/** Pages style themselves inline, run only Proctor's own script, and post forms only to Proctor. */
+export const DASHBOARD_POLICY =
+  "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** The signed-in person a page is rendered for. */
+export interface Viewer {
+  userId: string;
+  name: string;
+  email: string;
+  csrfToken: string;
+}
+
+export const STATE_COLOURS: Record<string, string> = {
+  passed: '#1a7f37',
+  failed: '#cf222e',
+  error: '#9a6700',
+  cancelled: '#57606a',
+  running: '#0969da',
+  queued: '#0969da',
+  pending: '#0969da',
+};
+
+const STYLE = `
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328}
+header{display:flex;gap:1rem;align-items:center;padding:.6rem 1.5rem;background:#f6f8fa;border-bottom:1px solid #d0d7de}
+header nav{display:flex;gap:1rem;flex:1} header a{color:#1f2328;text-decoration:none;font-weight:600}
+header form{margin:0} button{font:inherit;padding:.25rem .75rem;border:1px solid #8c959f;border-radius:6px;background:#fff;cursor:pointer}
+main{max-width:1100px;margin:1.5rem auto;padding:0 1rem} h1{font-size:1.4rem;margin:0 0 1rem}
+table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
+a{color:#0550ae} .muted{color:#57606a} .state{color:#fff;border-radius:1rem;padding:.05rem .6rem;font-size:.85rem;white-space:nowrap}
+form.filters{display:flex;gap:.75rem;flex-wrap:wrap;align-items:end;margin-bottom:1rem} label{display:flex;flex-direction:column;font-size:.85rem;color:#57606a}
+select,input{font:inherit;padding:.2rem .4rem;border:1px solid #8c959f;border-radius:6px;color:#1f2328}
+.empty{padding:2rem;text-align:center;color:#57606a;border:1px dashed #d0d7de;border-radius:6px}
+`;
+
+export function stateBadge(state: string): string {
+  return `<span class="state" style="background:${STATE_COLOURS[state] ?? '#57606a'}">${e(state)}</span>`;
+}
+
+/** A whole page: the header (projects, the project's sections, sign out) and `body`. */
+export function layout(input: { title: string; viewer: Viewer | null; project?: { id: number; name: string }; body: string; live?: boolean }): string {
+  const { viewer, project } = input;
+  const nav = viewer
+    ? `<nav aria-label="Main"><a href="/">Projects</a>${project ? `<a href="/projects/${project.id}/runs">${e(project.name)}: runs</a>` : ''}</nav>
+<span class="muted">${e(viewer.name || viewer.email)}</span>
+<form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${e(viewer.csrfToken)}"><button type="submit">Sign out</button></form>`
+    : '<nav aria-label="Main"><a href="/">Proctor</a></nav>';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+${viewer ? `<meta name="csrf-token" content="${e(viewer.csrfToken)}">` : ''}
+<title>${e(input.title)} · Proctor</title><style>${STYLE}</style>
+${input.live ? '<script src="/assets/dashboard.js" defer></script>' : ''}
+</head><body><header>${nav}</header><main>${input.body}</main></body></html>`;
+}

@@ -1,0 +1,76 @@
+import type { Project } from '../projects/index.ts';
+import type { RunRow } from '../runs/index.ts';
+import { escapeXml as e } from '../xml.ts';
+import { layout, stateBadge, type Viewer } from './layout.ts';
+
+export function signInPage(next: string, problem: string | null): string {
+  const body = `<h1>Sign in to Proctor</h1>
+${problem ? `<p role="alert"><strong>${e(problem)}</strong></p>` : ''}
+<p>Ask an administrator for a sign-in link, or make one on the server:</p>
+<pre>proctor user login-link --user &lt;user id&gt;</pre>
+<p class="muted">A link signs you in once, within 15 minutes of being made.</p>
+${next !== '/' ? `<p class="muted">You will be taken back to <code>${e(next)}</code>.</p>` : ''}`;
+  return layout({ title: 'Sign in', viewer: null, body });
+}
+
+export function projectsPage(viewer: Viewer, projects: Project[]): string {
+  const rows = projects
+    .map((p) => `<tr><td><a href="/projects/${p.id}/runs">${e(p.name)}</a></td><td class="muted">${e(p.repo_name)}</td></tr>`)
+    .join('');
+  const body =
+    projects.length === 0
+      ? '<h1>Projects</h1><p class="empty">You are not a member of any project yet: a member of one adds you.</p>'
+      : `<h1>Projects</h1><table><thead><tr><th scope="col">Project</th><th scope="col">Repository</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return layout({ title: 'Projects', viewer, body });
+}
+
+export interface RunsView {
+  project: Project;
+  runs: RunRow[];
+  environments: { slug: string; name: string }[];
+  filter: { environment?: string; branch?: string; state?: string };
+  /** Each run's page (its signed summary URL, a path of this origin). */
+  linkOf: (run: RunRow) => string;
+  /** The API call that lists the same runs, for the live update. */
+  liveUrl: string;
+}
+
+const STATES = ['pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled'];
+const UNDER_WAY = new Set(['pending', 'queued', 'running']);
+
+function option(value: string, label: string, selected: string | undefined): string {
+  return `<option value="${e(value)}"${value === (selected ?? '') ? ' selected' : ''}>${e(label)}</option>`;
+}
+
+function when(date: Date): string {
+  return date.toISOString().replace('T', ' ').slice(0, 16);
+}
+
+function runRow(run: RunRow, link: string): string {
+  const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky`;
+  return `<tr data-run="${run.id}"><td><a href="${e(link)}">#${run.id}</a></td><td>${stateBadge(run.state)}</td>
+<td>${e(run.environment_name)}</td><td>${e(run.test_run_branch ?? '')}</td><td class="muted">${e((run.test_run_head_sha ?? run.commit ?? '').slice(0, 10))}</td>
+<td>${counts}</td><td class="muted">${when(run.created_at)}</td></tr>`;
+}
+
+/** The fingerprint of what the list shows: the script reloads when the API's differs. */
+export function runsFingerprint(runs: RunRow[]): string {
+  return runs.map((r) => `${r.id}:${r.state}:${r.total_count}`).join(',');
+}
+
+export function runsPage(viewer: Viewer, view: RunsView): string {
+  const { project, runs, filter } = view;
+  const live = runs.some((run) => UNDER_WAY.has(run.state));
+  const filters = `<form class="filters" method="get" role="search" aria-label="Filter runs">
+<label>Environment<select name="environment">${option('', 'all', filter.environment)}${view.environments.map((env) => option(env.slug, env.name, filter.environment)).join('')}</select></label>
+<label>Branch<input name="branch" value="${e(filter.branch ?? '')}" placeholder="any"></label>
+<label>State<select name="state">${option('', 'any', filter.state)}${STATES.map((s) => option(s, s, filter.state)).join('')}</select></label>
+<button type="submit">Filter</button></form>`;
+  const table =
+    runs.length === 0
+      ? '<p class="empty">No run matches.</p>'
+      : `<table${live ? ` data-live-url="${e(view.liveUrl)}" data-project="${project.id}" data-fingerprint="${e(runsFingerprint(runs))}"` : ''}>
+<thead><tr><th scope="col">Run</th><th scope="col">State</th><th scope="col">Environment</th><th scope="col">Branch</th><th scope="col">Commit</th><th scope="col">Tests</th><th scope="col">Created (UTC)</th></tr></thead>
+<tbody>${runs.map((run) => runRow(run, view.linkOf(run))).join('')}</tbody></table>`;
+  return layout({ title: `Runs · ${project.name}`, viewer, project, body: `<h1>Runs of ${e(project.name)}</h1>${filters}${table}`, live });
+}

@@ -1,0 +1,31 @@
+import type { Request, Response } from 'express';
+import type { AppDeps } from '../context.ts';
+import { findSession, readCookie, SESSION_COOKIE } from '../sessions/index.ts';
+import { getUserName } from '../users/index.ts';
+import { DASHBOARD_POLICY, type Viewer } from './layout.ts';
+
+/** The person signed in with the request's cookie; null when nobody is. */
+export async function viewerOf(deps: Pick<AppDeps, 'sql' | 'clock'>, req: Request): Promise<Viewer | null> {
+  const cookie = readCookie(req.get('cookie'), SESSION_COOKIE);
+  if (!cookie) return null;
+  const session = await findSession(deps.sql, cookie, deps.clock());
+  if (!session) return null;
+  const user = await getUserName(deps.sql, session.userId);
+  return user ? { userId: session.userId, name: user.name, email: user.email, csrfToken: session.csrfToken } : null;
+}
+
+/** The signed-in person, or a redirect to sign in (null: the answer is sent). */
+export async function requireViewer(deps: Pick<AppDeps, 'sql' | 'clock'>, req: Request, res: Response): Promise<Viewer | null> {
+  const viewer = await viewerOf(deps, req);
+  if (!viewer) res.redirect(303, `/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
+  return viewer;
+}
+
+/** Sends a page: HTML, never cached, under the dashboard's policy. */
+export function sendPage(res: Response, html: string, status = 200): void {
+  res.status(status);
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-security-policy', DASHBOARD_POLICY);
+  res.send(html);
+}

@@ -1,0 +1,26 @@
+import { SESSION_DAYS } from './store.ts';
+
+/** The cookie that carries a dashboard session's secret. */
+export const SESSION_COOKIE = 'proctor_session';
+
+/** A cookie's value from a request's Cookie header; null when absent. */
+export function readCookie(header: string | undefined, name: string): string | null {
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return null;
+}
+
+/**
+ * The Set-Cookie of a session: out of reach of scripts (HttpOnly), sent on top-level navigation
+ * from elsewhere but not on cross-site posts (SameSite=Lax), and only over HTTPS when the service
+ * is served on it.
+ */
+export function sessionCookie(value: string, secure: boolean): string {
+  return [`${SESSION_COOKIE}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${SESSION_DAYS * 86_400}`, ...(secure ? ['Secure'] : [])].join('; ');
+}
+
+export function clearedSessionCookie(secure: boolean): string {
+  return [`${SESSION_COOKIE}=`, 'Path=/', 'HttpOnly', 'SameSite=Lax', 'Max-Age=0', ...(secure ? ['Secure'] : [])].join('; ');
+}

@@ -1,0 +1,172 @@
+import { type Browser, chromium, type Page } from '@playwright/test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLoginLink } from '../server/src/sessions/store.ts';
+import { attemptsOf, listedTest } from './helpers/attempts.ts';
+import { seriousViolations } from './helpers/axe.ts';
+import { client } from './helpers/http.ts';
+import { CHROMIUM_LAUNCH_OPTIONS } from './helpers/playwright.ts';
+import { spawnProctor } from './helpers/process.ts';
+import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, testId, type TestServer } from './helpers/server.ts';
+
+// The dashboard in real Chromium: a person signs in by a one-time link, sees their projects and
+// their runs, and signs out.
+let server: TestServer;
+let browser: Browser;
+let projectId: number;
+let otherProjectId: number;
+let userId: string;
+let api: ReturnType<typeof client>;
+const clock = new TestClock('live');
+
+beforeAll(async () => {
+  server = await startTestServer({ clock });
+  const project = await seedProject(server.sql, 'Shop');
+  projectId = project.projectId;
+  api = client(server.url, project.key);
+  await seedEnvironment(server.sql, projectId, 'staging');
+  await seedEnvironment(server.sql, projectId, 'production');
+  otherProjectId = (await seedProject(server.sql, 'Elsewhere')).projectId;
+  userId = (await seedUser(server.sql, [projectId])).userId;
+  browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** A run reported through the API: `ended` ends it passed. */
+async function reportRun(environment: string, branch: string, ended: boolean): Promise<number> {
+  const runId = (await api.post('/api/test-runs/report', { environment, branch })).body.data.test_run.id as number;
+  await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1))], complete: true });
+  if (ended) await endRun(runId);
+  return runId;
+}
+
+async function endRun(runId: number): Promise<void> {
+  await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: attemptsOf(testId(1), 'expected') });
+  await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed' });
+}
+
+async function signedInPage(): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  const token = await createLoginLink(server.sql, userId, clock.now);
+  await page.goto(`${server.url}/sign-in/link?token=${token}`);
+  return page;
+}
+
+describe('signing in', () => {
+  it('when a signed-out visitor opens the dashboard, then they are sent to sign in', async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs`);
+    expect(new URL(page.url()).pathname).toBe('/sign-in');
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in to Proctor' }).count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('when the CLI makes a sign-in link, then it prints the URL alone, which signs in once and lands on the projects', async () => {
+    const cli = spawnProctor(['user', 'login-link', '--user', userId], { DATABASE_URL: server.db.url, PUBLIC_URL: server.url });
+    expect(await cli.exited).toBe(0);
+    const url = cli.output().trim();
+    expect(url).toMatch(new RegExp(`^${server.url}/sign-in/link\\?token=[\\w-]{43}$`));
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(url);
+    expect(new URL(page.url()).pathname).toBe('/');
+    await expect.poll(() => page.getByRole('link', { name: 'Shop' }).count()).toBe(1);
+    expect(await page.getByText('Elsewhere').count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: 'proctor_session', httpOnly: true, sameSite: 'Lax', secure: false });
+
+    const again = await (await browser.newContext()).newPage();
+    const response = await again.goto(url);
+    expect(response?.status()).toBe(400);
+    expect(await again.getByRole('alert').textContent()).toContain('This sign-in link has been used, has expired');
+  });
+
+  it('when a link is older than 15 minutes, then it is refused', async () => {
+    const token = await createLoginLink(server.sql, userId, new Date(Date.now() - 16 * 60_000));
+    const response = await fetch(`${server.url}/sign-in/link?token=${token}`, { redirect: 'manual' });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('when the service is served on https, then the session cookie is Secure', async () => {
+    const https = await startTestServer({ env: { PUBLIC_URL: 'https://proctor.example.com' } });
+    try {
+      const { userId: person } = await seedUser(https.sql, []);
+      const token = await createLoginLink(https.sql, person, new Date());
+      const response = await fetch(`${https.url}/sign-in/link?token=${token}`, { redirect: 'manual' });
+      expect(response.status).toBe(303);
+      expect(response.headers.get('set-cookie')).toMatch(/^proctor_session=[\w%-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+    } finally {
+      await https.close();
+    }
+  });
+});
+
+describe('the runs of a project', () => {
+  it('when runs are filtered by environment, branch and state, then only those are listed, newest first', async () => {
+    const older = await reportRun('staging', 'main', true);
+    const newer = await reportRun('staging', 'main', true);
+    await reportRun('production', 'main', true);
+    await reportRun('staging', 'feature/x', true);
+    const page = await signedInPage();
+    await page.getByRole('link', { name: 'Shop' }).click();
+    await page.getByLabel('Environment').selectOption('staging');
+    await page.getByLabel('Branch').fill('main');
+    await page.getByLabel('State').selectOption('passed');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/environment=staging/);
+    const listed = await page.locator('tbody tr').evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('data-run'))));
+    expect(listed).toEqual([newer, older]);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('when a run is under way, then its row updates by itself once it ends', async () => {
+    const runId = await reportRun('production', 'live', false);
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs?branch=live`);
+    const row = page.locator(`tr[data-run="${runId}"]`);
+    expect(await row.locator('.state').textContent()).toBe('running');
+    await endRun(runId);
+    await expect.poll(() => row.locator('.state').textContent(), { timeout: 15_000 }).toBe('passed');
+  });
+
+  it("when another project's runs are asked for, then the page does not exist for this person", async () => {
+    const page = await signedInPage();
+    const response = await page.goto(`${server.url}/projects/${otherProjectId}/runs`);
+    expect(response?.status()).toBe(404);
+  });
+});
+
+describe('forged requests and signing out', () => {
+  it('when a call that changes something comes with the session but without its CSRF token, then it is refused', async () => {
+    const token = await createLoginLink(server.sql, userId, clock.now);
+    const signIn = await fetch(`${server.url}/sign-in/link?token=${token}`, { redirect: 'manual' });
+    const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string;
+    const page = await fetch(`${server.url}/`, { headers: { cookie } });
+    const csrf = /name="csrf-token" content="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const snooze = { test_ids: [testId(1)], snooze_until: new Date(Date.now() + 3_600_000).toISOString() };
+    const headers = { cookie, 'content-type': 'application/json', 'x-project-id': String(projectId) };
+    const forged = await fetch(`${server.url}/api/snoozes`, { method: 'POST', headers, body: JSON.stringify(snooze) });
+    expect(forged.status).toBe(403);
+    expect((await forged.json()).error.message).toContain('x-csrf-token');
+    const made = await fetch(`${server.url}/api/snoozes`, { method: 'POST', headers: { ...headers, 'x-csrf-token': csrf }, body: JSON.stringify(snooze) });
+    expect(made.status).toBe(200);
+    const elsewhere = await fetch(`${server.url}/api/snoozes`, { headers: { cookie, 'x-project-id': String(otherProjectId) } });
+    expect(elsewhere.status).toBe(404);
+    const signOut = await fetch(`${server.url}/sign-out`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: '_csrf=wrong', redirect: 'manual' });
+    expect(signOut.status).toBe(403);
+    expect((await fetch(`${server.url}/`, { headers: { cookie }, redirect: 'manual' })).status).toBe(200);
+  });
+
+  it('when a person signs out, then the session ends and the dashboard sends them to sign in', async () => {
+    const page = await signedInPage();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in$/);
+    await page.goto(`${server.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/sign-in');
+  });
+});
