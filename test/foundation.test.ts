@@ -213,6 +213,17 @@ describe('system', () => {
     expect(loadConfig({}).httpWorkers).toBe('auto');
   });
 
+  it('when OpenID Connect is configured, then all three settings are needed', () => {
+    expect(loadConfig({}).oidc).toBeNull();
+    expect(() => loadConfig({ PROCTOR_OIDC_ISSUER: 'https://id.example.com' })).toThrow('set all three, or none');
+    expect(() => loadConfig({ PROCTOR_OIDC_ISSUER: 'ftp://id.example.com', PROCTOR_OIDC_CLIENT_ID: 'a', PROCTOR_OIDC_CLIENT_SECRET: 'b' })).toThrow(/PROCTOR_OIDC_ISSUER/);
+    expect(loadConfig({ PROCTOR_OIDC_ISSUER: 'https://id.example.com', PROCTOR_OIDC_CLIENT_ID: 'a', PROCTOR_OIDC_CLIENT_SECRET: 'b' }).oidc).toEqual({
+      issuer: 'https://id.example.com',
+      clientId: 'a',
+      clientSecret: 'b',
+    });
+  });
+
   it('when a bucket is configured, then its settings are read with the standard AWS variables, and an endpoint without a bucket is refused', () => {
     expect(loadConfig({}).s3).toBeNull();
     expect(() => loadConfig({ PROCTOR_S3_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow('PROCTOR_S3_BUCKET: required when PROCTOR_S3_ENDPOINT is set');

@@ -30,6 +30,9 @@ const envSchema = z.object({
   PROCTOR_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_S3_REGION: z.string().min(1).optional(),
   PROCTOR_S3_PREFIX: z.string().regex(/^[A-Za-z0-9._/-]*$/, 'may hold letters, digits, . _ - and /').default(''),
+  PROCTOR_OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  PROCTOR_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  PROCTOR_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -50,6 +53,13 @@ export interface S3Settings {
   prefix: string;
   /** From AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; null: the SDK's own chain (profile, instance role...). */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
+/** An OpenID Connect provider people sign in to the dashboard with. */
+export interface OidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
 }
 
 export interface Config {
@@ -75,6 +85,8 @@ export interface Config {
   demo: boolean;
   /** Null: uploaded bytes live under the data directory. Credentials come from the standard AWS variables. */
   s3: S3Settings | null;
+  /** Null: people sign in with one-time links only. */
+  oidc: OidcSettings | null;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -114,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runnerUser: e.PROCTOR_RUNNER_USER,
     demo: e.PROCTOR_DEMO === 'true',
     s3: s3Settings(e, cleaned),
+    oidc: oidcSettings(e),
     logLevel: e.LOG_LEVEL,
   };
 }
@@ -134,6 +147,15 @@ function s3Settings(e: Env, aws: Record<string, string | undefined>): S3Settings
         ? { accessKeyId: aws.AWS_ACCESS_KEY_ID, secretAccessKey: aws.AWS_SECRET_ACCESS_KEY, ...(aws.AWS_SESSION_TOKEN ? { sessionToken: aws.AWS_SESSION_TOKEN } : {}) }
         : null,
   };
+}
+
+function oidcSettings(e: Env): OidcSettings | null {
+  const given = [e.PROCTOR_OIDC_ISSUER, e.PROCTOR_OIDC_CLIENT_ID, e.PROCTOR_OIDC_CLIENT_SECRET];
+  if (given.every((value) => value === undefined)) return null;
+  if (given.some((value) => value === undefined)) {
+    throw new ConfigError('invalid configuration: PROCTOR_OIDC_ISSUER, PROCTOR_OIDC_CLIENT_ID and PROCTOR_OIDC_CLIENT_SECRET: set all three, or none');
+  }
+  return { issuer: e.PROCTOR_OIDC_ISSUER as string, clientId: e.PROCTOR_OIDC_CLIENT_ID as string, clientSecret: e.PROCTOR_OIDC_CLIENT_SECRET as string };
 }
 
 export function randomSecret(): string {

@@ -32,6 +32,7 @@ table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid #d0d7de
 a{color:#0550ae} .muted{color:#57606a} .state{color:#fff;border-radius:1rem;padding:.05rem .6rem;font-size:.85rem;white-space:nowrap}
 form.filters{display:flex;gap:.75rem;flex-wrap:wrap;align-items:end;margin-bottom:1rem} label{display:flex;flex-direction:column;font-size:.85rem;color:#57606a}
 select,input{font:inherit;padding:.2rem .4rem;border:1px solid #8c959f;border-radius:6px;color:#1f2328}
+a.button{display:inline-block;padding:.4rem 1rem;border-radius:6px;background:#1f6feb;color:#fff;text-decoration:none;font-weight:600}
 .empty{padding:2rem;text-align:center;color:#57606a;border:1px dashed #d0d7de;border-radius:6px}
 `;
 

@@ -3,9 +3,12 @@ import type { RunRow } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
 import { layout, stateBadge, type Viewer } from './layout.ts';
 
-export function signInPage(next: string, problem: string | null): string {
+export function signInPage(next: string, problem: string | null, provider: { name: string } | null): string {
+  const oidc = provider
+    ? `<p><a class="button" href="/sign-in/oidc?next=${encodeURIComponent(next)}">Sign in with ${e(provider.name)}</a></p><p class="muted">Or with a sign-in link:</p>`
+    : '';
   const body = `<h1>Sign in to Proctor</h1>
-${problem ? `<p role="alert"><strong>${e(problem)}</strong></p>` : ''}
+${problem ? `<p role="alert"><strong>${e(problem)}</strong></p>` : ''}${oidc}
 <p>Ask an administrator for a sign-in link, or make one on the server:</p>
 <pre>proctor user login-link --user &lt;user id&gt;</pre>
 <p class="muted">A link signs you in once, within 15 minutes of being made.</p>

@@ -1,4 +1,3 @@
-import express from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { listEnvironments } from '../environments/index.ts';
@@ -7,22 +6,16 @@ import { positiveId } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject, isMember, projectsOfUser } from '../projects/index.ts';
 import { listRuns, presentRun } from '../runs/index.ts';
-import { clearedSessionCookie, consumeLoginLink, createSession, deleteSession, readCookie, SESSION_COOKIE, sessionCookie } from '../sessions/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
-import { projectsPage, runsPage, signInPage } from './pages.ts';
-import { requireViewer, sendPage, viewerOf } from './viewer.ts';
+import { projectsPage, runsPage } from './pages.ts';
+import { signInRoutes } from './signin.ts';
+import { requireViewer, sendPage } from './viewer.ts';
 
 const TAG = 'Dashboard';
 const RUNS_PER_PAGE = 50;
 
-/** Where to go after signing in: a path of this origin only, never another site. */
-function localPath(next: string | undefined): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\\\') ? next : '/';
-}
-
 export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config } = deps;
-  const secure = config.publicUrl.startsWith('https://');
 
   ctx.open.get('/assets/dashboard.js', (_req, res) => {
     res.setHeader('content-type', 'text/javascript; charset=utf-8');
@@ -30,49 +23,7 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
     res.send(DASHBOARD_SCRIPT);
   });
 
-  addRoute(ctx, {
-    method: 'get',
-    path: '/sign-in',
-    tag: TAG,
-    summary: 'The sign-in page',
-    public: true,
-    query: z.object({ next: z.string().max(2000).optional() }).strict(),
-    produces: 'text/html',
-    handler: async ({ query, req, res }) => {
-      if (await viewerOf(deps, req)) return res.redirect(303, localPath(query.next));
-      sendPage(res, signInPage(localPath(query.next), null));
-    },
-  });
-
-  addRoute(ctx, {
-    method: 'get',
-    path: '/sign-in/link',
-    tag: TAG,
-    summary: 'Sign in with a one-time link (`proctor user login-link`): valid 15 minutes, once',
-    public: true,
-    query: z.object({ token: z.string().min(1).max(200), next: z.string().max(2000).optional() }).strict(),
-    produces: 'text/html',
-    handler: async ({ query, res }) => {
-      const now = clock();
-      const userId = await consumeLoginLink(sql, query.token, now);
-      if (!userId) return sendPage(res, signInPage('/', 'This sign-in link has been used, has expired, or is not one: ask for a new one.'), 400);
-      const { cookie } = await createSession(sql, userId, now);
-      res.setHeader('set-cookie', sessionCookie(cookie, secure));
-      res.redirect(303, localPath(query.next));
-    },
-  });
-
-  // A form post (the header's button): its body is the CSRF token, read here alone.
-  ctx.open.post('/sign-out', express.urlencoded({ extended: false, limit: '2kb' }), async (req, res) => {
-    const viewer = await viewerOf(deps, req);
-    if (viewer && (req.body as { _csrf?: string } | undefined)?._csrf !== viewer.csrfToken) {
-      return sendPage(res, signInPage('/', 'That form was not sent from this session: nothing was done.'), 403);
-    }
-    const cookie = readCookie(req.get('cookie'), SESSION_COOKIE);
-    if (cookie) await deleteSession(sql, cookie);
-    res.setHeader('set-cookie', clearedSessionCookie(secure));
-    res.redirect(303, '/sign-in');
-  });
+  signInRoutes(ctx, deps);
 
   addRoute(ctx, {
     method: 'get',

@@ -44,3 +44,15 @@ export async function getUserName(sql: Tx, userId: string): Promise<{ name: stri
   const [row] = await sql<{ name: string; email: string }[]>`select name, email from users where id = ${userId}`;
   return row ?? null;
 }
+
+/** The user an identity provider's verified email names, made when there is none (in no project). */
+export async function userForEmail(sql: Tx, input: { email: string; name: string }): Promise<string> {
+  const email = input.email.toLowerCase();
+  const [existing] = await sql<{ id: string }[]>`select id from users where lower(email) = ${email}`;
+  if (existing) return existing.id;
+  const [made] = await sql<{ id: string }[]>`
+    insert into users (id, email, name, picture) values (${randomUUID()}, ${email}, ${input.name}, '')
+    on conflict (email) do update set email = excluded.email
+    returning id`;
+  return (made as { id: string }).id;
+}
