@@ -141,6 +141,69 @@ describe('the runs of a project', () => {
   });
 });
 
+describe('a run, and acting on it', () => {
+  /** A run of `environment` whose test 2 fails and test 1 passes, ended. */
+  async function failedRun(): Promise<number> {
+    const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch: 'main' })).body.data.test_run.id as number;
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1)), listedTest(testId(2), { title: 'checkout works' })], complete: true });
+    await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [...attemptsOf(testId(1), 'expected'), ...attemptsOf(testId(2), 'unexpected', 'Error: the basket is empty')] });
+    await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' });
+    return runId;
+  }
+
+  it("when a failure is snoozed from the run page, then the snooze is the person's, and the next run with the same failure passes", async () => {
+    const runId = await failedRun();
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    await expect.poll(() => page.getByText('Error: the basket is empty').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    const row = page.locator('tr', { hasText: 'checkout works' });
+    await row.getByText('Snooze', { exact: true }).click();
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    await row.getByLabel('Until').fill(tomorrow);
+    await row.getByLabel('Reason').fill('the basket service is down');
+    await row.getByRole('button', { name: 'Snooze this test' }).click();
+    await expect.poll(async () => (await api.get('/api/snoozes')).body.data.snoozes.length).toBe(1);
+    const [snooze] = (await api.get('/api/snoozes')).body.data.snoozes;
+    expect(snooze).toMatchObject({ test_ids: [testId(2)], created_by: userId, created_from_test_run_id: runId, description: 'the basket service is down', source: 'user' });
+    expect(snooze.snooze_until).toBe(`${tomorrow}T23:59:59.000Z`);
+    const next = await failedRun();
+    expect((await api.get(`/api/test-runs/${next}`)).body.data.test_run.testRun.state).toBe('passed');
+    await page.goto(`${server.url}/projects/${projectId}/runs/${next}`);
+    expect(await page.locator('h1 .state').textContent()).toBe('passed');
+    await api.delete(`/api/snoozes/${snooze.id}`);
+  });
+
+  it('when a run under way is cancelled from its page, then it ends cancelled and the page shows it', async () => {
+    const runId = await reportRun('production', 'cancel-me', false);
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.locator('h1 .state').textContent(), { timeout: 10_000 }).toBe('cancelled');
+    expect((await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun.state).toBe('cancelled');
+  });
+
+  it('when the failed tests are rerun, then the new run holds only them and its page opens', async () => {
+    const runId = await failedRun();
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    await page.getByRole('button', { name: 'Rerun failed tests' }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/runs/(?!${runId}$)\\d+$`));
+    const rerunId = Number(new URL(page.url()).pathname.split('/').pop());
+    const [rerun] = await server.sql<{ rerun_source_id: number; test_case_ids: string[]; origin: string }[]>`
+      select rerun_source_id, test_case_ids, origin from test_runs where id = ${rerunId}`;
+    expect(rerun).toMatchObject({ rerun_source_id: runId, test_case_ids: [testId(2)], origin: 'api' });
+  });
+
+  it("when another project's run is asked for under this project, then it does not exist", async () => {
+    const other = client(server.url, (await seedProject(server.sql, 'Third')).key);
+    await other.post('/api/environments', { name: 'x', slug: 'x' });
+    const foreign = (await other.post('/api/test-runs/report', { environment: 'x' })).body.data.test_run.id;
+    const page = await signedInPage();
+    expect((await page.goto(`${server.url}/projects/${projectId}/runs/${foreign}`))?.status()).toBe(404);
+  });
+});
+
 describe('forged requests and signing out', () => {
   it('when a call that changes something comes with the session but without its CSRF token, then it is refused', async () => {
     const token = await createLoginLink(server.sql, userId, clock.now);

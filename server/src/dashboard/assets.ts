@@ -1,25 +1,79 @@
 /**
- * The dashboard's one script, served by Proctor (no CDN). A list that shows runs still under way
- * asks the API, with the session, for the same list every few seconds, and reloads once it changed.
+ * The dashboard's one script, served by Proctor (no CDN). It keeps what is under way fresh (a list
+ * of runs, a run) by asking the API with the session, and sends the pages' action forms to the
+ * API with the session's CSRF token: the same calls, and the same checks, as any API client.
  */
 export const DASHBOARD_SCRIPT = `
 (() => {
-  const live = document.querySelector('[data-live-url]');
-  if (!live) return;
-  const url = live.getAttribute('data-live-url');
-  const project = live.getAttribute('data-project');
-  const shown = live.getAttribute('data-fingerprint');
-  const poll = async () => {
-    try {
-      const response = await fetch(url, { headers: { 'x-project-id': project, accept: 'application/json' }, credentials: 'same-origin' });
-      if (response.ok) {
-        const body = await response.json();
-        const now = body.data.test_runs.map((r) => r.id + ':' + r.state + ':' + r.total_count).join(',');
-        if (now !== shown) { location.reload(); return; }
-      }
-    } catch (error) { /* the next poll tries again */ }
+  const meta = (name) => document.querySelector('meta[name="' + name + '"]')?.getAttribute('content');
+  const project = meta('project-id');
+  const api = (method, path, body) =>
+    fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: { accept: 'application/json', 'x-project-id': project, 'x-csrf-token': meta('csrf-token'), ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+
+  /** Polls until what is shown changed, then reloads the page. */
+  const watch = (read, shown) => {
+    const poll = async () => {
+      try {
+        const response = await api('GET', read.url);
+        if (response.ok && read.fingerprint(await response.json()) !== shown) return location.reload();
+      } catch (error) { /* the next poll tries again */ }
+      setTimeout(poll, 2000);
+    };
     setTimeout(poll, 2000);
   };
-  setTimeout(poll, 2000);
+  const list = document.querySelector('[data-live-url]');
+  if (list) {
+    watch({ url: list.getAttribute('data-live-url'), fingerprint: (body) => body.data.test_runs.map((r) => r.id + ':' + r.state + ':' + r.total_count).join(',') }, list.getAttribute('data-fingerprint'));
+  }
+  const run = document.querySelector('[data-live-run]');
+  if (run) {
+    watch({ url: '/api/test-runs/' + run.getAttribute('data-live-run'), fingerprint: (body) => body.data.test_run.testRun.state }, run.getAttribute('data-state'));
+  }
+
+  /** A field's value as the API wants it: data-type says how, data-optional leaves an empty one out. */
+  const valueOf = (field) => {
+    const raw = field.value;
+    switch (field.dataset.type) {
+      case 'number': return Number(raw);
+      case 'bool': return raw === 'true';
+      case 'list': return [raw];
+      case 'end-of-day': return new Date(raw + 'T23:59:59Z').toISOString();
+      default: return raw;
+    }
+  };
+  document.addEventListener('submit', async (event) => {
+    const form = event.target.closest('form[data-api]');
+    if (!form) return;
+    event.preventDefault();
+    const [method, path] = form.dataset.api.split(' ');
+    const body = {};
+    for (const field of form.elements) {
+      if (!field.name || (field.value === '' && field.dataset.optional !== undefined)) continue;
+      body[field.name] = valueOf(field);
+    }
+    const problem = form.querySelector('[role="alert"]');
+    problem.textContent = '';
+    const button = form.querySelector('button');
+    button.disabled = true;
+    try {
+      const response = await api(method, path, body);
+      const answer = await response.json().catch(() => null);
+      if (!response.ok) {
+        problem.textContent = (answer && (answer.error?.message ?? answer.error)) || 'HTTP ' + response.status;
+        return;
+      }
+      if (form.dataset.then === 'open-run') location.href = '/projects/' + project + '/runs/' + answer.data.test_run.id;
+      else location.reload();
+    } catch (error) {
+      problem.textContent = 'Proctor could not be reached: ' + error.message;
+    } finally {
+      button.disabled = false;
+    }
+  });
 })();
 `;

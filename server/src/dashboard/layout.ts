@@ -1,8 +1,15 @@
 import { escapeXml as e } from '../xml.ts';
 
-/** Pages style themselves inline, run only Proctor's own script, and post forms only to Proctor. */
-export const DASHBOARD_POLICY =
-  "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * Pages style themselves inline, run only Proctor's own script, call only Proctor and post forms
+ * only to it; screenshots and videos come from Proctor or from the bucket its downloads redirect to.
+ */
+export function dashboardPolicy(storageOrigin: string | null): string {
+  const media = storageOrigin ? `'self' ${storageOrigin}` : "'self'";
+  return `default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; img-src ${media} data:; media-src ${media}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+}
+
+export const DASHBOARD_POLICY = dashboardPolicy(null);
 
 /** The signed-in person a page is rendered for. */
 export interface Viewer {
@@ -41,7 +48,15 @@ export function stateBadge(state: string): string {
 }
 
 /** A whole page: the header (projects, the project's sections, sign out) and `body`. */
-export function layout(input: { title: string; viewer: Viewer | null; project?: { id: number; name: string }; body: string; live?: boolean }): string {
+export function layout(input: {
+  title: string;
+  viewer: Viewer | null;
+  project?: { id: number; name: string };
+  body: string;
+  /** Whether the page needs the dashboard's script: live lists, actions. */
+  script?: boolean;
+  style?: string;
+}): string {
   const { viewer, project } = input;
   const nav = viewer
     ? `<nav aria-label="Main"><a href="/">Projects</a>${project ? `<a href="/projects/${project.id}/runs">${e(project.name)}: runs</a>` : ''}</nav>
@@ -50,8 +65,8 @@ export function layout(input: { title: string; viewer: Viewer | null; project?: 
     : '<nav aria-label="Main"><a href="/">Proctor</a></nav>';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-${viewer ? `<meta name="csrf-token" content="${e(viewer.csrfToken)}">` : ''}
-<title>${e(input.title)} · Proctor</title><style>${STYLE}</style>
-${input.live ? '<script src="/assets/dashboard.js" defer></script>' : ''}
+${viewer ? `<meta name="csrf-token" content="${e(viewer.csrfToken)}">` : ''}${project ? `<meta name="project-id" content="${project.id}">` : ''}
+<title>${e(input.title)} · Proctor</title><style>${STYLE}${input.style ?? ''}</style>
+${input.script ? '<script src="/assets/dashboard.js" defer></script>' : ''}
 </head><body><header>${nav}</header><main>${input.body}</main></body></html>`;
 }

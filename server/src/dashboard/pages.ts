@@ -32,8 +32,6 @@ export interface RunsView {
   runs: RunRow[];
   environments: { slug: string; name: string }[];
   filter: { environment?: string; branch?: string; state?: string };
-  /** Each run's page (its signed summary URL, a path of this origin). */
-  linkOf: (run: RunRow) => string;
   /** The API call that lists the same runs, for the live update. */
   liveUrl: string;
 }
@@ -74,6 +72,6 @@ export function runsPage(viewer: Viewer, view: RunsView): string {
       ? '<p class="empty">No run matches.</p>'
       : `<table${live ? ` data-live-url="${e(view.liveUrl)}" data-project="${project.id}" data-fingerprint="${e(runsFingerprint(runs))}"` : ''}>
 <thead><tr><th scope="col">Run</th><th scope="col">State</th><th scope="col">Environment</th><th scope="col">Branch</th><th scope="col">Commit</th><th scope="col">Tests</th><th scope="col">Created (UTC)</th></tr></thead>
-<tbody>${runs.map((run) => runRow(run, view.linkOf(run))).join('')}</tbody></table>`;
-  return layout({ title: `Runs · ${project.name}`, viewer, project, body: `<h1>Runs of ${e(project.name)}</h1>${filters}${table}`, live });
+<tbody>${runs.map((run) => runRow(run, `/projects/${project.id}/runs/${run.id}`)).join('')}</tbody></table>`;
+  return layout({ title: `Runs · ${project.name}`, viewer, project, body: `<h1>Runs of ${e(project.name)}</h1>${filters}${table}`, script: live });
 }

@@ -5,9 +5,11 @@ import { notFound } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject, isMember, projectsOfUser } from '../projects/index.ts';
-import { listRuns, presentRun } from '../runs/index.ts';
+import { getRunById, listRuns, runDetails } from '../runs/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
+import { dashboardPolicy } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
+import { runPage } from './run-page.ts';
 import { signInRoutes } from './signin.ts';
 import { requireViewer, sendPage } from './viewer.ts';
 
@@ -15,7 +17,15 @@ const TAG = 'Dashboard';
 const RUNS_PER_PAGE = 50;
 
 export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
-  const { sql, clock, config } = deps;
+  const { sql, clock } = deps;
+  const storageOrigin = deps.storage.direct?.origin ?? null;
+
+  /** The project of the path, when the person is a member; else it does not exist for them. */
+  const projectFor = async (projectId: number, userId: string) => {
+    const project = (await isMember(sql, projectId, userId)) ? await getProject(sql, projectId) : null;
+    if (!project) throw notFound('project');
+    return project;
+  };
 
   ctx.open.get('/assets/dashboard.js', (_req, res) => {
     res.setHeader('content-type', 'text/javascript; charset=utf-8');
@@ -57,9 +67,7 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
-      // Another project's pages do not exist for this person.
-      const project = (await isMember(sql, params.projectId, viewer.userId)) ? await getProject(sql, params.projectId) : null;
-      if (!project) throw notFound('project');
+      const project = await projectFor(params.projectId, viewer.userId);
       const filter = { environment: query.environment || undefined, branch: query.branch || undefined, state: query.state || undefined };
       const { rows } = await listRuns(sql, project.id, {
         environment: filter.environment,
@@ -69,7 +77,6 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
         offset: 0,
       });
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
-      const now = clock();
       const given = Object.entries(filter).filter((entry): entry is [string, string] => entry[1] !== undefined);
       const api = new URLSearchParams([['per_page', String(RUNS_PER_PAGE)], ...given]);
       sendPage(
@@ -79,14 +86,28 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
           runs: rows,
           environments,
           filter,
-          linkOf: (run) => {
-            // The run page on this origin, whatever PUBLIC_URL says.
-            const summary = new URL(presentRun(run, config.publicUrl, deps.signingSecret, now).summary_url);
-            return `${summary.pathname}${summary.search}`;
-          },
           liveUrl: `/api/test-runs?${api.toString()}`,
         }),
       );
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/runs/:runId',
+    tag: TAG,
+    summary: 'A run: counts, failures first with their errors, screenshots and traces; cancel, rerun, rerun the failed tests, snooze a failure',
+    public: true,
+    params: z.object({ projectId: positiveId, runId: positiveId }).strict(),
+    produces: 'text/html',
+    handler: async ({ params, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      const project = await projectFor(params.projectId, viewer.userId);
+      const run = await getRunById(sql, params.runId);
+      if (!run || run.project_id !== project.id) throw notFound('test run');
+      const now = clock();
+      sendPage(res, runPage(viewer, project, run, await runDetails(sql, deps, run.id, now), now), 200, dashboardPolicy(storageOrigin));
     },
   });
 }

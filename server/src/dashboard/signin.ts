@@ -20,14 +20,14 @@ const nextQuery = z.object({ next: z.string().max(2000).optional() }).strict();
 /** Signing in (a one-time link, or the OpenID Connect provider when one is set) and out. */
 export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config } = deps;
-  const secure = () => config.publicUrl.startsWith('https://');
+  const secure = config.publicUrl.startsWith('https://');
   const oidc = config.oidc ? new OidcSignIn(config.oidc, deps.signingSecret) : null;
   const provider = oidc ? { name: oidc.providerName } : null;
 
   /** A session for the person, its cookie on the answer, and on to where they were going. */
   const signIn = async (res: express.Response, userId: string, next: string) => {
     const { cookie } = await createSession(sql, userId, clock());
-    res.append('set-cookie', sessionCookie(cookie, secure()));
+    res.append('set-cookie', sessionCookie(cookie, secure));
     res.redirect(303, next);
   };
 
@@ -74,7 +74,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       handler: async ({ query, res }) => {
         try {
           const { url, pending } = await oidc.start(redirectUri(), localPath(query.next), clock());
-          res.setHeader('set-cookie', pendingCookie(pending, secure()));
+          res.setHeader('set-cookie', pendingCookie(pending, secure));
           res.redirect(303, url);
         } catch (error) {
           if (!(error instanceof OidcSignInError)) throw error;
@@ -93,7 +93,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       query: z.object({}).catchall(z.string().max(4000)),
       produces: 'text/html',
       handler: async ({ req, res }) => {
-        res.setHeader('set-cookie', clearedPendingCookie(secure()));
+        res.setHeader('set-cookie', clearedPendingCookie(secure));
         try {
           const person = await oidc.finish(new URL(req.originalUrl, config.publicUrl), readCookie(req.get('cookie'), OIDC_COOKIE), clock());
           await signIn(res, await userForEmail(sql, person), person.next);
@@ -113,7 +113,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     }
     const cookie = readCookie(req.get('cookie'), SESSION_COOKIE);
     if (cookie) await deleteSession(sql, cookie);
-    res.setHeader('set-cookie', clearedSessionCookie(secure()));
+    res.setHeader('set-cookie', clearedSessionCookie(secure));
     res.redirect(303, '/sign-in');
   });
 }

@@ -22,10 +22,10 @@ export async function requireViewer(deps: Pick<AppDeps, 'sql' | 'clock'>, req: R
 }
 
 /** Sends a page: HTML, never cached, under the dashboard's policy. */
-export function sendPage(res: Response, html: string, status = 200): void {
+export function sendPage(res: Response, html: string, status = 200, policy = DASHBOARD_POLICY): void {
   res.status(status);
   res.setHeader('content-type', 'text/html; charset=utf-8');
   res.setHeader('cache-control', 'no-store');
-  res.setHeader('content-security-policy', DASHBOARD_POLICY);
+  res.setHeader('content-security-policy', policy);
   res.send(html);
 }

@@ -54,21 +54,21 @@ function attachmentsBlock(attachments: AttachmentView[]): string {
   return `<ul class="attachments">${items.join('')}</ul>`;
 }
 
-function testRow(t: SummaryDetail): string {
+function testRow(t: SummaryDetail, action?: (test: SummaryDetail) => string): string {
   const group = t.failure_group_id ? `<a href="#group-${e(t.failure_group_id)}">${e(t.failure_group_id)}</a>` : '';
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
   return `<tr class="${e(t.status)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${snoozed}</td>
-<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)} · ${e(t.runner_project)}</div>${error}${attachments}</td>
+<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)} · ${e(t.runner_project)}</div>${error}${attachments}${action ? action(t) : ''}</td>
 <td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
 }
 
-function section(title: string, tests: SummaryDetail[]): string {
+function section(title: string, tests: SummaryDetail[], action?: (test: SummaryDetail) => string): string {
   if (tests.length === 0) return '';
   return `<h2>${e(title)} (${tests.length})</h2>
-<table><thead><tr><th>Status</th><th>Test</th><th>Duration</th><th>Retries</th><th>Failure group</th></tr></thead>
-<tbody>${tests.map(testRow).join('\n')}</tbody></table>`;
+<table><thead><tr><th scope="col">Status</th><th scope="col">Test</th><th scope="col">Duration</th><th scope="col">Retries</th><th scope="col">Failure group</th></tr></thead>
+<tbody>${tests.map((t) => testRow(t, action)).join('\n')}</tbody></table>`;
 }
 
 function projectBreakdown(tests: SummaryDetail[]): string {
@@ -81,7 +81,7 @@ function projectBreakdown(tests: SummaryDetail[]): string {
   const rows = [...byProject.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, c]) => `<tr><td>${e(name)}</td><td>${c.passed}</td><td>${c.failed}</td><td>${c.flaky}</td><td>${c.skipped}</td></tr>`);
-  return `<h2>By runner project</h2><table class="breakdown"><thead><tr><th>Project</th><th>Passed</th><th>Failed</th><th>Flaky</th><th>Skipped</th></tr></thead>
+  return `<h2>By runner project</h2><table class="breakdown"><thead><tr><th scope="col">Project</th><th scope="col">Passed</th><th scope="col">Failed</th><th scope="col">Flaky</th><th scope="col">Skipped</th></tr></thead>
 <tbody>${rows.join('')}</tbody></table>`;
 }
 
@@ -96,8 +96,24 @@ function failureGroups(tests: SummaryDetail[]): string {
   return `<h2>Failure groups (${groups.size})</h2><ul class="groups">${items.join('')}</ul>`;
 }
 
+/** The run report's styles, for a page of its own or the dashboard's. */
+export const RUN_REPORT_STYLE = `
+.meta{color:#57606a;margin-bottom:1rem} .counts{display:flex;gap:.75rem;flex-wrap:wrap;margin:1rem 0}
+.count{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;min-width:5rem} .count b{display:block;font-size:1.4rem}
+table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
+.tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
+.tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba}
+.file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;max-height:20rem;overflow:auto}
+pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap}`;
+
+/** What a page adds to the report: actions on the run, and on each failed or flaky test. */
+export interface ReportActions {
+  run?: string;
+  test?: (test: SummaryDetail) => string;
+}
+
 /** The run as a person reads it: counts, failures first with their error text, flaky, snoozed, per project. */
-export function renderRunPage(project: Project, run: RunRow, tests: SummaryDetail[]): string {
+export function runReport(project: Project, run: RunRow, tests: SummaryDetail[], actions: ReportActions = {}): string {
   const failed = tests.filter((t) => t.status === 'failed');
   const flaky = tests.filter((t) => t.status === 'flaky');
   const others = tests.filter((t) => t.status === 'passed' || t.status === 'skipped');
@@ -111,30 +127,30 @@ export function renderRunPage(project: Project, run: RunRow, tests: SummaryDetai
     ['Snoozed', run.snoozed_count],
   ];
   const reason = run.error_reason ?? run.cancel_reason;
+  return `<h1>Run #${run.id} <span class="state" style="background:${colour}">${e(run.state)}</span></h1>
+<div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
+${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
+· duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
+${actions.run ?? ''}
+${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
+<div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
+${section('Failed', failed, actions.test)}
+${section('Flaky', flaky, actions.test)}
+${failureGroups(tests)}
+${projectBreakdown(tests)}
+${section('Passed and skipped', others)}`;
+}
+
+/** The run page of its signed link (summary_url): the report alone. */
+export function renderRunPage(project: Project, run: RunRow, tests: SummaryDetail[]): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Run #${run.id} ${e(run.state)} · ${e(project.name)} · ${e(run.environment_name)}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1f2328}
-h1{font-size:1.5rem;margin:0 0 .25rem} .state{color:#fff;background:${colour};border-radius:1rem;padding:.1rem .7rem;font-size:1rem}
-.meta{color:#57606a;margin-bottom:1rem} .counts{display:flex;gap:.75rem;flex-wrap:wrap;margin:1rem 0}
-.count{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;min-width:5rem} .count b{display:block;font-size:1.4rem}
-table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
-.tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
-.tag.flaky{background:#bf8700} .tag.skipped{background:#8c959f} .tag.snoozed{background:#6639ba}
-.file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;max-height:20rem;overflow:auto}
-pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap}
+h1{font-size:1.5rem;margin:0 0 .25rem} .state{color:#fff;border-radius:1rem;padding:.1rem .7rem;font-size:1rem}
+${RUN_REPORT_STYLE}
 </style></head><body>
-<h1>Run #${run.id} <span class="state">${e(run.state)}</span></h1>
-<div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
-${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
-· duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
-${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
-<div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
-${section('Failed', failed)}
-${section('Flaky', flaky)}
-${failureGroups(tests)}
-${projectBreakdown(tests)}
-${section('Passed and skipped', others)}
+${runReport(project, run, tests)}
 </body></html>`;
 }

@@ -1,0 +1,53 @@
+import type { Project } from '../projects/index.ts';
+import { RUN_REPORT_STYLE, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
+import { escapeXml as e } from '../xml.ts';
+import { layout, type Viewer } from './layout.ts';
+
+const UNDER_WAY = new Set(['pending', 'queued', 'running']);
+
+/**
+ * An action is a form the dashboard's script sends to the JSON API (`data-api`: method and path),
+ * its fields the body; the answer's error, if any, shows in the form's alert.
+ */
+function apiForm(api: string, then: 'reload' | 'open-run', label: string, fields = '', extra = ''): string {
+  return `<form class="action" data-api="${e(api)}" data-then="${then}"${extra}>${fields}<button type="submit">${e(label)}</button><span role="alert" class="problem"></span></form>`;
+}
+
+function runActions(run: RunRow): string {
+  const forms: string[] = [];
+  if (UNDER_WAY.has(run.state)) {
+    forms.push(apiForm(`POST /api/test-runs/${run.id}/cancel`, 'reload', 'Cancel run', '<input type="hidden" name="reason" value="cancelled from the dashboard">'));
+  } else {
+    const rerun = (onlyFailed: boolean) =>
+      `<input type="hidden" name="environment" value="${e(run.environment_slug)}"><input type="hidden" name="rerun_source_id" data-type="number" value="${run.id}">${
+        onlyFailed ? '<input type="hidden" name="rerun_only_failed" data-type="bool" value="true">' : ''
+      }`;
+    forms.push(apiForm('PUT /api/test-runs', 'open-run', 'Rerun', rerun(false)));
+    if (run.failed_count > 0) forms.push(apiForm('PUT /api/test-runs', 'open-run', 'Rerun failed tests', rerun(true)));
+  }
+  return `<div class="actions">${forms.join('')}</div>`;
+}
+
+/** Snooze a failed test: until a date, here or in every environment, with a reason. */
+function snoozeForm(run: RunRow, test: SummaryDetail, today: string): string {
+  if (test.status !== 'failed' || test.snoozed) return '';
+  const id = `snooze-${run.id}-${test.test_case_id}`;
+  const fields = `<input type="hidden" name="test_ids" data-type="list" value="${e(test.test_case_id)}">
+<input type="hidden" name="created_from_test_run_id" data-type="number" value="${run.id}">
+<label for="${id}-until">Until<input id="${id}-until" type="date" name="snooze_until" data-type="end-of-day" min="${today}" required></label>
+<label for="${id}-where">Where<select id="${id}-where" name="scoped_to_environment_id" data-type="number" data-optional><option value="${run.environment_id}">${e(run.environment_name)} only</option><option value="">every environment</option></select></label>
+<label for="${id}-why">Reason<input id="${id}-why" name="description" maxlength="5000" data-optional></label>`;
+  return `<details class="snooze"><summary>Snooze</summary>${apiForm('POST /api/snoozes', 'reload', 'Snooze this test', fields)}</details>`;
+}
+
+const STYLE = `${RUN_REPORT_STYLE}
+.actions{display:flex;gap:.5rem;margin:.5rem 0 1rem} form.action{display:flex;gap:.5rem;align-items:end;flex-wrap:wrap}
+details.snooze{margin-top:.5rem} details.snooze summary{cursor:pointer;color:#0550ae} .problem{color:#cf222e}`;
+
+export function runPage(viewer: Viewer, project: Project, run: RunRow, tests: SummaryDetail[], now: Date): string {
+  const today = now.toISOString().slice(0, 10);
+  const report = runReport(project, run, tests, { run: runActions(run), test: (test) => snoozeForm(run, test, today) });
+  // A run under way reloads once its state changes.
+  const body = UNDER_WAY.has(run.state) ? `<div data-live-run="${run.id}" data-state="${e(run.state)}">${report}</div>` : report;
+  return layout({ title: `Run #${run.id} · ${project.name}`, viewer, project, body, script: true, style: STYLE });
+}
