@@ -204,6 +204,71 @@ describe('a run, and acting on it', () => {
   });
 });
 
+describe('environments and snoozes', () => {
+  it('when an environment is created and edited from its page, then the API holds it, and its badge shows with its Markdown', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/environments`);
+    expect(await seriousViolations(page)).toEqual([]);
+    const create = page.locator('section.create');
+    await create.getByLabel('Name').fill('Nightly');
+    await create.getByLabel('Slug').fill('bad slug');
+    await create.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => create.getByRole('alert').textContent()).toContain('slug');
+    await create.getByLabel('Slug').fill('nightly');
+    await create.getByRole('button', { name: 'Create' }).click();
+    const row = page.locator('tr[data-environment="nightly"]');
+    await expect.poll(() => row.count()).toBe(1);
+    await row.getByText('Edit', { exact: true }).click();
+    await row.getByLabel('Schedule (cron, UTC)').fill('0 6 * * 1-5');
+    await row.getByLabel('Runner projects (comma-separated)').fill('chromium, firefox');
+    await row.getByLabel('Burn-in repeats of new tests').fill('3');
+    await row.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly')?.scheduled_trigger).toBe('0 6 * * 1-5');
+    const saved = (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly');
+    expect(saved).toMatchObject({ name: 'Nightly', runner_projects_match: ['chromium', 'firefox'], runner_projects_ignore: [], burn_in_repeats: 3 });
+    const badge = page.locator('tr[data-environment="nightly"] img');
+    await expect.poll(() => badge.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await page.locator('tr[data-environment="nightly"] input.snippet').inputValue()).toBe(
+      `[![Nightly tests](${server.url}/badges/${projectId}/nightly.svg)](${server.url}/projects/${projectId}/runs?environment=nightly)`,
+    );
+  });
+
+  it('when a run is triggered from an environment, then the new run opens', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/environments`);
+    const row = page.locator('tr[data-environment="staging"]');
+    await row.getByLabel('Branch').fill('release');
+    await row.getByRole('button', { name: 'Run now' }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/runs/\\d+$`));
+    expect(await page.locator('h1 .state').textContent()).toBe('pending');
+    expect(await page.locator('.meta').textContent()).toContain('branch release');
+  });
+
+  it('when a snooze is made, expired and deleted from the snoozes page, then the API follows each step', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/snoozes`);
+    expect(await seriousViolations(page)).toEqual([]);
+    const create = page.locator('section.create');
+    await create.getByLabel('Test ids (comma-separated)').fill(`${testId(5)}, ${testId(6)}`);
+    await create.getByLabel('Until').fill(new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10));
+    await create.getByLabel('Where').selectOption({ label: 'staging' });
+    await create.getByLabel('Reason').fill('flaky on staging');
+    await create.getByRole('button', { name: 'Snooze' }).click();
+    const row = page.locator('tr', { hasText: 'flaky on staging' });
+    await expect.poll(() => row.count()).toBe(1);
+    const [made] = (await api.get('/api/snoozes')).body.data.snoozes.filter((s: { description: string }) => s.description === 'flaky on staging');
+    expect(made).toMatchObject({ test_ids: [testId(5), testId(6)].sort(), created_by: userId });
+    await row.getByRole('button', { name: 'Expire now' }).click();
+    await expect.poll(() => page.locator('tr', { hasText: 'flaky on staging' }).count()).toBe(0);
+    await page.goto(`${server.url}/projects/${projectId}/snoozes?status=expired`);
+    const expired = page.locator('tr', { hasText: 'flaky on staging' });
+    expect(await expired.count()).toBe(1);
+    await expired.getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => page.locator('tr', { hasText: 'flaky on staging' }).count()).toBe(0);
+    expect((await api.get('/api/snoozes?status=all')).body.data.snoozes.some((s: { id: number }) => s.id === made.id)).toBe(false);
+  });
+});
+
 describe('forged requests and signing out', () => {
   it('when a call that changes something comes with the session but without its CSRF token, then it is refused', async () => {
     const token = await createLoginLink(server.sql, userId, clock.now);

@@ -43,6 +43,8 @@ export const DASHBOARD_SCRIPT = `
       case 'bool': return raw === 'true';
       case 'list': return [raw];
       case 'end-of-day': return new Date(raw + 'T23:59:59Z').toISOString();
+      case 'csv': return raw.split(',').map((item) => item.trim()).filter(Boolean);
+      case 'nullable': return raw.trim() === '' ? null : raw.trim();
       default: return raw;
     }
   };
@@ -53,7 +55,7 @@ export const DASHBOARD_SCRIPT = `
     const [method, path] = form.dataset.api.split(' ');
     const body = {};
     for (const field of form.elements) {
-      if (!field.name || (field.value === '' && field.dataset.optional !== undefined)) continue;
+      if (!field.name || field.disabled || (field.value === '' && field.dataset.optional !== undefined)) continue;
       body[field.name] = valueOf(field);
     }
     const problem = form.querySelector('[role="alert"]');

@@ -47,6 +47,11 @@ export function stateBadge(state: string): string {
   return `<span class="state" style="background:${STATE_COLOURS[state] ?? '#57606a'}">${e(state)}</span>`;
 }
 
+function projectLinks(project: { id: number; name: string }): string {
+  const base = `/projects/${project.id}`;
+  return `<span class="muted">${e(project.name)}:</span><a href="${base}/runs">Runs</a><a href="${base}/environments">Environments</a><a href="${base}/snoozes">Snoozes</a>`;
+}
+
 /** A whole page: the header (projects, the project's sections, sign out) and `body`. */
 export function layout(input: {
   title: string;
@@ -59,7 +64,7 @@ export function layout(input: {
 }): string {
   const { viewer, project } = input;
   const nav = viewer
-    ? `<nav aria-label="Main"><a href="/">Projects</a>${project ? `<a href="/projects/${project.id}/runs">${e(project.name)}: runs</a>` : ''}</nav>
+    ? `<nav aria-label="Main"><a href="/">Projects</a>${project ? projectLinks(project) : ''}</nav>
 <span class="muted">${e(viewer.name || viewer.email)}</span>
 <form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${e(viewer.csrfToken)}"><button type="submit">Sign out</button></form>`
     : '<nav aria-label="Main"><a href="/">Proctor</a></nav>';

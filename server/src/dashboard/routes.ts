@@ -6,10 +6,14 @@ import { positiveId } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject, isMember, projectsOfUser } from '../projects/index.ts';
 import { getRunById, listRuns, runDetails } from '../runs/index.ts';
+import { listSnoozes } from '../snoozes/index.ts';
+import { testTitles } from '../testcases/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
 import { dashboardPolicy } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
+import { environmentsPage } from './environments-page.ts';
 import { runPage } from './run-page.ts';
+import { snoozesPage } from './snoozes-page.ts';
 import { signInRoutes } from './signin.ts';
 import { requireViewer, sendPage } from './viewer.ts';
 
@@ -108,6 +112,44 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run || run.project_id !== project.id) throw notFound('test run');
       const now = clock();
       sendPage(res, runPage(viewer, project, run, await runDetails(sql, deps, run.id, now), now), 200, dashboardPolicy(storageOrigin));
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/environments',
+    tag: TAG,
+    summary: "A project's environments: create and edit them, trigger a run, and each one's badge with its Markdown",
+    public: true,
+    params: z.object({ projectId: positiveId }).strict(),
+    produces: 'text/html',
+    handler: async ({ params, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      const project = await projectFor(params.projectId, viewer.userId);
+      const { rows } = await listEnvironments(sql, project.id, 100, 0);
+      sendPage(res, environmentsPage(viewer, project, rows, deps.config.publicUrl));
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/snoozes',
+    tag: TAG,
+    summary: "A project's snoozes, active or expired: create, expire now, delete",
+    public: true,
+    params: z.object({ projectId: positiveId }).strict(),
+    query: z.object({ status: z.enum(['active', 'expired', 'all']).default('active') }).strict(),
+    produces: 'text/html',
+    handler: async ({ params, query, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      const project = await projectFor(params.projectId, viewer.userId);
+      const now = clock();
+      const { rows } = await listSnoozes(sql, project.id, { status: query.status, now, limit: 100, offset: 0 });
+      const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
+      const titles = await testTitles(sql, project.id, [...new Set(rows.flatMap((row) => row.test_ids))]);
+      sendPage(res, snoozesPage(viewer, project, { status: query.status, snoozes: rows, environments: new Map(environments.map((env) => [env.id, env.name])), titles, now }));
     },
   });
 }

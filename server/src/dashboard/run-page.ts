@@ -1,17 +1,11 @@
 import type { Project } from '../projects/index.ts';
 import { RUN_REPORT_STYLE, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
+import { apiForm, FORM_STYLE } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 const UNDER_WAY = new Set(['pending', 'queued', 'running']);
 
-/**
- * An action is a form the dashboard's script sends to the JSON API (`data-api`: method and path),
- * its fields the body; the answer's error, if any, shows in the form's alert.
- */
-function apiForm(api: string, then: 'reload' | 'open-run', label: string, fields = '', extra = ''): string {
-  return `<form class="action" data-api="${e(api)}" data-then="${then}"${extra}>${fields}<button type="submit">${e(label)}</button><span role="alert" class="problem"></span></form>`;
-}
 
 function runActions(run: RunRow): string {
   const forms: string[] = [];
@@ -40,9 +34,7 @@ function snoozeForm(run: RunRow, test: SummaryDetail, today: string): string {
   return `<details class="snooze"><summary>Snooze</summary>${apiForm('POST /api/snoozes', 'reload', 'Snooze this test', fields)}</details>`;
 }
 
-const STYLE = `${RUN_REPORT_STYLE}
-.actions{display:flex;gap:.5rem;margin:.5rem 0 1rem} form.action{display:flex;gap:.5rem;align-items:end;flex-wrap:wrap}
-details.snooze{margin-top:.5rem} details.snooze summary{cursor:pointer;color:#0550ae} .problem{color:#cf222e}`;
+const STYLE = `${RUN_REPORT_STYLE}${FORM_STYLE}`;
 
 export function runPage(viewer: Viewer, project: Project, run: RunRow, tests: SummaryDetail[], now: Date): string {
   const today = now.toISOString().slice(0, 10);

@@ -1,2 +1,2 @@
 // What other features and the jobs layer may use of the test inventory.
-export { deactivateUnlisted, upsertTestCases } from './store.ts';
+export { deactivateUnlisted, testTitles, upsertTestCases } from './store.ts';

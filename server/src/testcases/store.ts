@@ -103,3 +103,11 @@ export async function replaceTags(sql: Tx, projectId: number, id: string, tags: 
     returning ${columns(sql)}`;
   return row ?? null;
 }
+
+/** The titles of a project's tests by id, for pages that name tests. */
+export async function testTitles(sql: Tx, projectId: number, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<{ id: string; name: string; file_path: string }[]>`
+    select id, name, file_path from test_cases where project_id = ${projectId} and id = any(${ids}::text[])`;
+  return new Map(rows.map((row) => [row.id, `${row.file_path} › ${row.name}`]));
+}

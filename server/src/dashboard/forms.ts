@@ -1,0 +1,15 @@
+import { escapeXml as e } from '../xml.ts';
+
+/**
+ * An action is a form the dashboard's script sends to the JSON API (`api`: method and path), its
+ * fields the body: the same call, and the same checks, as any API client. The answer's error, if
+ * any, shows in the form's alert; on success the page reloads, or opens the run the answer names.
+ */
+export function apiForm(api: string, then: 'reload' | 'open-run', label: string, fields = ''): string {
+  return `<form class="action" data-api="${e(api)}" data-then="${then}">${fields}<button type="submit">${e(label)}</button><span role="alert" class="problem"></span></form>`;
+}
+
+export const FORM_STYLE = `
+.actions{display:flex;gap:.5rem;margin:.5rem 0 1rem;flex-wrap:wrap} form.action{display:flex;gap:.5rem;align-items:end;flex-wrap:wrap;margin:0}
+details.edit,details.snooze{margin-top:.5rem} details summary{cursor:pointer;color:#0550ae} .problem{color:#cf222e}
+section.create{border:1px solid #d0d7de;border-radius:6px;padding:.75rem 1rem;margin:1rem 0} section.create h2{font-size:1rem;margin:0 0 .5rem}`;
