@@ -269,6 +269,37 @@ describe('environments and snoozes', () => {
   });
 });
 
+describe('failure groups', () => {
+  it('when a failure group is opened from a run, then a diagnosis and a status are set, and a test detached, through the API', async () => {
+    const runId = (await api.post('/api/test-runs/report', { environment: 'staging' })).body.data.test_run.id as number;
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(7), { title: 'pays by card' })], complete: true });
+    const attempts = attemptsOf(testId(7), 'unexpected', 'Error: card declined');
+    // The reporter names the group of a final failure, and attaches it.
+    (attempts.at(-1)?.final as { failure_group_id: string | null }).failure_group_id = 'card-declined';
+    await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: attempts });
+    expect((await api.post('/api/failure-groups/card-declined/members', { test_run_id: runId, test_case_id: testId(7) })).status).toBe(200);
+    await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' });
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    await page.getByRole('link', { name: 'card-declined' }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/failure-groups/card-declined$`));
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel('Category').fill('product bug');
+    await page.getByLabel('Summary').fill('the payment sandbox declines every card');
+    await page.getByRole('button', { name: 'Set diagnosis' }).click();
+    await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.failure_group.diagnosis?.category).toBe('product bug');
+    expect((await api.get('/api/failure-groups/card-declined')).body.data.failure_group.diagnosis).toMatchObject({ summary: 'the payment sandbox declines every card', author: userId });
+    await page.getByLabel('Status').selectOption('resolved');
+    await page.getByRole('button', { name: 'Set status' }).click();
+    await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.failure_group.status).toBe('resolved');
+    await page.locator(`tr[data-member="${testId(7)}"]`).getByRole('button', { name: 'Detach' }).click();
+    await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.members[0].state).toBe('detached');
+    await page.goto(`${server.url}/projects/${projectId}/failure-groups?status=resolved`);
+    expect(await page.locator('tr[data-group="card-declined"]').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+});
+
 describe('forged requests and signing out', () => {
   it('when a call that changes something comes with the session but without its CSRF token, then it is refused', async () => {
     const token = await createLoginLink(server.sql, userId, clock.now);

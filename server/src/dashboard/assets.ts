@@ -56,7 +56,11 @@ export const DASHBOARD_SCRIPT = `
     const body = {};
     for (const field of form.elements) {
       if (!field.name || field.disabled || (field.value === '' && field.dataset.optional !== undefined)) continue;
-      body[field.name] = valueOf(field);
+      // A dotted name is a field of an object: diagnosis.summary.
+      const path = field.name.split('.');
+      let target = body;
+      for (const key of path.slice(0, -1)) target = target[key] ??= {};
+      target[path[path.length - 1]] = valueOf(field);
     }
     const problem = form.querySelector('[role="alert"]');
     problem.textContent = '';

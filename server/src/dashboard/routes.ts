@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { listEnvironments } from '../environments/index.ts';
+import { foldMembers, getGroup, listGroups, memberEvents } from '../failuregroups/index.ts';
 import { notFound } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
@@ -12,6 +13,7 @@ import { DASHBOARD_SCRIPT } from './assets.ts';
 import { dashboardPolicy } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
 import { environmentsPage } from './environments-page.ts';
+import { groupPage, groupsPage } from './groups-page.ts';
 import { runPage } from './run-page.ts';
 import { snoozesPage } from './snoozes-page.ts';
 import { signInRoutes } from './signin.ts';
@@ -150,6 +152,44 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const titles = await testTitles(sql, project.id, [...new Set(rows.flatMap((row) => row.test_ids))]);
       sendPage(res, snoozesPage(viewer, project, { status: query.status, snoozes: rows, environments: new Map(environments.map((env) => [env.id, env.name])), titles, now }));
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/failure-groups',
+    tag: TAG,
+    summary: "A project's failure groups, most recently seen first",
+    public: true,
+    params: z.object({ projectId: positiveId }).strict(),
+    query: z.object({ status: z.enum(['open', 'resolved', 'ignored']).optional() }).strict(),
+    produces: 'text/html',
+    handler: async ({ params, query, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      const project = await projectFor(params.projectId, viewer.userId);
+      const { rows } = await listGroups(sql, project.id, { status: query.status, limit: 100, offset: 0 });
+      sendPage(res, groupsPage(viewer, project, rows, query.status));
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/failure-groups/:groupId',
+    tag: TAG,
+    summary: 'A failure group: its tests, its diagnosis and status to set, a test to detach',
+    public: true,
+    params: z.object({ projectId: positiveId, groupId: z.string().min(1).max(200) }).strict(),
+    produces: 'text/html',
+    handler: async ({ params, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      const project = await projectFor(params.projectId, viewer.userId);
+      const group = await getGroup(sql, project.id, params.groupId);
+      if (!group) throw notFound('failure group');
+      const members = foldMembers(await memberEvents(sql, project.id, group.id));
+      const titles = await testTitles(sql, project.id, members.map((member) => member.test_case_id));
+      sendPage(res, groupPage(viewer, project, group, members, titles));
     },
   });
 }

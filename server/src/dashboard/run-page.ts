@@ -38,7 +38,11 @@ const STYLE = `${RUN_REPORT_STYLE}${FORM_STYLE}`;
 
 export function runPage(viewer: Viewer, project: Project, run: RunRow, tests: SummaryDetail[], now: Date): string {
   const today = now.toISOString().slice(0, 10);
-  const report = runReport(project, run, tests, { run: runActions(run), test: (test) => snoozeForm(run, test, today) });
+  const report = runReport(project, run, tests, {
+    run: runActions(run),
+    test: (test) => snoozeForm(run, test, today),
+    groupLink: (groupId) => `/projects/${project.id}/failure-groups/${encodeURIComponent(groupId)}`,
+  });
   // A run under way reloads once its state changes.
   const body = UNDER_WAY.has(run.state) ? `<div data-live-run="${run.id}" data-state="${e(run.state)}">${report}</div>` : report;
   return layout({ title: `Run #${run.id} · ${project.name}`, viewer, project, body, script: true, style: STYLE });

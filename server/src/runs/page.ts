@@ -54,8 +54,9 @@ function attachmentsBlock(attachments: AttachmentView[]): string {
   return `<ul class="attachments">${items.join('')}</ul>`;
 }
 
-function testRow(t: SummaryDetail, action?: (test: SummaryDetail) => string): string {
-  const group = t.failure_group_id ? `<a href="#group-${e(t.failure_group_id)}">${e(t.failure_group_id)}</a>` : '';
+function testRow(t: SummaryDetail, actions: ReportActions): string {
+  const group = t.failure_group_id ? `<a href="${e(actions.groupLink ? actions.groupLink(t.failure_group_id) : `#group-${t.failure_group_id}`)}">${e(t.failure_group_id)}</a>` : '';
+  const action = actions.test;
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
@@ -64,11 +65,11 @@ function testRow(t: SummaryDetail, action?: (test: SummaryDetail) => string): st
 <td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
 }
 
-function section(title: string, tests: SummaryDetail[], action?: (test: SummaryDetail) => string): string {
+function section(title: string, tests: SummaryDetail[], actions: ReportActions = {}): string {
   if (tests.length === 0) return '';
   return `<h2>${e(title)} (${tests.length})</h2>
 <table><thead><tr><th scope="col">Status</th><th scope="col">Test</th><th scope="col">Duration</th><th scope="col">Retries</th><th scope="col">Failure group</th></tr></thead>
-<tbody>${tests.map((t) => testRow(t, action)).join('\n')}</tbody></table>`;
+<tbody>${tests.map((t) => testRow(t, actions)).join('\n')}</tbody></table>`;
 }
 
 function projectBreakdown(tests: SummaryDetail[]): string {
@@ -110,6 +111,8 @@ pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap}`;
 export interface ReportActions {
   run?: string;
   test?: (test: SummaryDetail) => string;
+  /** Where a failure group opens; by default, its entry further down the page. */
+  groupLink?: (groupId: string) => string;
 }
 
 /** The run as a person reads it: counts, failures first with their error text, flaky, snoozed, per project. */
@@ -134,11 +137,11 @@ ${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_r
 ${actions.run ?? ''}
 ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
 <div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
-${section('Failed', failed, actions.test)}
-${section('Flaky', flaky, actions.test)}
+${section('Failed', failed, actions)}
+${section('Flaky', flaky, actions)}
 ${failureGroups(tests)}
 ${projectBreakdown(tests)}
-${section('Passed and skipped', others)}`;
+${section('Passed and skipped', others, { groupLink: actions.groupLink })}`;
 }
 
 /** The run page of its signed link (summary_url): the report alone. */
