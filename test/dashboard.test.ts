@@ -4,6 +4,7 @@ import { createLoginLink } from '../server/src/sessions/store.ts';
 import { attemptsOf, listedTest } from './helpers/attempts.ts';
 import { seriousViolations } from './helpers/axe.ts';
 import { client } from './helpers/http.ts';
+import { waitForRollups } from './helpers/runs.ts';
 import { CHROMIUM_LAUNCH_OPTIONS } from './helpers/playwright.ts';
 import { spawnProctor } from './helpers/process.ts';
 import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, testId, type TestServer } from './helpers/server.ts';
@@ -297,6 +298,29 @@ describe('failure groups', () => {
     await page.goto(`${server.url}/projects/${projectId}/failure-groups?status=resolved`);
     expect(await page.locator('tr[data-group="card-declined"]').count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
+  });
+});
+
+describe('analytics', () => {
+  it('when the analytics page is opened, then daily runs, their pass rate and test counts are drawn, and the flakiest test is ranked', async () => {
+    const runId = (await api.post('/api/test-runs/report', { environment: 'staging' })).body.data.test_run.id as number;
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(8), { title: 'sometimes slow' })], complete: true });
+    await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: attemptsOf(testId(8), 'flaky') });
+    await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed' });
+    await waitForRollups(server.sql);
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/analytics?days=7`);
+    expect(await seriousViolations(page)).toEqual([]);
+    const runsChart = page.getByRole('img', { name: /^Runs a day over 7 days/ });
+    expect(await runsChart.locator('rect').count()).toBeGreaterThan(0);
+    expect(await runsChart.locator('polyline').count()).toBe(1);
+    expect(await page.getByRole('img', { name: 'Tests run a day over 7 days' }).locator('circle').count()).toBe(1);
+    const flakiest = page.locator('h2:text("Flakiest tests") + table');
+    expect(await flakiest.locator('tbody tr').first().textContent()).toContain('sometimes slow');
+    await page.getByLabel('Environment').selectOption({ label: 'production' });
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.waitForURL(/environment_id=/);
+    expect(await page.locator('h2:text("Flakiest tests") + p.empty').count()).toBe(1);
   });
 });
 

@@ -1,5 +1,6 @@
 // What other features and the jobs layer may use of analytics: a run's end queues its rollup, a
-// job writes it, and which tests an environment has run.
+// job writes it, which tests an environment has run, and the reads the dashboard draws.
 export { enqueueRollup, queuedRollups } from './queue.ts';
 export { rollUpNext } from './roll-up-next.ts';
-export { testsSeenIn } from './store.ts';
+export { dailyRuns, type DailyRunRow, dailyTestCounts, testCaseMetrics, type TestCaseMetricsRow, testsSeenIn } from './store.ts';
+export { dayWindow } from './window.ts';

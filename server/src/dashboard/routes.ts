@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
+import { dailyRuns, dailyTestCounts, dayWindow, testCaseMetrics } from '../analytics/index.ts';
 import { listEnvironments } from '../environments/index.ts';
 import { foldMembers, getGroup, listGroups, memberEvents } from '../failuregroups/index.ts';
 import { notFound } from '../http/errors.ts';
@@ -12,6 +13,7 @@ import { testTitles } from '../testcases/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
 import { dashboardPolicy } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
+import { analyticsPage } from './analytics-page.ts';
 import { environmentsPage } from './environments-page.ts';
 import { groupPage, groupsPage } from './groups-page.ts';
 import { runPage } from './run-page.ts';
@@ -190,6 +192,47 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
       const members = foldMembers(await memberEvents(sql, project.id, group.id));
       const titles = await testTitles(sql, project.id, members.map((member) => member.test_case_id));
       sendPage(res, groupPage(viewer, project, group, members, titles));
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/analytics',
+    tag: TAG,
+    summary: 'Daily runs with their pass rate, tests run a day, the flakiest and the most failing tests, drawn',
+    public: true,
+    params: z.object({ projectId: positiveId }).strict(),
+    query: z.object({ days: z.enum(['7', '14', '30', '90']).default('30'), environment_id: z.string().regex(/^\d{1,10}$/).default('0') }).strict(),
+    produces: 'text/html',
+    handler: async ({ params, query, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      const project = await projectFor(params.projectId, viewer.userId);
+      const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
+      const environmentId = environments.some((env) => env.id === Number(query.environment_id)) ? Number(query.environment_id) : 0;
+      const windowDays = Number(query.days);
+      const window = dayWindow({ days: windowDays }, clock());
+      const ranked = (by: 'flaky_rate' | 'fail_rate') =>
+        testCaseMetrics(sql, project.id, environmentId, window, { tags: [], search: null }, { by, direction: 'desc', limit: 10 });
+      const [runs, testCounts, flakiest, failing] = await Promise.all([
+        dailyRuns(sql, project.id, environmentId, window.from, window.to),
+        dailyTestCounts(sql, project.id, environmentId, window.from, window.to),
+        ranked('flaky_rate'),
+        ranked('fail_rate'),
+      ]);
+      sendPage(
+        res,
+        analyticsPage(viewer, project, {
+          days: window.days,
+          windowDays,
+          environmentId,
+          environments,
+          runs,
+          testCounts,
+          flakiest: flakiest.rows.filter((row) => row.flaky_count > 0),
+          failing: failing.rows.filter((row) => row.fail_count > 0),
+        }),
+      );
     },
   });
 }
