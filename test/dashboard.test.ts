@@ -295,6 +295,8 @@ describe('failure groups', () => {
     await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.failure_group.status).toBe('resolved');
     await page.locator(`tr[data-member="${testId(7)}"]`).getByRole('button', { name: 'Detach' }).click();
     await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.members[0].state).toBe('detached');
+    // The page reloads after the action: the next navigation waits for it.
+    await expect.poll(() => page.locator(`tr[data-member="${testId(7)}"]`).textContent()).toContain('detached');
     await page.goto(`${server.url}/projects/${projectId}/failure-groups?status=resolved`);
     expect(await page.locator('tr[data-group="card-declined"]').count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
@@ -321,6 +323,31 @@ describe('analytics', () => {
     await page.getByRole('button', { name: 'Show' }).click();
     await page.waitForURL(/environment_id=/);
     expect(await page.locator('h2:text("Flakiest tests") + p.empty').count()).toBe(1);
+  });
+});
+
+describe('tests', () => {
+  it('when tests are searched and ranked, then a test opens on its history strip, its duration chart, its failure groups and snoozes', async () => {
+    await waitForRollups(server.sql);
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/tests?days=7`);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel('Search').fill('pays by');
+    await page.getByLabel('Rank by').selectOption('fail_rate');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.waitForURL(/search=pays/);
+    const rows = page.locator('tbody tr');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().getAttribute('data-test')).toBe(testId(7));
+    expect(await rows.first().getByRole('img').getAttribute('aria-label')).toBe('Last 1 runs, oldest first: 1 failed');
+    await rows.first().getByRole('link', { name: 'pays by card' }).click();
+    await page.waitForURL(new RegExp(`/tests/${testId(7)}$`));
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('pays by card');
+    expect(await page.getByRole('img', { name: /^Duration of the last 1 runs/ }).locator('circle').count()).toBe(1);
+    expect(await page.locator(`a[href="/projects/${projectId}/failure-groups/card-declined"]`).count()).toBe(1);
+    const flaky = await (await signedInPage()).goto(`${server.url}/projects/${projectId}/tests?order_by=flaky_rate`);
+    expect(flaky?.status()).toBe(200);
   });
 });
 

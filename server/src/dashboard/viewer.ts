@@ -1,5 +1,7 @@
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../context.ts';
+import { notFound } from '../http/errors.ts';
+import { getProject, isMember, type Project } from '../projects/index.ts';
 import { findSession, readCookie, SESSION_COOKIE } from '../sessions/index.ts';
 import { getUserName } from '../users/index.ts';
 import { DASHBOARD_POLICY, type Viewer } from './layout.ts';
@@ -19,6 +21,13 @@ export async function requireViewer(deps: Pick<AppDeps, 'sql' | 'clock'>, req: R
   const viewer = await viewerOf(deps, req);
   if (!viewer) res.redirect(303, `/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
   return viewer;
+}
+
+/** The project of a path, when the person is a member; else it does not exist for them. */
+export async function memberProject(sql: AppDeps['sql'], projectId: number, userId: string): Promise<Project> {
+  const project = (await isMember(sql, projectId, userId)) ? await getProject(sql, projectId) : null;
+  if (!project) throw notFound('project');
+  return project;
 }
 
 /** Sends a page: HTML, never cached, under the dashboard's policy. */

@@ -1,3 +1,3 @@
 // What other features may use of failure groups: the groups and their members, as the API reads them.
 export { foldMembers } from './members.ts';
-export { type FailureGroupRow, getGroup, listGroups, memberEvents } from './store.ts';
+export { type FailureGroupRow, getGroup, groupsOfTest, listGroups, memberEvents } from './store.ts';

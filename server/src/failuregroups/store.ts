@@ -121,3 +121,12 @@ export async function failureTitle(sql: Tx, runId: number, testCaseId: string): 
   const firstLine = row?.message?.split('\n').find((line) => line.trim())?.trim();
   return firstLine ? firstLine.slice(0, 300) : (row?.title ?? null);
 }
+
+/** The groups a test has been a member of, most recently seen first. */
+export async function groupsOfTest(sql: Tx, projectId: number, testCaseId: string): Promise<FailureGroupRow[]> {
+  return sql<FailureGroupRow[]>`
+    select ${columns(sql)} from failure_groups
+    where project_id = ${projectId}
+      and id in (select group_id from failure_group_events where project_id = ${projectId} and test_case_id = ${testCaseId})
+    order by last_seen_at desc limit 50`;
+}

@@ -117,3 +117,10 @@ export async function runExists(sql: Tx, projectId: number, runId: number): Prom
   const [row] = await sql`select 1 from test_runs where project_id = ${projectId} and id = ${runId}`;
   return row !== undefined;
 }
+
+/** The snoozes that name a test, newest first. */
+export async function snoozesOfTest(sql: Tx, projectId: number, testCaseId: string): Promise<SnoozeRow[]> {
+  return sql<SnoozeRow[]>`
+    select ${columns(sql)} from snoozes where project_id = ${projectId} and test_ids @> array[${testCaseId}]::text[]
+    order by id desc limit 50`;
+}
