@@ -196,6 +196,22 @@ describe('a run, and acting on it', () => {
     expect(rerun).toMatchObject({ rerun_source_id: runId, test_case_ids: [testId(2)], origin: 'api' });
   });
 
+  it('when a run holds more passed tests than a page lists, then the first 200 show with a link to every test', async () => {
+    const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch: 'big' })).body.data.test_run.id as number;
+    const ids = Array.from({ length: 205 }, (_, i) => testId(1000 + i));
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: ids.map((id) => listedTest(id)), complete: true });
+    await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: ids.flatMap((id) => attemptsOf(id, 'expected')) });
+    await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed' });
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    const passedRows = page.locator('h2:text("Passed and skipped") + table tbody tr');
+    expect(await passedRows.count()).toBe(200);
+    expect(await page.locator('table.breakdown td').nth(1).textContent()).toBe('205');
+    await page.getByRole('link', { name: 'show every test' }).click();
+    await page.waitForURL(/all=1$/);
+    expect(await passedRows.count()).toBe(205);
+  });
+
   it("when another project's run is asked for under this project, then it does not exist", async () => {
     const other = client(server.url, (await seedProject(server.sql, 'Third')).key);
     await other.post('/api/environments', { name: 'x', slug: 'x' });

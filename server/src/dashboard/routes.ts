@@ -5,7 +5,7 @@ import { notFound } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { projectsOfUser } from '../projects/index.ts';
-import { getRunById, listRuns, runDetails } from '../runs/index.ts';
+import { getRunById, listRuns, runPageDetails } from '../runs/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
 import { dashboardPolicy } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
@@ -95,15 +95,17 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: 'A run: counts, failures first with their errors, screenshots and traces; cancel, rerun, rerun the failed tests, snooze a failure',
     public: true,
     params: z.object({ projectId: positiveId, runId: positiveId }).strict(),
+    query: z.object({ all: z.enum(['1']).optional() }).strict(),
     produces: 'text/html',
-    handler: async ({ params, req, res }) => {
+    handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
       const project = await projectFor(params.projectId, viewer.userId);
       const run = await getRunById(sql, params.runId);
       if (!run || run.project_id !== project.id) throw notFound('test run');
       const now = clock();
-      sendPage(res, runPage(viewer, project, run, await runDetails(sql, deps, run.id, now), now), 200, dashboardPolicy(storageOrigin));
+      const details = await runPageDetails(sql, deps, run, now, query.all === '1');
+      sendPage(res, runPage(viewer, project, run, details, now), 200, dashboardPolicy(storageOrigin));
     },
   });
   projectRoutes(ctx, deps);

@@ -1,5 +1,5 @@
 import type { Project } from '../projects/index.ts';
-import { RUN_REPORT_STYLE, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
+import { RUN_REPORT_STYLE, type RunPageDetails, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
 import { apiForm, FORM_STYLE } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
@@ -36,9 +36,10 @@ function snoozeForm(run: RunRow, test: SummaryDetail, today: string): string {
 
 const STYLE = `${RUN_REPORT_STYLE}${FORM_STYLE}`;
 
-export function runPage(viewer: Viewer, project: Project, run: RunRow, tests: SummaryDetail[], now: Date): string {
+export function runPage(viewer: Viewer, project: Project, run: RunRow, details: RunPageDetails, now: Date): string {
   const today = now.toISOString().slice(0, 10);
-  const report = runReport(project, run, tests, {
+  const report = runReport(project, run, details, {
+    showAll: `/projects/${project.id}/runs/${run.id}?all=1`,
     run: runActions(run),
     test: (test) => snoozeForm(run, test, today),
     groupLink: (groupId) => `/projects/${project.id}/failure-groups/${encodeURIComponent(groupId)}`,

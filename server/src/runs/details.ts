@@ -2,10 +2,30 @@ import { attachmentsByTest } from '../artifacts/index.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
 import type { SummaryDetail } from './schema.ts';
-import { getSummaryDetails } from './store.ts';
+import { countsByRunnerProject, getSummaryDetails, type ProjectCount, type RunRow } from './store.ts';
 
 /** A run's tests as the API and the run page show them: each with its attachments, their URLs signed from `now`. */
 export async function runDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'signingSecret'>, runId: number, now: Date): Promise<SummaryDetail[]> {
   const attachments = await attachmentsByTest(sql, deps, runId, now);
   return (await getSummaryDetails(sql, runId)).map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
+}
+
+/** What a run's page shows: every failed and flaky test, the first of the others, and the counts. */
+export interface RunPageDetails {
+  tests: SummaryDetail[];
+  /** Passed and skipped tests left out of `tests`. */
+  hidden: number;
+  breakdown: ProjectCount[];
+}
+
+/** Passed and skipped tests a run's page lists before it offers the rest. */
+export const PAGE_OTHERS = 200;
+
+export async function runPageDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'signingSecret'>, run: RunRow, now: Date, all: boolean): Promise<RunPageDetails> {
+  const failing = run.failed_count + run.flaky_count;
+  const limit = all ? null : failing + PAGE_OTHERS;
+  const [attachments, details, breakdown] = await Promise.all([attachmentsByTest(sql, deps, run.id, now), getSummaryDetails(sql, run.id, limit), countsByRunnerProject(sql, run.id)]);
+  const tests = details.map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
+  const total = breakdown.reduce((sum, row) => sum + row.count, 0);
+  return { tests, hidden: Math.max(0, total - tests.length), breakdown };
 }

@@ -4,7 +4,7 @@ export { resolveBranch } from './branch.ts';
 export { failRun } from './finish.ts';
 export { endShard } from './ingest.ts';
 export { type ClaimedRun, claimRun, createPendingRun, heartbeat, lostRunIds, recordBranch, recordHeadSha } from './record.ts';
-export { runDetails } from './details.ts';
+export { runDetails, type RunPageDetails, runPageDetails } from './details.ts';
 export { RUN_REPORT_STYLE, runReport } from './page.ts';
 export { presentRun } from './present.ts';
 export { type SummaryDetail } from './schema.ts';

@@ -3,7 +3,8 @@ import { isWebUrl } from '../http/headers.ts';
 import type { Project } from '../projects/index.ts';
 import { showsInline, traceViewerLink, type AttachmentView } from '../artifacts/index.ts';
 import type { SummaryDetail } from './schema.ts';
-import type { RunRow } from './store.ts';
+import type { RunPageDetails } from './details.ts';
+import type { ProjectCount, RunRow } from './store.ts';
 
 const STATE_COLOURS: Record<string, string> = {
   passed: '#1a7f37',
@@ -72,12 +73,12 @@ function section(title: string, tests: SummaryDetail[], actions: ReportActions =
 <tbody>${tests.map((t) => testRow(t, actions)).join('\n')}</tbody></table>`;
 }
 
-function projectBreakdown(tests: SummaryDetail[]): string {
+function projectBreakdown(counts: ProjectCount[]): string {
   const byProject = new Map<string, Record<string, number>>();
-  for (const t of tests) {
-    const counts = byProject.get(t.runner_project) ?? { passed: 0, failed: 0, flaky: 0, skipped: 0 };
-    counts[t.status] = (counts[t.status] ?? 0) + 1;
-    byProject.set(t.runner_project, counts);
+  for (const row of counts) {
+    const tally = byProject.get(row.runner_project) ?? { passed: 0, failed: 0, flaky: 0, skipped: 0 };
+    tally[row.status] = (tally[row.status] ?? 0) + row.count;
+    byProject.set(row.runner_project, tally);
   }
   const rows = [...byProject.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
@@ -113,10 +114,13 @@ export interface ReportActions {
   test?: (test: SummaryDetail) => string;
   /** Where a failure group opens; by default, its entry further down the page. */
   groupLink?: (groupId: string) => string;
+  /** The page with every test, when some are left out. */
+  showAll?: string;
 }
 
 /** The run as a person reads it: counts, failures first with their error text, flaky, snoozed, per project. */
-export function runReport(project: Project, run: RunRow, tests: SummaryDetail[], actions: ReportActions = {}): string {
+export function runReport(project: Project, run: RunRow, details: RunPageDetails, actions: ReportActions = {}): string {
+  const { tests } = details;
   const failed = tests.filter((t) => t.status === 'failed');
   const flaky = tests.filter((t) => t.status === 'flaky');
   const others = tests.filter((t) => t.status === 'passed' || t.status === 'skipped');
@@ -140,12 +144,13 @@ ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
 ${section('Failed', failed, actions)}
 ${section('Flaky', flaky, actions)}
 ${failureGroups(tests)}
-${projectBreakdown(tests)}
-${section('Passed and skipped', others, { groupLink: actions.groupLink })}`;
+${projectBreakdown(details.breakdown)}
+${section('Passed and skipped', others, { groupLink: actions.groupLink })}
+${details.hidden > 0 && actions.showAll ? `<p class="more">and ${details.hidden} more passed or skipped tests: <a href="${e(actions.showAll)}">show every test</a></p>` : ''}`;
 }
 
 /** The run page of its signed link (summary_url): the report alone. */
-export function renderRunPage(project: Project, run: RunRow, tests: SummaryDetail[]): string {
+export function renderRunPage(project: Project, run: RunRow, details: RunPageDetails, showAll: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Run #${run.id} ${e(run.state)} · ${e(project.name)} · ${e(run.environment_name)}</title>
@@ -154,6 +159,6 @@ body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;paddi
 h1{font-size:1.5rem;margin:0 0 .25rem} .state{color:#fff;border-radius:1rem;padding:.1rem .7rem;font-size:1rem}
 ${RUN_REPORT_STYLE}
 </style></head><body>
-${runReport(project, run, tests)}
+${runReport(project, run, details, { showAll })}
 </body></html>`;
 }

@@ -6,7 +6,7 @@ import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
-import { runDetails } from './details.ts';
+import { runDetails, runPageDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
 import { recordResultBatch } from './results.ts';
 import { renderRunPage } from './page.ts';
@@ -218,7 +218,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: "The run's page for a person (summary_url): counts, failures with their errors, flaky, snoozed",
     public: true,
     params: runParams,
-    query: z.object({ token: z.string().min(1).max(100) }).strict(),
+    query: z.object({ token: z.string().min(1).max(100), all: z.enum(['1']).optional().describe('list every passed and skipped test, not the first 200') }).strict(),
     produces: 'text/html',
     handler: async ({ params, query, res }) => {
       const token = checkSummaryToken(signingSecret, params.id, query.token, clock());
@@ -230,11 +230,11 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run) throw notFound('test run');
       const project = await getProject(sql, run.project_id);
       if (!project) throw notFound('project');
-      const tests = await runDetails(sql, deps, run.id, clock());
+      const details = await runPageDetails(sql, deps, run, clock(), query.all === '1');
       res.setHeader('content-type', 'text/html; charset=utf-8');
       res.setHeader('cache-control', 'no-store');
       res.setHeader('content-security-policy', runPagePolicy);
-      res.send(renderRunPage(project, run, tests));
+      res.send(renderRunPage(project, run, details, `/runs/${run.id}?token=${encodeURIComponent(query.token)}&all=1`));
     },
   });
 }

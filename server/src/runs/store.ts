@@ -77,7 +77,8 @@ export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): P
 /** A run's tests as the API lists them, attachments aside. */
 export type StoredDetail = Omit<SummaryDetail, 'attachments'>;
 
-export async function getSummaryDetails(sql: Tx, runId: number): Promise<StoredDetail[]> {
+/** The run's tests, failed first, then flaky, passed and skipped; the first `limit` of them when given. */
+export async function getSummaryDetails(sql: Tx, runId: number, limit: number | null = null): Promise<StoredDetail[]> {
   return sql<StoredDetail[]>`
     select r.test_case_id, t.title, t.file_path, t.runner_project, r.outcome as status, r.snoozed,
            r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id
@@ -85,7 +86,23 @@ export async function getSummaryDetails(sql: Tx, runId: number): Promise<StoredD
     join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
     where r.test_run_id = ${runId} and r.is_final
     order by case r.outcome when 'failed' then 0 when 'flaky' then 1 when 'passed' then 2 else 3 end, t.file_path, t.title,
-             t.runner_project`;
+             t.runner_project
+    ${limit === null ? sql`` : sql`limit ${limit}`}`;
+}
+
+export interface ProjectCount {
+  runner_project: string;
+  status: string;
+  count: number;
+}
+
+/** How many of the run's tests ended each way, per runner project. */
+export async function countsByRunnerProject(sql: Tx, runId: number): Promise<ProjectCount[]> {
+  return sql<ProjectCount[]>`
+    select t.runner_project, r.outcome as status, count(*)::int as count
+    from test_results r join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+    where r.test_run_id = ${runId} and r.is_final
+    group by 1, 2 order by 1, 2`;
 }
 
 /** The source run's tests whose final outcome was a failure, in every runner project where they failed. */
