@@ -139,6 +139,9 @@ describe('the runs of a project', () => {
     const page = await signedInPage();
     const response = await page.goto(`${server.url}/projects/${otherProjectId}/runs`);
     expect(response?.status()).toBe(404);
+    // A page for a person, not the API's JSON.
+    expect(await page.getByRole('heading', { name: 'Not found' }).count()).toBe(1);
+    expect(await page.getByRole('alert').textContent()).toBe('project not found');
   });
 });
 

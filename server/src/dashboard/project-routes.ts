@@ -32,6 +32,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     public: true,
     params: z.object({ projectId: positiveId }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -50,6 +51,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: z.object({ projectId: positiveId }).strict(),
     query: z.object({ status: z.enum(['active', 'expired', 'all']).default('active') }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -71,6 +73,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: z.object({ projectId: positiveId }).strict(),
     query: z.object({ status: z.enum(['open', 'resolved', 'ignored']).optional() }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -88,6 +91,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     public: true,
     params: z.object({ projectId: positiveId, groupId: z.string().min(1).max(200) }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -109,6 +113,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: z.object({ projectId: positiveId }).strict(),
     query: z.object({ days: z.enum(['7', '14', '30', '90']).default('30'), environment_id: z.string().regex(/^\d{1,10}$/).default('0') }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -157,6 +162,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       })
       .strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -180,6 +186,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     public: true,
     params: z.object({ projectId: positiveId, testId: runnerTestId }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;

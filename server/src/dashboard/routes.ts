@@ -38,6 +38,7 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: 'The projects the signed-in person belongs to',
     public: true,
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -60,6 +61,7 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
       })
       .strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
@@ -97,6 +99,7 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: z.object({ projectId: positiveId, runId: positiveId }).strict(),
     query: z.object({ all: z.enum(['1']).optional() }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;

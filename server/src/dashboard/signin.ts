@@ -39,6 +39,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     public: true,
     query: nextQuery,
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ query, req, res }) => {
       if (await viewerOf(deps, req)) return res.redirect(303, localPath(query.next));
       sendPage(res, signInPage(localPath(query.next), null, provider));
@@ -53,6 +54,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     public: true,
     query: z.object({ token: z.string().min(1).max(200), next: z.string().max(2000).optional() }).strict(),
     produces: 'text/html',
+    errorShape: 'page',
     handler: async ({ query, res }) => {
       const userId = await consumeLoginLink(sql, query.token, clock());
       if (!userId) return sendPage(res, signInPage('/', 'This sign-in link has been used, has expired, or is not one: ask for a new one.', provider), 400);
@@ -71,6 +73,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       public: true,
       query: nextQuery,
       produces: 'text/html',
+    errorShape: 'page',
       handler: async ({ query, res }) => {
         try {
           const { url, pending } = await oidc.start(redirectUri(), localPath(query.next), clock());
@@ -92,6 +95,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       // The provider's own parameters (code, state, iss, error...), read by openid-client from the URL.
       query: z.object({}).catchall(z.string().max(4000)),
       produces: 'text/html',
+    errorShape: 'page',
       handler: async ({ req, res }) => {
         res.setHeader('set-cookie', clearedPendingCookie(secure));
         try {

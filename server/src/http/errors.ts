@@ -1,3 +1,5 @@
+import { escapeXml } from '../xml.ts';
+import { PAGE_CONTENT_SECURITY_POLICY } from './headers.ts';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from '../db.ts';
@@ -12,7 +14,8 @@ import {
 } from '../errors.ts';
 
 /** Which error body a route family answers with (interface.md, Errors). */
-export type ErrorShape = 'general' | 'flat';
+/** How an error answer is written: the contract's two JSON shapes, or a page for a person's browser. */
+export type ErrorShape = 'general' | 'flat' | 'page';
 
 export class HttpError extends Error {
   constructor(
@@ -42,9 +45,22 @@ export function describeZodError(where: string, error: z.ZodError): string {
 }
 
 export function sendError(res: Response, status: number, message: string): void {
-  // 401 and 403 use the general shape on every route (decisions.md, Finer points).
-  const shape: ErrorShape = status === 401 || status === 403 ? 'general' : (res.locals.errorShape ?? 'general');
+  const given: ErrorShape = res.locals.errorShape ?? 'general';
+  if (given === 'page') return sendErrorPage(res, status, message);
+  // 401 and 403 use the general shape on every API route (decisions.md, Finer points).
+  const shape = status === 401 || status === 403 ? 'general' : given;
   res.status(status).json(shape === 'flat' ? { error: message } : { data: null, error: { message } });
+}
+
+/** A page that says what went wrong, for the dashboard's pages; it loads nothing. */
+function sendErrorPage(res: Response, status: number, message: string): void {
+  const title = status === 404 ? 'Not found' : `Error ${status}`;
+  res.status(status);
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.setHeader('content-security-policy', PAGE_CONTENT_SECURITY_POLICY);
+  res.send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title} · Proctor</title>
+<style>body{font:14px/1.45 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1f2328}</style></head>
+<body><main><h1>${title}</h1><p role="alert">${escapeXml(message)}</p><p><a href="/">Back to your projects</a></p></main></body></html>`);
 }
 
 /** Errors that carry an HTTP status of their own (Express's router raises a few). */
