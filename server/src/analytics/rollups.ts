@@ -70,9 +70,9 @@ async function addToCumulative(sql: Tx, runId: number, projectId: number, enviro
   }
   await sql`
     insert into test_case_cumulative as c (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                           flaky_count, skip_count, last_run_at, day_runs)
+                                           flaky_count, skip_count, last_run_at, day_runs, duration_sum)
     select ${projectId}, ${environmentId}, d.day, r.test_case_id, r.total_runs, r.pass_count, r.fail_count, r.flaky_count,
-           r.skip_count, r.last_run_at, case when d.day = ${day}::date then r.total_runs else 0 end
+           r.skip_count, r.last_run_at, case when d.day = ${day}::date then r.total_runs else 0 end, r.duration_sum
     from (${runDeltas(sql, runId)}) r
     cross join (select day from test_case_cumulative
                 where project_id = ${projectId} and environment_id = ${environmentId} and day ${existing ? sql`>=` : sql`>`} ${day}::date
@@ -84,7 +84,8 @@ async function addToCumulative(sql: Tx, runId: number, projectId: number, enviro
       flaky_count = c.flaky_count + excluded.flaky_count,
       skip_count = c.skip_count + excluded.skip_count,
       last_run_at = greatest(c.last_run_at, excluded.last_run_at),
-      day_runs = c.day_runs + excluded.day_runs`;
+      day_runs = c.day_runs + excluded.day_runs,
+      duration_sum = c.duration_sum + excluded.duration_sum`;
 }
 
 /** What one run adds to each of its tests' totals. */
@@ -92,7 +93,8 @@ function runDeltas(sql: Tx, runId: number) {
   return sql`
     select t.test_case_id, (t.outcome <> 'skipped')::int as total_runs, (t.outcome = 'passed')::int as pass_count,
            (t.outcome = 'failed')::int as fail_count, (t.outcome = 'flaky')::int as flaky_count,
-           (t.outcome = 'skipped')::int as skip_count, coalesce(r.run_ended_at, r.created_at) as last_run_at
+           (t.outcome = 'skipped')::int as skip_count, coalesce(r.run_ended_at, r.created_at) as last_run_at,
+           case when t.outcome <> 'skipped' then coalesce(t.total_duration, t.duration, 0) else 0 end::bigint as duration_sum
     from test_results t join test_runs r on r.id = t.test_run_id
     where t.test_run_id = ${runId} and t.is_final`;
 }
@@ -153,15 +155,17 @@ async function rebuildTestStats(sql: Tx, projectId: number): Promise<void> {
     create temporary table daily_test_stats (
       project_id integer not null, environment_id integer not null, day date not null, test_case_id text collate "C" not null,
       total_runs integer not null, pass_count integer not null, fail_count integer not null, flaky_count integer not null,
-      skip_count integer not null, last_run_at timestamptz, primary key (project_id, environment_id, day, test_case_id)
+      skip_count integer not null, last_run_at timestamptz, duration_sum bigint not null,
+      primary key (project_id, environment_id, day, test_case_id)
     ) on commit drop`;
   await sql`
     insert into daily_test_stats (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                  flaky_count, skip_count, last_run_at)
+                                  flaky_count, skip_count, last_run_at, duration_sum)
     select ${projectId}, r.environment_id, r.day, t.test_case_id,
            count(*) filter (where t.outcome <> 'skipped'), count(*) filter (where t.outcome = 'passed'),
            count(*) filter (where t.outcome = 'failed'), count(*) filter (where t.outcome = 'flaky'),
-           count(*) filter (where t.outcome = 'skipped'), max(r.ended_at)
+           count(*) filter (where t.outcome = 'skipped'), max(r.ended_at),
+           coalesce(sum(coalesce(t.total_duration, t.duration, 0)) filter (where t.outcome <> 'skipped'), 0)
     from (select id, environment_id, (coalesce(run_started_at, created_at) at time zone 'UTC')::date as day,
                  coalesce(run_ended_at, created_at) as ended_at
           from test_runs where project_id = ${projectId} and state in ${sql([...TERMINAL_STATES])}) r
@@ -170,9 +174,9 @@ async function rebuildTestStats(sql: Tx, projectId: number): Promise<void> {
     order by r.environment_id, r.day, t.test_case_id`;
   await sql`
     insert into daily_test_stats (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                  flaky_count, skip_count, last_run_at)
+                                  flaky_count, skip_count, last_run_at, duration_sum)
     select project_id, 0, day, test_case_id, sum(total_runs), sum(pass_count), sum(fail_count), sum(flaky_count),
-           sum(skip_count), max(last_run_at)
+           sum(skip_count), max(last_run_at), sum(duration_sum)
     from daily_test_stats
     where project_id = ${projectId} and environment_id <> 0
     group by project_id, day, test_case_id
@@ -213,7 +217,7 @@ async function rebuildCumulative(sql: Tx, projectId: number): Promise<void> {
 
 async function addDayToCumulative(sql: Tx, projectId: number, environmentId: number, day: string, previous: string | null): Promise<void> {
   const counts = sql`
-    select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
+    select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at, duration_sum
     from daily_test_stats
     where project_id = ${projectId} and environment_id = ${environmentId} and day = ${day}::date`;
   await writeSnapshot(sql, { projectId, environmentId }, day, sql`${previous}::date`, counts);
@@ -226,7 +230,7 @@ type Fragment = postgres.PendingQuery<postgres.Row[]>;
  * Writes a scope's snapshot of `day` in one pass, in test order: the totals of the snapshot of
  * `previousDay` (a date, or a query giving one; none: a first snapshot) full-joined with `counts`,
  * a query of the day's own (test_case_id, total_runs, pass_count, fail_count, flaky_count,
- * skip_count, last_run_at). A full join is a hash or merge join, never a loop over a snapshot per
+ * skip_count, last_run_at, duration_sum). A full join is a hash or merge join, never a loop over a snapshot per
  * test, whatever the statistics of rows written a moment ago.
  */
 async function writeSnapshot(
@@ -238,12 +242,13 @@ async function writeSnapshot(
 ): Promise<void> {
   await sql`
     insert into test_case_cumulative (project_id, environment_id, day, test_case_id, total_runs, pass_count, fail_count,
-                                      flaky_count, skip_count, last_run_at, day_runs)
+                                      flaky_count, skip_count, last_run_at, day_runs, duration_sum)
     select ${scope.projectId}, ${scope.environmentId}, ${day}::date, coalesce(s.test_case_id, c.test_case_id),
            coalesce(c.total_runs, 0) + coalesce(s.total_runs, 0), coalesce(c.pass_count, 0) + coalesce(s.pass_count, 0),
            coalesce(c.fail_count, 0) + coalesce(s.fail_count, 0), coalesce(c.flaky_count, 0) + coalesce(s.flaky_count, 0),
-           coalesce(c.skip_count, 0) + coalesce(s.skip_count, 0), greatest(c.last_run_at, s.last_run_at), coalesce(s.total_runs, 0)
-    from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at
+           coalesce(c.skip_count, 0) + coalesce(s.skip_count, 0), greatest(c.last_run_at, s.last_run_at), coalesce(s.total_runs, 0),
+           coalesce(c.duration_sum, 0) + coalesce(s.duration_sum, 0)
+    from (select test_case_id, total_runs, pass_count, fail_count, flaky_count, skip_count, last_run_at, duration_sum
           from test_case_cumulative
           where project_id = ${scope.projectId} and environment_id = ${scope.environmentId} and day = ${previousDay}) c
     full join (${counts}) s on s.test_case_id = c.test_case_id

@@ -48,13 +48,19 @@ export interface TestCaseMetricsRow {
   pass_count: number;
   fail_count: number;
   flaky_count: number;
+  /** The mean duration of its executions in the window, ms. */
+  mean_duration: number | null;
 }
 
 const ORDER = {
   fail_rate: (sql: Tx) => sql`a.fail_count::float8 / nullif(a.total_runs, 0)`,
   flaky_rate: (sql: Tx) => sql`a.flaky_count::float8 / nullif(a.total_runs, 0)`,
   last_run: (sql: Tx) => sql`a.last_run_at`,
+  duration: (sql: Tx) => sql`a.duration_sum::float8 / nullif(a.total_runs, 0)`,
 };
+
+/** The window's mean duration, whole ms. */
+const MEAN_DURATION = 'round(a.duration_sum::numeric / nullif(a.total_runs, 0))::float8';
 
 function caseFilter(sql: Tx, filter: TestCaseFilter) {
   if (filter.testCaseId) return sql``;
@@ -98,6 +104,7 @@ export async function testCaseMetrics(
            h.pass_count - coalesce(l.pass_count, 0) as pass_count,
            h.fail_count - coalesce(l.fail_count, 0) as fail_count,
            h.flaky_count - coalesce(l.flaky_count, 0) as flaky_count,
+           h.duration_sum - coalesce(l.duration_sum, 0) as duration_sum,
            h.last_run_at
     from test_case_cumulative h
     left join test_case_cumulative l
@@ -114,7 +121,8 @@ export async function testCaseMetrics(
     ? await sql<(TestCaseMetricsRow & { with_history: number })[]>`
         with a as (${totals})
         select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, a.last_run_at,
-               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, count(*) over ()::int as with_history
+               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, ${sql.unsafe(MEAN_DURATION)} as mean_duration,
+               count(*) over ()::int as with_history
         from a join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
         where true ${caseFilter(sql, filter)}
         order by ${orderBy}
@@ -124,7 +132,7 @@ export async function testCaseMetrics(
         page as (select a.*, count(*) over ()::int as with_history from a order by ${orderBy} limit ${limit})
         select a.test_case_id, coalesce(tc.name, a.test_case_id) as test_name, coalesce(tc.file_path, '') as file_path,
                coalesce(tc.runner_project, '') as project_name, coalesce(tc.tags, '{}') as tags, a.last_run_at,
-               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, a.with_history
+               a.total_runs, a.pass_count, a.fail_count, a.flaky_count, ${sql.unsafe(MEAN_DURATION)} as mean_duration, a.with_history
         from page a left join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
         order by ${orderBy}`;
   return { rows, withHistory: rows[0]?.with_history ?? 0 };

@@ -150,14 +150,14 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'get',
     path: '/projects/:projectId/tests',
     tag: TAG,
-    summary: "A project's tests that ran in the window, by search and tag, ranked by fail rate, flaky rate or last run, each with its latest outcomes",
+    summary: "A project's tests that ran in the window, by search and tag, ranked by fail rate, flaky rate, mean duration or last run, each with its latest outcomes",
     public: true,
     params: projectParams,
     query: z
       .object({
         search: z.string().max(200).optional(),
         tag: z.string().max(100).optional(),
-        order_by: z.enum(['fail_rate', 'flaky_rate', 'last_run']).default('fail_rate'),
+        order_by: z.enum(['fail_rate', 'flaky_rate', 'duration', 'last_run']).default('fail_rate'),
         days: windowDays,
       })
       .strict(),

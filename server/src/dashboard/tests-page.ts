@@ -23,7 +23,7 @@ export function historyStrip(history: HistoryRow[], size = 10): string {
 export interface TestsView {
   rows: TestCaseMetricsRow[];
   history: Map<string, HistoryRow[]>;
-  filter: { search?: string; tag?: string; order_by: 'fail_rate' | 'flaky_rate' | 'last_run'; days: number };
+  filter: { search?: string; tag?: string; order_by: 'fail_rate' | 'flaky_rate' | 'duration' | 'last_run'; days: number };
 }
 
 const rate = (part: number, whole: number) => (whole === 0 ? '–' : `${((part / whole) * 100).toFixed(1)}%`);
@@ -34,20 +34,20 @@ export function testsPage(viewer: Viewer, project: Project, view: TestsView): st
   const form = `<form class="filters" method="get" role="search" aria-label="Find tests">
 <label>Search<input name="search" value="${e(filter.search ?? '')}" placeholder="title or file"></label>
 <label>Tag<input name="tag" value="${e(filter.tag ?? '')}" placeholder="@smoke"></label>
-<label>Rank by<select name="order_by">${order('fail_rate', 'fail rate')}${order('flaky_rate', 'flaky rate')}${order('last_run', 'last run')}</select></label>
+<label>Rank by<select name="order_by">${order('fail_rate', 'fail rate')}${order('flaky_rate', 'flaky rate')}${order('duration', 'mean duration')}${order('last_run', 'last run')}</select></label>
 <label>Days<select name="days">${[7, 14, 30, 90].map((d) => `<option value="${d}"${d === filter.days ? ' selected' : ''}>${d}</option>`).join('')}</select></label>
 <button type="submit">Find</button></form>`;
   const rows = view.rows
     .map(
       (row) => `<tr data-test="${e(row.test_case_id)}"><td><a href="/projects/${project.id}/tests/${e(row.test_case_id)}">${e(row.test_name)}</a>
 <div class="muted">${e(row.file_path)} · ${e(row.project_name)}${row.tags.length > 0 ? ` · ${row.tags.map((tag) => e(tag)).join(' ')}` : ''}</div></td>
-<td>${row.total_runs}</td><td>${rate(row.fail_count, row.total_runs)}</td><td>${rate(row.flaky_count, row.total_runs)}</td><td>${historyStrip(view.history.get(row.test_case_id) ?? [])}</td></tr>`,
+<td>${row.total_runs}</td><td>${rate(row.fail_count, row.total_runs)}</td><td>${rate(row.flaky_count, row.total_runs)}</td><td>${row.mean_duration === null ? '–' : `${row.mean_duration} ms`}</td><td>${historyStrip(view.history.get(row.test_case_id) ?? [])}</td></tr>`,
     )
     .join('');
   const table =
     view.rows.length === 0
       ? '<p class="empty">No test ran in this window with these filters.</p>'
-      : `<table><thead><tr><th scope="col">Test</th><th scope="col">Runs</th><th scope="col">Fail rate</th><th scope="col">Flaky rate</th><th scope="col">Latest runs</th></tr></thead><tbody>${rows}</tbody></table>`;
+      : `<table><thead><tr><th scope="col">Test</th><th scope="col">Runs</th><th scope="col">Fail rate</th><th scope="col">Flaky rate</th><th scope="col">Mean duration</th><th scope="col">Latest runs</th></tr></thead><tbody>${rows}</tbody></table>`;
   return layout({ title: `Tests · ${project.name}`, viewer, project, body: `<h1>Tests of ${e(project.name)}</h1>${form}${table}` });
 }
 
