@@ -262,6 +262,12 @@ describe('environments and snoozes', () => {
     await page.waitForURL(new RegExp(`/projects/${projectId}/runs/\\d+$`));
     expect(await page.locator('h1 .state').textContent()).toBe('pending');
     expect(await page.locator('.meta').textContent()).toContain('branch release');
+    // Or against a build: its URL is the run's, and the suite's BASE_URL.
+    await page.goto(`${server.url}/projects/${projectId}/environments`);
+    await row.getByLabel("or a build's URL").fill('https://preview-42.example.com');
+    await row.getByRole('button', { name: 'Run now' }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/runs/\\d+$`));
+    expect(await page.locator('.meta').textContent()).toContain('build https://preview-42.example.com');
   });
 
   it('when a snooze is made, expired and deleted from the snoozes page, then the API follows each step', async () => {

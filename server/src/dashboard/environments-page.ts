@@ -21,7 +21,8 @@ function triggerForm(env: EnvironmentView): string {
     'open-run',
     'Run now',
     `<input type="hidden" name="environment" value="${e(env.slug)}">
-<label for="${id}">Branch<input id="${id}" name="branch" maxlength="500" placeholder="the default" data-optional></label>`,
+<label for="${id}">Branch<input id="${id}" name="branch" maxlength="500" placeholder="the default" data-optional></label>
+<label for="${id}-build">or a build's URL<input id="${id}-build" name="build.url" type="url" maxlength="2000" placeholder="none" data-optional></label>`,
   );
 }
 
