@@ -1,3 +1,4 @@
+import { STATE_COLOURS } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
 
 /**
@@ -19,15 +20,7 @@ export interface Viewer {
   csrfToken: string;
 }
 
-export const STATE_COLOURS: Record<string, string> = {
-  passed: '#1a7f37',
-  failed: '#cf222e',
-  error: '#9a6700',
-  cancelled: '#57606a',
-  running: '#0969da',
-  queued: '#0969da',
-  pending: '#0969da',
-};
+export { STATE_COLOURS };
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328}

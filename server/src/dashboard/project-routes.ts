@@ -4,8 +4,8 @@ import type { AppDeps } from '../context.ts';
 import { listEnvironments } from '../environments/index.ts';
 import { foldMembers, getGroup, groupsOfTest, listGroups, memberEvents } from '../failuregroups/index.ts';
 import { notFound } from '../http/errors.ts';
-import { escapeLike, positiveId, runnerTestId } from '../http/fields.ts';
-import { addRoute, type RouteContext } from '../http/route.ts';
+import { escapeLike, runnerTestId } from '../http/fields.ts';
+import type { RouteContext } from '../http/route.ts';
 import { listSnoozes, snoozesOfTest } from '../snoozes/index.ts';
 import { testTitles } from '../testcases/index.ts';
 import { analyticsPage } from './analytics-page.ts';
@@ -13,111 +13,68 @@ import { environmentsPage } from './environments-page.ts';
 import { groupPage, groupsPage } from './groups-page.ts';
 import { snoozesPage } from './snoozes-page.ts';
 import { testPage, testsPage } from './tests-page.ts';
-import { memberProject, requireViewer, sendPage } from './viewer.ts';
+import { addProjectPage, projectParams } from './page-route.ts';
 
-const TAG = 'Dashboard';
-const projectParams = z.object({ projectId: positiveId }).strict();
 const windowDays = z.enum(['7', '14', '30', '90']).default('30');
 
 /** A project's pages beside its runs: environments, snoozes, failure groups, analytics, tests. */
 export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock } = deps;
-  const projectFor = (projectId: number, userId: string) => memberProject(sql, projectId, userId);
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/environments',
-    tag: TAG,
     summary: "A project's environments: create and edit them, trigger a run, and each one's badge with its Markdown",
-    public: true,
-    params: z.object({ projectId: positiveId }).strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    params: projectParams,
+    render: async ({ viewer, project }) => {
       const { rows } = await listEnvironments(sql, project.id, 100, 0);
-      sendPage(res, environmentsPage(viewer, project, rows, deps.config.publicUrl));
+      return environmentsPage(viewer, project, rows, deps.config.publicUrl);
     },
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/snoozes',
-    tag: TAG,
     summary: "A project's snoozes, active or expired: create, expire now, delete",
-    public: true,
-    params: z.object({ projectId: positiveId }).strict(),
+    params: projectParams,
     query: z.object({ status: z.enum(['active', 'expired', 'all']).default('active') }).strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, query, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    render: async ({ viewer, project, query }) => {
       const now = clock();
       const { rows } = await listSnoozes(sql, project.id, { status: query.status, now, limit: 100, offset: 0 });
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const titles = await testTitles(sql, project.id, [...new Set(rows.flatMap((row) => row.test_ids))]);
-      sendPage(res, snoozesPage(viewer, project, { status: query.status, snoozes: rows, environments: new Map(environments.map((env) => [env.id, env.name])), titles, now }));
+      return snoozesPage(viewer, project, { status: query.status, snoozes: rows, environments: new Map(environments.map((env) => [env.id, env.name])), titles, now });
     },
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/failure-groups',
-    tag: TAG,
     summary: "A project's failure groups, most recently seen first",
-    public: true,
-    params: z.object({ projectId: positiveId }).strict(),
+    params: projectParams,
     query: z.object({ status: z.enum(['open', 'resolved', 'ignored']).optional() }).strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, query, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    render: async ({ viewer, project, query }) => {
       const { rows } = await listGroups(sql, project.id, { status: query.status, limit: 100, offset: 0 });
-      sendPage(res, groupsPage(viewer, project, rows, query.status));
+      return groupsPage(viewer, project, rows, query.status);
     },
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/failure-groups/:groupId',
-    tag: TAG,
     summary: 'A failure group: its tests, its diagnosis and status to set, a test to detach',
-    public: true,
-    params: z.object({ projectId: positiveId, groupId: z.string().min(1).max(200) }).strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    params: projectParams.extend({ groupId: z.string().min(1).max(200) }),
+    render: async ({ viewer, project, params }) => {
       const group = await getGroup(sql, project.id, params.groupId);
       if (!group) throw notFound('failure group');
       const members = foldMembers(await memberEvents(sql, project.id, group.id));
       const titles = await testTitles(sql, project.id, members.map((member) => member.test_case_id));
-      sendPage(res, groupPage(viewer, project, group, members, titles));
+      return groupPage(viewer, project, group, members, titles);
     },
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/analytics',
-    tag: TAG,
     summary: 'Daily runs with their pass rate, tests run a day, the flakiest and the most failing tests, drawn',
-    public: true,
-    params: z.object({ projectId: positiveId }).strict(),
+    params: projectParams,
     query: z.object({ days: z.enum(['7', '14', '30', '90']).default('30'), environment_id: z.string().regex(/^\d{1,10}$/).default('0') }).strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, query, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    render: async ({ viewer, project, query }) => {
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const environmentId = environments.some((env) => env.id === Number(query.environment_id)) ? Number(query.environment_id) : 0;
       const windowDays = Number(query.days);
@@ -130,9 +87,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         ranked('flaky_rate'),
         ranked('fail_rate'),
       ]);
-      sendPage(
-        res,
-        analyticsPage(viewer, project, {
+      return analyticsPage(viewer, project, {
           days: window.days,
           windowDays,
           environmentId,
@@ -140,18 +95,14 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
           runs,
           testCounts,
           flakiest: flakiest.rows.filter((row) => row.flaky_count > 0),
-          failing: failing.rows.filter((row) => row.fail_count > 0),
-        }),
-      );
+        failing: failing.rows.filter((row) => row.fail_count > 0),
+      });
     },
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/tests',
-    tag: TAG,
     summary: "A project's tests that ran in the window, by search and tag, ranked by fail rate, flaky rate, mean duration or last run, each with its latest outcomes",
-    public: true,
     params: projectParams,
     query: z
       .object({
@@ -161,12 +112,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         days: windowDays,
       })
       .strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, query, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    render: async ({ viewer, project, query }) => {
       const window = dayWindow({ days: Number(query.days) }, clock());
       const tag = query.tag ? (query.tag.startsWith('@') ? query.tag : `@${query.tag}`) : undefined;
       const search = query.search ? `%${escapeLike(query.search.toLowerCase())}%` : null;
@@ -174,23 +120,15 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       const history = await testHistory(sql, project.id, 0, rows.map((row) => row.test_case_id), window, 20);
       const byTest = new Map<string, typeof history>();
       for (const row of history) byTest.set(row.test_case_id, [...(byTest.get(row.test_case_id) ?? []), row]);
-      sendPage(res, testsPage(viewer, project, { rows, history: byTest, filter: { search: query.search, tag: query.tag, order_by: query.order_by, days: Number(query.days) } }));
+      return testsPage(viewer, project, { rows, history: byTest, filter: { search: query.search, tag: query.tag, order_by: query.order_by, days: Number(query.days) } });
     },
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/tests/:testId',
-    tag: TAG,
     summary: 'A test: its latest outcomes as a strip, its duration as a chart, its failure groups and snoozes',
-    public: true,
-    params: z.object({ projectId: positiveId, testId: runnerTestId }).strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    params: projectParams.extend({ testId: runnerTestId }),
+    render: async ({ viewer, project, params }) => {
       const title = (await testTitles(sql, project.id, [params.testId])).get(params.testId);
       if (!title) throw notFound('test');
       const now = clock();
@@ -200,7 +138,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         snoozesOfTest(sql, project.id, params.testId),
       ]);
       const [file, ...rest] = title.split(' › ');
-      sendPage(res, testPage(viewer, project, { id: params.testId, title: rest.join(' › '), file: file ?? '', history, groups, snoozes, now }));
+      return testPage(viewer, project, { id: params.testId, title: rest.join(' › '), file: file ?? '', history, groups, snoozes, now });
     },
   });
 }

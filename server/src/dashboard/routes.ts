@@ -3,7 +3,7 @@ import type { AppDeps } from '../context.ts';
 import { listEnvironments } from '../environments/index.ts';
 import { notFound } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
-import { addRoute, type RouteContext } from '../http/route.ts';
+import type { RouteContext } from '../http/route.ts';
 import { projectsOfUser } from '../projects/index.ts';
 import { getRunById, listRuns, runPageDetails } from '../runs/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
@@ -12,16 +12,14 @@ import { projectsPage, runsPage } from './pages.ts';
 import { runPage } from './run-page.ts';
 import { signInRoutes } from './signin.ts';
 import { projectRoutes } from './project-routes.ts';
-import { memberProject, requireViewer, sendPage } from './viewer.ts';
+import { addPage, addProjectPage, projectParams } from './page-route.ts';
 
-const TAG = 'Dashboard';
 const RUNS_PER_PAGE = 50;
 
 export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock } = deps;
   const storageOrigin = deps.storage.direct?.origin ?? null;
 
-  const projectFor = (projectId: number, userId: string) => memberProject(sql, projectId, userId);
 
   ctx.open.get('/assets/dashboard.js', (_req, res) => {
     res.setHeader('content-type', 'text/javascript; charset=utf-8');
@@ -31,28 +29,16 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   signInRoutes(ctx, deps);
 
-  addRoute(ctx, {
-    method: 'get',
+  addPage(ctx, deps, {
     path: '/',
-    tag: TAG,
     summary: 'The projects the signed-in person belongs to',
-    public: true,
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      sendPage(res, projectsPage(viewer, await projectsOfUser(sql, viewer.userId)));
-    },
+    render: async ({ viewer }) => projectsPage(viewer, await projectsOfUser(sql, viewer.userId)),
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/runs',
-    tag: TAG,
     summary: "A project's runs, newest first, by environment, branch and state; runs under way update live",
-    public: true,
-    params: z.object({ projectId: positiveId }).strict(),
+    params: projectParams,
     query: z
       .object({
         environment: z.string().max(200).optional(),
@@ -60,12 +46,7 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
         state: z.enum(['', 'pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled']).optional(),
       })
       .strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, query, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    render: async ({ viewer, project, query }) => {
       const filter = { environment: query.environment || undefined, branch: query.branch || undefined, state: query.state || undefined };
       const { rows } = await listRuns(sql, project.id, {
         environment: filter.environment,
@@ -75,41 +56,26 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
         offset: 0,
       });
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
+      // The API call that lists the same runs, for the page's live update.
       const given = Object.entries(filter).filter((entry): entry is [string, string] => entry[1] !== undefined);
       const api = new URLSearchParams([['per_page', String(RUNS_PER_PAGE)], ...given]);
-      sendPage(
-        res,
-        runsPage(viewer, {
-          project,
-          runs: rows,
-          environments,
-          filter,
-          liveUrl: `/api/test-runs?${api.toString()}`,
-        }),
-      );
+      return runsPage(viewer, { project, runs: rows, environments, filter, liveUrl: `/api/test-runs?${api.toString()}` });
     },
   });
 
-  addRoute(ctx, {
-    method: 'get',
+  addProjectPage(ctx, deps, {
     path: '/projects/:projectId/runs/:runId',
-    tag: TAG,
     summary: 'A run: counts, failures first with their errors, screenshots and traces; cancel, rerun, rerun the failed tests, snooze a failure',
-    public: true,
-    params: z.object({ projectId: positiveId, runId: positiveId }).strict(),
+    params: projectParams.extend({ runId: positiveId }),
     query: z.object({ all: z.enum(['1']).optional() }).strict(),
-    produces: 'text/html',
-    errorShape: 'page',
-    handler: async ({ params, query, req, res }) => {
-      const viewer = await requireViewer(deps, req, res);
-      if (!viewer) return;
-      const project = await projectFor(params.projectId, viewer.userId);
+    policy: dashboardPolicy(storageOrigin),
+    render: async ({ viewer, project, params, query }) => {
       const run = await getRunById(sql, params.runId);
       if (!run || run.project_id !== project.id) throw notFound('test run');
       const now = clock();
-      const details = await runPageDetails(sql, deps, run, now, query.all === '1');
-      sendPage(res, runPage(viewer, project, run, details, now), 200, dashboardPolicy(storageOrigin));
+      return runPage(viewer, project, run, await runPageDetails(sql, deps, run, now, query.all === '1'), now);
     },
   });
+
   projectRoutes(ctx, deps);
 }

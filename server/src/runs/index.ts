@@ -5,7 +5,7 @@ export { failRun } from './finish.ts';
 export { endShard } from './ingest.ts';
 export { type ClaimedRun, claimRun, createPendingRun, heartbeat, lostRunIds, recordBranch, recordHeadSha } from './record.ts';
 export { runDetails, type RunPageDetails, runPageDetails } from './details.ts';
-export { RUN_REPORT_STYLE, runReport } from './page.ts';
+export { RUN_REPORT_STYLE, runReport, STATE_COLOURS } from './page.ts';
 export { presentRun } from './present.ts';
 export { type SummaryDetail } from './schema.ts';
 export { getRunById, listRuns, type RunRow } from './store.ts';

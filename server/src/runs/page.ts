@@ -6,7 +6,8 @@ import type { SummaryDetail } from './schema.ts';
 import type { RunPageDetails } from './details.ts';
 import type { ProjectCount, RunRow } from './store.ts';
 
-const STATE_COLOURS: Record<string, string> = {
+/** A run state's colour, wherever a run is shown. */
+export const STATE_COLOURS: Record<string, string> = {
   passed: '#1a7f37',
   failed: '#cf222e',
   error: '#9a6700',
