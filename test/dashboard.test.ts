@@ -187,6 +187,18 @@ describe('a run, and acting on it', () => {
     expect((await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun.state).toBe('cancelled');
   });
 
+  it('when a run is rerun whole, then the new run holds every test', async () => {
+    const runId = await failedRun();
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    await page.getByRole('button', { name: 'Rerun', exact: true }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/runs/(?!${runId}$)\\d+$`));
+    const rerunId = Number(new URL(page.url()).pathname.split('/').pop());
+    const [rerun] = await server.sql<{ rerun_source_id: number; test_case_ids: string[]; rerun_only_failed: boolean }[]>`
+      select rerun_source_id, test_case_ids, rerun_only_failed from test_runs where id = ${rerunId}`;
+    expect(rerun).toMatchObject({ rerun_source_id: runId, test_case_ids: [], rerun_only_failed: false });
+  });
+
   it('when the failed tests are rerun, then the new run holds only them and its page opens', async () => {
     const runId = await failedRun();
     const page = await signedInPage();
@@ -298,7 +310,7 @@ describe('environments and snoozes', () => {
 describe('failure groups', () => {
   it('when a failure group is opened from a run, then a diagnosis and a status are set, and a test detached, through the API', async () => {
     const runId = (await api.post('/api/test-runs/report', { environment: 'staging' })).body.data.test_run.id as number;
-    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(7), { title: 'pays by card' })], complete: true });
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(7), { title: 'pays by card', tags: ['@payments'] })], complete: true });
     const attempts = attemptsOf(testId(7), 'unexpected', 'Error: card declined');
     // The reporter names the group of a final failure, and attaches it.
     (attempts.at(-1)?.final as { failure_group_id: string | null }).failure_group_id = 'card-declined';
@@ -371,6 +383,12 @@ describe('tests', () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('pays by card');
     expect(await page.getByRole('img', { name: /^Duration of the last 1 runs/ }).locator('circle').count()).toBe(1);
     expect(await page.locator(`a[href="/projects/${projectId}/failure-groups/card-declined"]`).count()).toBe(1);
+    // By tag: only the tagged test.
+    await page.goto(`${server.url}/projects/${projectId}/tests?days=7`);
+    await page.getByLabel('Tag').fill('payments');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.waitForURL(/tag=payments/);
+    expect(await page.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-test')))).toEqual([testId(7)]);
     // Ranked by mean duration: the slow test first (attempts of 100 ms, two of them for a failure).
     const slowest = await signedInPage();
     await slowest.goto(`${server.url}/projects/${projectId}/tests?order_by=duration&days=7`);
