@@ -3,6 +3,7 @@ import type { AppDeps } from '../context.ts';
 import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
+import { deliverStored } from '../http/deliver.ts';
 import { requireSignature, signedQuery } from '../http/signed.ts';
 import { confirmDirectUpload } from './confirm.ts';
 import { deliveryHeaders } from './delivery.ts';
@@ -18,6 +19,14 @@ const downloadQuery = signedQuery.extend({ via: z.enum(['server']).optional() })
 
 export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, storage, signingSecret } = deps;
+
+  /** The blob an upload URL names, or 403 for a tampered or expired signature. */
+  const uploadedBlob = async (id: number, query: z.infer<typeof signedQuery>) => {
+    requireSignature(signingSecret, `artifact-upload:${id}`, query, clock());
+    const blob = await store.getBlob(sql, id);
+    if (!blob) throw notFound('artifact');
+    return blob;
+  };
 
   addRoute(ctx, {
     method: 'post',
@@ -46,9 +55,7 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: z.object({ data: z.object({ stored: z.boolean() }) }),
     fails: { 413: 'The body is larger than the declared size_bytes' },
     handler: async ({ params, query, req, res }) => {
-      requireSignature(signingSecret, `artifact-upload:${params.id}`, query, clock());
-      const blob = await store.getBlob(sql, params.id);
-      if (!blob) throw notFound('artifact');
+      const blob = await uploadedBlob(params.id, query);
       if (blob.storage_key) return { data: { stored: true } };
       const declared = Number(req.get('content-length') ?? Number.NaN);
       if (declared > blob.size_bytes) {
@@ -77,9 +84,7 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: z.object({ data: z.object({ stored: z.boolean() }) }),
     fails: { 409: 'Nothing has been uploaded to upload_url yet, or the server takes uploads itself' },
     handler: async ({ params, query }) => {
-      requireSignature(signingSecret, `artifact-upload:${params.id}`, query, clock());
-      const blob = await store.getBlob(sql, params.id);
-      if (!blob) throw notFound('artifact');
+      const blob = await uploadedBlob(params.id, query);
       if (blob.storage_key) return { data: { stored: true } };
       if (!storage.direct) throw new HttpError(409, 'nothing to confirm: this server stores the bytes PUT to upload_url itself');
       const outcome = await confirmDirectUpload(storage, blob);
@@ -107,21 +112,7 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
       const attachment = await store.getAttachment(sql, params.id);
       if (!attachment) throw notFound('attachment');
       const headers = deliveryHeaders(attachment.name, attachment.content_type, attachment.size_bytes);
-      if (storage.direct && query.via !== 'server') {
-        const location = await storage.direct.downloadUrl(attachment.storage_key, {
-          contentType: headers['content-type'],
-          contentDisposition: headers['content-disposition'],
-          cacheControl: headers['cache-control'],
-        });
-        res.setHeader('cache-control', 'private, no-store');
-        res.redirect(302, location);
-        return;
-      }
-      const bytes = await storage.open(attachment.storage_key);
-      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-      await new Promise<void>((resolve, reject) => {
-        bytes.on('error', reject).pipe(res).on('finish', resolve).on('error', reject);
-      });
+      await deliverStored(res, storage, attachment.storage_key, headers, query.via === 'server');
     },
   });
 }

@@ -2,7 +2,8 @@ import type { DailyRunRow, TestCaseMetricsRow } from '../analytics/index.ts';
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
 import { barsWithRate, dailyLine } from './charts.ts';
-import { layout, STATE_COLOURS, type Viewer } from './layout.ts';
+import { STATE_COLOURS } from '../runs/index.ts';
+import { layout, type Viewer } from './layout.ts';
 
 export interface AnalyticsView {
   days: string[];

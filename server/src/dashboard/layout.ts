@@ -20,7 +20,6 @@ export interface Viewer {
   csrfToken: string;
 }
 
-export { STATE_COLOURS };
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328}

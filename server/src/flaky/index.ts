@@ -1,7 +1,7 @@
 import type { Tx } from '../db.ts';
 import { applyQuarantinePolicy } from './quarantine.ts';
 import { ensureWindow, recordRunFlakiness } from './rollup.ts';
-import { projectOfRun } from './store.ts';
+import { endedRun } from './store.ts';
 import { WINDOW_DAYS, windowStart } from './window.ts';
 
 export { rebuildFlakiness } from './rollup.ts';
@@ -14,9 +14,9 @@ export { recordBurnIn } from './store.ts';
  * a project are taken one run at a time.
  */
 export async function afterRunRolledUp(sql: Tx, runId: number, now: Date): Promise<void> {
-  const projectId = await projectOfRun(sql, runId);
-  if (projectId === null) return;
-  await ensureWindow(sql, projectId, windowStart(now, WINDOW_DAYS));
+  const run = await endedRun(sql, runId);
+  if (!run) return;
+  await ensureWindow(sql, run.project_id, windowStart(now, WINDOW_DAYS));
   await recordRunFlakiness(sql, runId);
-  await applyQuarantinePolicy(sql, runId, now);
+  await applyQuarantinePolicy(sql, run, now);
 }

@@ -1,17 +1,11 @@
 import type { Tx } from '../db.ts';
 import { createSnooze, updateSnooze } from '../snoozes/index.ts';
 import type { QuarantinePolicy } from './schema.ts';
-import { ensureWindow } from './rollup.ts';
 import * as store from './store.ts';
-import { WINDOW_DAYS, windowStart } from './window.ts';
+import type { EndedRun } from './store.ts';
+import { WINDOW_DAYS } from './window.ts';
 
 const DAY_MS = 86_400_000;
-
-interface EndedRun {
-  id: number;
-  project_id: number;
-  environment_id: number;
-}
 
 /**
  * What the quarantine policy does once a run has been added to the flakiness rollup: it records
@@ -19,10 +13,7 @@ interface EndedRun {
  * after enough clean runs in a row, and (mode `auto`) quarantines the run's tests whose score
  * crossed the threshold, within the cap. Broken and unknown tests are never quarantined.
  */
-export async function applyQuarantinePolicy(sql: Tx, runId: number, now: Date): Promise<void> {
-  const [run] = await sql<EndedRun[]>`
-    select id, project_id, environment_id from test_runs where id = ${runId}`;
-  if (!run) return;
+export async function applyQuarantinePolicy(sql: Tx, run: EndedRun, now: Date): Promise<void> {
   await recordExpiries(sql, run.project_id, now);
   const policy = await store.getPolicy(sql, run.project_id);
   await releaseCleanTests(sql, run, policy, now);
@@ -63,7 +54,7 @@ async function releaseCleanTests(sql: Tx, run: EndedRun, policy: QuarantinePolic
 async function quarantineFlakyTests(sql: Tx, run: EndedRun, policy: QuarantinePolicy, now: Date): Promise<void> {
   // Every flaky test of the environment, not only this run's: one may cross by reaching the
   // minimum of runs, or by its clean runs leaving the window.
-  await ensureWindow(sql, run.project_id, windowStart(now, WINDOW_DAYS));
+  // The kept window starts where afterRunRolledUp put it, on today's window.
   const { rows } = await store.keptWindow(sql, run.project_id, {
     environmentId: run.environment_id,
     class: 'flaky',

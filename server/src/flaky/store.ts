@@ -95,9 +95,15 @@ export async function summedWindow(sql: Tx, projectId: number, since: string, fi
   return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
 }
 
-export async function projectOfRun(sql: Tx, runId: number): Promise<number | null> {
-  const [row] = await sql<{ project_id: number }[]>`select project_id from test_runs where id = ${runId}`;
-  return row?.project_id ?? null;
+export interface EndedRun {
+  id: number;
+  project_id: number;
+  environment_id: number;
+}
+
+export async function endedRun(sql: Tx, runId: number): Promise<EndedRun | null> {
+  const [row] = await sql<EndedRun[]>`select id, project_id, environment_id from test_runs where id = ${runId}`;
+  return row ?? null;
 }
 
 export async function getPolicy(sql: Tx, projectId: number): Promise<QuarantinePolicy> {

@@ -16,6 +16,7 @@ import {
   updateFileSchema,
 } from './schema.ts';
 import { signedQueryString } from '../signing.ts';
+import { deliverStored } from '../http/deliver.ts';
 import { requireSignature, signedQuery } from '../http/signed.ts';
 import { TooLargeError, SizeMismatchError } from '../storage/blobs.ts';
 import * as store from './store.ts';
@@ -231,21 +232,11 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ params, query, res }) => {
       const row = await signedResource('download', params.id, query);
       if (row.stored_bytes === null) throw notFound('file content');
-      const contentType = row.mime_type ?? 'application/octet-stream';
-      const contentDisposition = `attachment; filename*=UTF-8''${encodeURIComponent(row.name)}`;
-      if (storage.direct) {
-        const location = await storage.direct.downloadUrl(row.storage_key as string, { contentType, contentDisposition, cacheControl: 'private, max-age=3600' });
-        res.setHeader('cache-control', 'private, no-store');
-        res.redirect(302, location);
-        return;
-      }
-      const bytes = await storage.open(row.storage_key as string);
-      res.setHeader('content-type', contentType);
-      res.setHeader('content-length', String(row.stored_bytes));
-      res.setHeader('content-disposition', contentDisposition);
-      res.setHeader('x-content-type-options', 'nosniff');
-      await new Promise<void>((resolve, reject) => {
-        bytes.on('error', reject).pipe(res).on('finish', resolve).on('error', reject);
+      await deliverStored(res, storage, row.storage_key as string, {
+        'content-type': row.mime_type ?? 'application/octet-stream',
+        'content-length': String(row.stored_bytes),
+        'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(row.name)}`,
+        'x-content-type-options': 'nosniff',
       });
     },
   });
