@@ -21,6 +21,7 @@ import { analyticsRoutes } from './analytics/routes.ts';
 import { flakyRoutes } from './flaky/index.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
+import { retentionRoutes } from './retention/index.ts';
 import { lookUpBranches } from './toolchain/repository.ts';
 
 /** What the app is built from: the branch lookup is `git ls-remote` unless a test gives its own. */
@@ -46,6 +47,7 @@ export function createApp(input: AppInput) {
   failureGroupRoutes(ctx, deps);
   analyticsRoutes(ctx, deps);
   flakyRoutes(ctx, deps);
+  retentionRoutes(ctx, deps);
   keyRoutes(ctx, deps.sql);
   dashboardRoutes(ctx, deps);
 

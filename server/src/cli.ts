@@ -13,6 +13,8 @@ import { migrate } from './migrate.ts';
 import { addMember, createProject, getProject, removeMember } from './projects/store.ts';
 import { startServer } from './server.ts';
 import { createLoginLink } from './sessions/store.ts';
+import { describeReport, runRetentionPass, serverPolicy } from './retention/index.ts';
+import { openStorage } from './storage/open.ts';
 import { chatAccountSchema, newUserSchema, scmAccountSchema } from './users/schema.ts';
 import { createUser, linkAccount, userExists } from './users/store.ts';
 
@@ -29,6 +31,8 @@ const USAGE = `usage: proctor <command>
   key list (--project P | --user U)             the keys' ids, scopes and dates, never secrets
   key revoke --key ID                           the key's id (prc_p_<ID>_…) or the whole key
   analytics rebuild --project P                 recompute the project's analytics rollups from its results
+  retention run [--project P] [--dry-run]       delete what the retention policies expired (the server does it hourly);
+                                                --dry-run prints what would go (runs, results, files, bytes)
   --help, --version
 
 Settings come from the environment: DATABASE_URL (unset: an embedded PostgreSQL in
@@ -41,7 +45,7 @@ function packageVersion(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 }
 
-type Flags = Record<string, string | undefined>;
+type Flags = Record<string, string | undefined> & { 'dry-run'?: boolean };
 
 function required(flags: Flags, name: string): string {
   const value = flags[name];
@@ -170,6 +174,15 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         if (!(await revokeKey(sql, null, id))) throw new UsageError(`no key ${id}`);
         return 'revoked';
       }
+      case 'retention run': {
+        const projectId = flags.project === undefined ? undefined : projectIdFlag(flags);
+        if (projectId !== undefined && !(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
+        const dryRun = flags['dry-run'] === true;
+        const config = loadConfig();
+        const deps = { sql, storage: await openStorage(config), clock: () => new Date(), defaults: serverPolicy(config) };
+        const reports = await runRetentionPass(deps, { projectId, dryRun });
+        return reports.map((report) => describeReport(report, dryRun)).join('\n') || 'no projects';
+      }
       case 'analytics rebuild': {
         const projectId = projectIdFlag(flags);
         if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
@@ -190,6 +203,7 @@ export async function main(argv: string[]): Promise<number> {
       ...Object.fromEntries(
         ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key'].map((flag) => [flag, { type: 'string' as const }]),
       ),
+      'dry-run': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },

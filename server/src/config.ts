@@ -33,6 +33,9 @@ const envSchema = z.object({
   PROCTOR_OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_OIDC_CLIENT_ID: z.string().min(1).optional(),
   PROCTOR_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  PROCTOR_RETENTION_RESULTS_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
+  PROCTOR_RETENTION_ARTIFACTS_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
+  PROCTOR_RETENTION_INTERVAL_MIN: z.coerce.number().min(0.001).default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -53,6 +56,13 @@ export interface S3Settings {
   prefix: string;
   /** From AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; null: the SDK's own chain (profile, instance role...). */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
+/** What a project keeps until it sets its own policy, and how often the retention pass runs. */
+export interface RetentionSettings {
+  resultsDays: number;
+  artifactsDays: number;
+  intervalMs: number;
 }
 
 /** An OpenID Connect provider people sign in to the dashboard with. */
@@ -87,6 +97,7 @@ export interface Config {
   s3: S3Settings | null;
   /** Null: people sign in with one-time links only. */
   oidc: OidcSettings | null;
+  retention: RetentionSettings;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -127,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demo: e.PROCTOR_DEMO === 'true',
     s3: s3Settings(e, cleaned),
     oidc: oidcSettings(e),
+    retention: retentionSettings(e),
     logLevel: e.LOG_LEVEL,
   };
 }
@@ -147,6 +159,18 @@ function s3Settings(e: Env, aws: Record<string, string | undefined>): S3Settings
         ? { accessKeyId: aws.AWS_ACCESS_KEY_ID, secretAccessKey: aws.AWS_SECRET_ACCESS_KEY, ...(aws.AWS_SESSION_TOKEN ? { sessionToken: aws.AWS_SESSION_TOKEN } : {}) }
         : null,
   };
+}
+
+/** Artifacts are kept 30 days by default, and never longer than results. */
+function retentionSettings(e: Env): RetentionSettings {
+  const resultsDays = e.PROCTOR_RETENTION_RESULTS_DAYS;
+  const artifactsDays = e.PROCTOR_RETENTION_ARTIFACTS_DAYS ?? Math.min(30, resultsDays);
+  if (artifactsDays > resultsDays) {
+    throw new ConfigError(
+      `invalid configuration: PROCTOR_RETENTION_ARTIFACTS_DAYS: ${artifactsDays} is more than PROCTOR_RETENTION_RESULTS_DAYS (${resultsDays}); attachments are never kept longer than results`,
+    );
+  }
+  return { resultsDays, artifactsDays, intervalMs: e.PROCTOR_RETENTION_INTERVAL_MIN * 60_000 };
 }
 
 function oidcSettings(e: Env): OidcSettings | null {

@@ -11,6 +11,7 @@ import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
 import { startSweeper } from './executor/sweeper.ts';
 import { serveApp, type Serving } from './serving.ts';
+import { openStorage } from './storage/open.ts';
 import { resolveSigningSecret } from './system/store.ts';
 import { forkHttpWorkers, startHttpWorker } from './workers.ts';
 
@@ -73,7 +74,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       scheduleWindowMs: Math.max(2 * config.sweepIntervalMs, 5000),
     });
     const executes = config.executor.concurrency > 0;
-    jobs.start(`http://127.0.0.1:${port}`, { executeRuns: executes, runSyncs: executes, writeRollups: true });
+    jobs.start(`http://127.0.0.1:${port}`, { executeRuns: executes, runSyncs: executes, writeRollups: true, deleteExpired: await openStorage(config) });
 
     const served = serving;
     let closing: Promise<void> | null = null;

@@ -5,11 +5,12 @@ import type { BlobRow } from './store.ts';
 export type Confirmed = { kind: 'stored'; key: string } | { kind: 'missing' } | { kind: 'mismatch'; message: string };
 
 /**
- * Where a blob's bytes go when the reporter puts them straight into the bucket: one key per sha256
- * of the project, so that uploads of the same bytes at once write the same object.
+ * Where a blob's bytes go when the reporter puts them straight into the bucket: one key per blob
+ * row, so that uploads of the same bytes at once write the same object, and bytes declared again
+ * after the retention policy removed them never share a key with the removal still queued.
  */
-export function directUploadKey(blob: Pick<BlobRow, 'project_id' | 'sha256'>): string {
-  return `artifacts/${blob.project_id}/${blob.sha256}`;
+export function directUploadKey(blob: Pick<BlobRow, 'id' | 'project_id' | 'sha256'>): string {
+  return `artifacts/${blob.project_id}/${blob.sha256}-${blob.id}`;
 }
 
 /**

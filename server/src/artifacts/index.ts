@@ -27,3 +27,4 @@ export async function attachmentsByTest(
   }
   return byTest;
 }
+export { attachmentsToFree, deleteRunAttachments, type Freed, queuedRemovals, removeQueuedBytes } from './expire.ts';

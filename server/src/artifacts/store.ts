@@ -17,19 +17,33 @@ export async function runExists(sql: Tx, projectId: number, runId: number): Prom
   return rows.length > 0;
 }
 
-/** The project's blob of each sha256, made (without bytes) where there was none. */
+/** Times a declaration makes its blobs again after the retention pass took them away between two statements. */
+const BLOB_ATTEMPTS = 3;
+
+/**
+ * The project's blob of each sha256, made (without bytes) where there was none, and held (key
+ * share) until the transaction ends: the retention pass, which locks a blob before it deletes one
+ * no attachment holds, then sees the attachments this transaction records.
+ */
 export async function blobsFor(sql: Tx, projectId: number, wanted: { sha256: string; size_bytes: number }[], now: Date): Promise<Map<string, BlobRow>> {
   const unique = [...new Map(wanted.map((w) => [w.sha256, w])).values()];
-  await sql`
-    insert into artifact_blobs (project_id, sha256, size_bytes, created_at)
-    select ${projectId}, sha256, size_bytes, ${now}
-    from unnest(${sql.array(unique.map((w) => w.sha256))}::text[], ${sql.array(unique.map((w) => w.size_bytes))}::bigint[]) as given (sha256, size_bytes)
-    order by sha256
-    on conflict (project_id, sha256) do nothing`;
-  const rows = await sql<BlobRow[]>`
-    select id::int as id, project_id::int as project_id, sha256, size_bytes::float8 as size_bytes, storage_key
-    from artifact_blobs where project_id = ${projectId} and sha256 = any(${sql.array(unique.map((w) => w.sha256))}::text[])`;
-  return new Map(rows.map((row) => [row.sha256, row]));
+  const found = new Map<string, BlobRow>();
+  for (let attempt = 0; attempt < BLOB_ATTEMPTS && found.size < unique.length; attempt++) {
+    const missing = unique.filter((w) => !found.has(w.sha256));
+    await sql`
+      insert into artifact_blobs (project_id, sha256, size_bytes, created_at)
+      select ${projectId}, sha256, size_bytes, ${now}
+      from unnest(${sql.array(missing.map((w) => w.sha256))}::text[], ${sql.array(missing.map((w) => w.size_bytes))}::bigint[]) as given (sha256, size_bytes)
+      order by sha256
+      on conflict (project_id, sha256) do nothing`;
+    const rows = await sql<BlobRow[]>`
+      select id::int as id, project_id::int as project_id, sha256, size_bytes::float8 as size_bytes, storage_key
+      from artifact_blobs where project_id = ${projectId} and sha256 = any(${sql.array(missing.map((w) => w.sha256))}::text[])
+      order by id for key share`;
+    for (const row of rows) found.set(row.sha256, row);
+  }
+  if (found.size < unique.length) throw new Error('artifact blobs were removed as fast as they were declared');
+  return found;
 }
 
 /** Records each attachment of an attempt against its blob; one declared again is left as it is. */

@@ -5,15 +5,22 @@ import { type Config, workRootOf } from '../config.ts';
 import type { Clock, JobControl } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { rollUpNext } from '../analytics/index.ts';
+import { describeReport, runRetentionPass, serverPolicy } from '../retention/index.ts';
+import type { BlobStorage } from '../storage/blobs.ts';
 import { DrainLoop } from './drain.ts';
 import { Executor } from './executor.ts';
 import { SyncWorker } from './sync.ts';
 
-/** What a process takes on: executing runs and sync jobs (a server that executes runs), writing rollups (every server). */
+/**
+ * What a process takes on: executing runs and sync jobs (a server that executes runs), writing
+ * rollups and deleting what the retention policies expired (every server; the storage is where
+ * the bytes to delete are).
+ */
 export interface JobsWanted {
   executeRuns: boolean;
   runSyncs: boolean;
   writeRollups: boolean;
+  deleteExpired: BlobStorage | null;
 }
 
 /** How often a server looks for ended runs to roll up when nothing woke it. */
@@ -27,6 +34,8 @@ export class Jobs implements JobControl {
   private executor: Executor | null = null;
   private syncs: SyncWorker | null = null;
   private rollups: DrainLoop | null = null;
+  private retention: DrainLoop | null = null;
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly sql: Sql,
@@ -67,6 +76,20 @@ export class Jobs implements JobControl {
       this.rollups = new DrainLoop(() => rollUpNext(this.sql, this.clock), ROLLUP_POLL_MS, (error) => this.logger.error({ err: error }, 'writing rollups failed'));
       this.rollups.start();
     }
+    if (wanted.deleteExpired) this.startRetention(wanted.deleteExpired);
+  }
+
+  /** A pass at start and every interval after; one that deleted something says what in the log. */
+  private startRetention(storage: BlobStorage): void {
+    const deps = { sql: this.sql, storage, clock: this.clock, defaults: serverPolicy(this.config) };
+    const pass = async () => {
+      for (const report of await runRetentionPass(deps, { signal: this.stopping.signal })) {
+        if (report.runs + report.artifact_runs > 0) this.logger.info({ retention: report }, describeReport(report, false));
+      }
+      return false;
+    };
+    this.retention = new DrainLoop(pass, this.config.retention.intervalMs, (error) => this.logger.error({ err: error }, 'the retention pass failed'));
+    this.retention.start();
   }
 
   async stopRun(runId: number): Promise<void> {
@@ -81,8 +104,9 @@ export class Jobs implements JobControl {
     this.rollups?.wake();
   }
 
-  /** Stops claiming; runs under way end `error`, the sync and the rollup under way finish. */
+  /** Stops claiming; runs under way end `error`, the sync and the rollup under way finish, the retention pass at its next chunk. */
   async stop(): Promise<void> {
-    await Promise.all([this.executor?.stop(), this.syncs?.stop(), this.rollups?.stop()]);
+    this.stopping.abort();
+    await Promise.all([this.executor?.stop(), this.syncs?.stop(), this.rollups?.stop(), this.retention?.stop()]);
   }
 }

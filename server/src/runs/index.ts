@@ -9,3 +9,5 @@ export { RUN_REPORT_STYLE, runReport, STATE_COLOURS } from './page.ts';
 export { presentRun } from './present.ts';
 export { type SummaryDetail } from './schema.ts';
 export { getRunById, listRuns, type RunRow } from './store.ts';
+export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned, markArtifactsDeleted, markDetailsDeleted, setPinned } from './expire.ts';
+export { getRun } from './store.ts';

@@ -61,6 +61,10 @@ export const testRunSchema = z
     rerun_source_id: z.number().int().nullable(),
     error_reason: z.string().nullable(),
     cancel_reason: z.string().nullable(),
+    pinned: z.boolean().describe('kept, details and attachments, whatever the retention policy, until unpinned'),
+    details_deleted: z
+      .boolean()
+      .describe("the retention policy deleted the run's results and attachments: its counts stay, flattenedSummaryDetails is empty"),
   })
   .openapi('TestRun');
 

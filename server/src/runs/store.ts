@@ -27,6 +27,8 @@ export interface RunRow {
   cancel_reason: string | null;
   cancelled_by: string | null;
   rerun_source_id: number | null;
+  pinned: boolean;
+  details_deleted_at: Date | null;
   created_at: Date;
   run_started_at: Date | null;
   run_ended_at: Date | null;
@@ -36,7 +38,7 @@ const columns = (sql: Tx) => sql`
   r.id, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
   r.total_shards, r.test_run_branch, r.build_url, r.build_branch, r."commit", r.test_run_head_sha, r.total_count,
   r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
-  r.cancel_reason, r.cancelled_by, r.rerun_source_id, r.created_at, r.run_started_at, r.run_ended_at`;
+  r.cancel_reason, r.cancelled_by, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
 
 export async function getRun(sql: Tx, projectId: number, id: number): Promise<RunRow | null> {
   const [row] = await sql<RunRow[]>`

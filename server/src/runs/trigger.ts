@@ -16,6 +16,7 @@ interface SourceRun {
   tags: string[];
   test_case_ids: string[];
   total_shards: number;
+  details_deleted_at: Date | null;
 }
 
 /**
@@ -42,12 +43,15 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
   let source: SourceRun | null = null;
   if (body.rerun_source_id !== undefined) {
     [source = null] = await sql<SourceRun[]>`
-      select id, test_run_branch, build, tags, test_case_ids, total_shards from test_runs
+      select id, test_run_branch, build, tags, test_case_ids, total_shards, details_deleted_at from test_runs
       where project_id = ${scope.projectId} and id = ${body.rerun_source_id}`;
     if (!source) throw new NotFoundError(`body.rerun_source_id: test run ${body.rerun_source_id} not found`);
   }
   let testCaseIds = body.test_case_ids ?? source?.test_case_ids ?? [];
   if (body.rerun_only_failed && source) {
+    if (source.details_deleted_at) {
+      throw new ConflictError(`body.rerun_only_failed: the retention policy deleted the results of test run ${source.id}, so its failed tests are not known`);
+    }
     testCaseIds = await failedTestIds(sql, source.id);
     if (testCaseIds.length === 0) throw new ConflictError(`body.rerun_only_failed: test run ${source.id} has no failed tests to run again`);
   }

@@ -1,0 +1,49 @@
+import type { Tx } from '../db.ts';
+
+// What the retention pass takes away of a run (its results and listed tests, in bounded chunks),
+// and the marks it leaves on the run, which keeps its row and counts.
+
+/** Results (and listed tests) deleted in one statement: short transactions that leave ingestion be. */
+export const DETAILS_CHUNK = 5000;
+
+/**
+ * Deletes up to `limit` of the run's results and up to `limit` of its listed tests. Returns how
+ * many of each went: fewer than `limit` of both and the run holds none.
+ */
+export async function deleteDetailsChunk(sql: Tx, runId: number, limit = DETAILS_CHUNK): Promise<{ results: number; tests: number }> {
+  const results = await sql`
+    delete from test_results where (test_run_id, test_case_id, retry) in (
+      select test_run_id, test_case_id, retry from test_results where test_run_id = ${runId} limit ${limit})`;
+  const tests = await sql`
+    delete from test_run_tests where (test_run_id, test_case_id) in (
+      select test_run_id, test_case_id from test_run_tests where test_run_id = ${runId} limit ${limit})`;
+  return { results: results.count, tests: tests.count };
+}
+
+export async function markDetailsDeleted(sql: Tx, runId: number, now: Date): Promise<void> {
+  await sql`
+    update test_runs set details_deleted_at = ${now}, artifacts_deleted_at = coalesce(artifacts_deleted_at, ${now})
+    where id = ${runId}`;
+}
+
+export async function markArtifactsDeleted(sql: Tx, runId: number, now: Date): Promise<void> {
+  await sql`update test_runs set artifacts_deleted_at = ${now} where id = ${runId}`;
+}
+
+/** Pins or unpins one of the project's runs; false when there is no such run. */
+export async function setPinned(sql: Tx, projectId: number, runId: number, pinned: boolean): Promise<boolean> {
+  const rows = await sql`update test_runs set pinned = ${pinned} where project_id = ${projectId} and id = ${runId} returning id`;
+  return rows.length > 0;
+}
+
+/** How many results these runs hold. */
+export async function countResults(sql: Tx, runIds: number[]): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::float8 as n from test_results where test_run_id = any(${runIds}::int[])`;
+  return row?.n ?? 0;
+}
+
+/** Holds the run against a pin until the transaction ends; false when it is pinned (or gone). */
+export async function lockUnpinned(sql: Tx, runId: number): Promise<boolean> {
+  const rows = await sql`select 1 from test_runs where id = ${runId} and not pinned for share`;
+  return rows.length > 0;
+}
