@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rebuildRollups } from '../server/src/analytics/rollups.ts';
 import { DAY_MS } from '../server/src/context.ts';
 import { client } from './helpers/http.ts';
 import { reportRun, storageAgreement, type ReportedTest } from './helpers/retention.ts';
@@ -39,6 +40,7 @@ describe('the retention policy', () => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
   const clock = new TestClock(T0);
+  let projectId: number;
   const runs: Record<'old' | 'pinned' | 'middle' | 'recent', number> = { old: 0, pinned: 0, middle: 0, recent: 0 };
 
   beforeAll(async () => {
@@ -48,7 +50,9 @@ describe('the retention policy', () => {
       // Nothing expires until a test sets the project's policy; the job looks every 300 ms.
       env: { PROCTOR_RETENTION_RESULTS_DAYS: '365', PROCTOR_RETENTION_ARTIFACTS_DAYS: '200', PROCTOR_RETENTION_INTERVAL_MIN: '0.005' },
     });
-    const { projectId, key } = await seedProject(server.sql);
+    const seeded = await seedProject(server.sql);
+    projectId = seeded.projectId;
+    const key = seeded.key;
     await seedEnvironment(server.sql, projectId, 'staging');
     api = client(server.url, key);
     for (const [name, age] of [['old', 10], ['pinned', 10], ['middle', 5], ['recent', 1]] as const) {
@@ -140,6 +144,21 @@ describe('the retention policy', () => {
     expect(await storageAgreement(server.sql, server.filesDir)).toEqual({ orphanFiles: [], missingFiles: [], queued: 0 });
     const [blobs] = await server.sql<{ n: number }[]>`select count(*)::int as n from artifact_blobs`;
     expect(blobs?.n).toBe(2);
+  });
+
+  it('when the rollups are rebuilt after runs lost their results, then the days of those runs keep their rows and the analytics answer the same', async () => {
+    const rollups = () => server.sql`
+      select 'runs' as t, environment_id, day::text, run_count::text as a, total_tests::text as b, '' as c from daily_run_stats where project_id = ${projectId}
+      union all select 'counts', environment_id, day::text, test_count::text, '', '' from daily_test_counts where project_id = ${projectId}
+      union all select 'cumulative', environment_id, day::text, test_case_id, total_runs || '/' || fail_count || '/' || flaky_count, duration_sum::text
+        from test_case_cumulative where project_id = ${projectId}
+      union all select 'flakiness', environment_id, day::text, test_case_id, counted_runs || '/' || flaky_runs, failed_runs::text
+        from daily_test_flakiness where project_id = ${projectId}
+      order by 1, 2, 3, 4`;
+    const before = { rows: await rollups(), answers: await analyticsAnswers(api) };
+    expect(before.rows.filter((row) => row.t === 'cumulative').length).toBeGreaterThan(0);
+    await rebuildRollups(server.sql, projectId);
+    expect({ rows: await rollups(), answers: await analyticsAnswers(api) }).toEqual(before);
   });
 
   it('when a run lost its results, then rerunning its failed tests is refused with the reason', async () => {

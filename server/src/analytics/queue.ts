@@ -19,13 +19,17 @@ export async function removeQueued(sql: Tx, runId: number): Promise<void> {
 }
 
 /**
- * Before a project's rollups are rebuilt from its results, which count every ended run: its
- * waiting runs are dropped, and runs that end meanwhile wait to enter the queue until the rebuild
- * commits (so that none is counted twice or missed). Take it before the rollup tables' locks.
+ * Before a project's rollups are rebuilt from its results, which count every ended run after
+ * `horizon` (a day; null: every day): its waiting runs of those days are dropped, and runs that
+ * end meanwhile wait to enter the queue until the rebuild commits (so that none is counted twice
+ * or missed). Take it before the rollup tables' locks.
  */
-export async function dropQueuedForRebuild(sql: Tx, projectId: number): Promise<void> {
+export async function dropQueuedForRebuild(sql: Tx, projectId: number, horizon: string | null): Promise<void> {
   await sql`lock table rollup_queue in exclusive mode`;
-  await sql`delete from rollup_queue where project_id = ${projectId}`;
+  await sql`
+    delete from rollup_queue q using test_runs r
+    where q.project_id = ${projectId} and r.id = q.test_run_id
+      ${horizon === null ? sql`` : sql`and (coalesce(r.run_started_at, r.created_at) at time zone 'UTC')::date > ${horizon}::date`}`;
 }
 
 /** How many ended runs wait for their rollup. */

@@ -105,7 +105,8 @@ function runDeltas(sql: Tx, runId: number) {
  * loaded in bulk or rollups to recompute. Rows are written in day order, as runs write them: the
  * analytics read a day's rows together, and scattered they cost a page each. One transaction: the
  * rollup tables are locked against writers (runs ending meanwhile wait) and the project's rows
- * replaced as one.
+ * replaced as one. Days up to the last one with a run whose results the retention policy deleted
+ * keep their rows: they can no longer be counted again, and the days after start from them.
  */
 export function rebuildRollups(sql: Sql, projectId: number): Promise<void> {
   return sql.begin((tx) => rebuildInTransaction(tx, projectId));
@@ -114,23 +115,42 @@ export function rebuildRollups(sql: Sql, projectId: number): Promise<void> {
 async function rebuildInTransaction(sql: Tx, projectId: number): Promise<void> {
   // Its grouping sorts or hashes millions of rows: in the default 4 MB they spill to disk.
   await sql`set local work_mem = '256MB'`;
-  await dropQueuedForRebuild(sql, projectId);
+  const horizon = await lastDeletedDay(sql, projectId);
+  await dropQueuedForRebuild(sql, projectId, horizon);
   await sql`lock table daily_run_stats, daily_test_counts, test_case_cumulative in exclusive mode`;
   for (const table of ['test_case_cumulative', 'daily_test_counts', 'daily_run_stats']) {
-    await sql`delete from ${sql(table)} where project_id = ${projectId}`;
+    await sql`delete from ${sql(table)} where project_id = ${projectId} and ${after(sql, 'day', horizon)}`;
   }
-  await rebuildRunStats(sql, projectId);
-  await rebuildTestStats(sql, projectId);
+  await rebuildRunStats(sql, projectId, horizon);
+  await rebuildTestStats(sql, projectId, horizon);
   // The next statements join the rows just written: without fresh statistics the planner takes
   // those tables for tiny and nests loops over millions of rows.
   await sql`analyze daily_run_stats, daily_test_stats`;
-  await rebuildTestCounts(sql, projectId);
-  await rebuildCumulative(sql, projectId);
-  await rebuildFlakiness(sql, projectId);
+  await rebuildTestCounts(sql, projectId, horizon);
+  await rebuildCumulative(sql, projectId, horizon);
+  await rebuildFlakiness(sql, projectId, horizon);
+}
+
+/** The last day (UTC) with a run whose results were deleted: null when none was. */
+async function lastDeletedDay(sql: Tx, projectId: number): Promise<string | null> {
+  const [row] = await sql<{ day: string | null }[]>`
+    select max((coalesce(run_started_at, created_at) at time zone 'UTC')::date)::text as day
+    from test_runs where project_id = ${projectId} and details_deleted_at is not null`;
+  return row?.day ?? null;
+}
+
+/** `column` (a date) is after the horizon; always, without one. */
+function after(sql: Tx, column: string, horizon: string | null) {
+  return horizon === null ? sql`true` : sql`${sql.unsafe(column)} > ${horizon}::date`;
+}
+
+/** The day of run `alias` (the day it started, UTC) is after the horizon; always, without one. */
+function runAfter(sql: Tx, alias: string, horizon: string | null) {
+  return after(sql, `(coalesce(${alias}.run_started_at, ${alias}.created_at) at time zone 'UTC')::date`, horizon);
 }
 
 /** Each ended run counts on the day it started (UTC), in its environment and the project's (0). */
-async function rebuildRunStats(sql: Tx, projectId: number): Promise<void> {
+async function rebuildRunStats(sql: Tx, projectId: number, horizon: string | null): Promise<void> {
   await sql`
     insert into daily_run_stats (project_id, environment_id, day, run_count, passed_runs, failed_runs, error_runs,
                                  cancelled_runs, rerun_count, total_tests, passed_tests, failed_tests,
@@ -141,7 +161,7 @@ async function rebuildRunStats(sql: Tx, projectId: number): Promise<void> {
            count(*) filter (where r.rerun_source_id is not null), sum(r.total_count), sum(r.success_count),
            sum(r.failed_count), sum(r.failed_count - r.snoozed_count), sum(r.flaky_count)
     from test_runs r cross join lateral (values (r.environment_id), (0)) as scope(environment_id)
-    where r.project_id = ${projectId} and r.state in ${sql([...TERMINAL_STATES])}
+    where r.project_id = ${projectId} and r.state in ${sql([...TERMINAL_STATES])} and ${runAfter(sql, 'r', horizon)}
     group by 2, 3`;
 }
 
@@ -150,7 +170,7 @@ async function rebuildRunStats(sql: Tx, projectId: number): Promise<void> {
  * project's from those rows: in a table of the transaction's own, from which the test counts and
  * the running totals are built.
  */
-async function rebuildTestStats(sql: Tx, projectId: number): Promise<void> {
+async function rebuildTestStats(sql: Tx, projectId: number, horizon: string | null): Promise<void> {
   await sql`
     create temporary table daily_test_stats (
       project_id integer not null, environment_id integer not null, day date not null, test_case_id text collate "C" not null,
@@ -168,7 +188,7 @@ async function rebuildTestStats(sql: Tx, projectId: number): Promise<void> {
            coalesce(sum(coalesce(t.total_duration, t.duration, 0)) filter (where t.outcome <> 'skipped'), 0)
     from (select id, environment_id, (coalesce(run_started_at, created_at) at time zone 'UTC')::date as day,
                  coalesce(run_ended_at, created_at) as ended_at
-          from test_runs where project_id = ${projectId} and state in ${sql([...TERMINAL_STATES])}) r
+          from test_runs r where project_id = ${projectId} and state in ${sql([...TERMINAL_STATES])} and ${runAfter(sql, 'r', horizon)}) r
     join test_results t on t.test_run_id = r.id and t.is_final
     group by r.environment_id, r.day, t.test_case_id
     order by r.environment_id, r.day, t.test_case_id`;
@@ -184,7 +204,7 @@ async function rebuildTestStats(sql: Tx, projectId: number): Promise<void> {
 }
 
 /** A count for every day with a run, zero when every test of the day was skipped. */
-async function rebuildTestCounts(sql: Tx, projectId: number): Promise<void> {
+async function rebuildTestCounts(sql: Tx, projectId: number, horizon: string | null): Promise<void> {
   await sql`
     insert into daily_test_counts (project_id, environment_id, day, test_count)
     select d.project_id, d.environment_id, d.day, coalesce(s.test_count, 0)
@@ -192,7 +212,7 @@ async function rebuildTestCounts(sql: Tx, projectId: number): Promise<void> {
     left join (select environment_id, day, count(*)::int as test_count from daily_test_stats
                where project_id = ${projectId} and total_runs > 0 group by environment_id, day) s
       on s.environment_id = d.environment_id and s.day = d.day
-    where d.project_id = ${projectId}`;
+    where d.project_id = ${projectId} and ${after(sql, 'd.day', horizon)}`;
 }
 
 /**
@@ -202,12 +222,16 @@ async function rebuildTestCounts(sql: Tx, projectId: number): Promise<void> {
  * over 90 days, twice: by test for the sums, by day to write them); day by day, each statement
  * joins two days' rows.
  */
-async function rebuildCumulative(sql: Tx, projectId: number): Promise<void> {
-  const scopes = await sql<{ environment_id: number; days: string[] }[]>`
-    select environment_id, array_agg(day::text order by day) as days from daily_run_stats
-    where project_id = ${projectId} group by environment_id order by environment_id`;
-  for (const { environment_id: environmentId, days } of scopes) {
-    let previous: string | null = null;
+async function rebuildCumulative(sql: Tx, projectId: number, horizon: string | null): Promise<void> {
+  const scopes = await sql<{ environment_id: number; days: string[]; kept: string | null }[]>`
+    select environment_id, array_agg(day::text order by day) as days,
+           (select max(c.day)::text from test_case_cumulative c
+            where c.project_id = ${projectId} and c.environment_id = d.environment_id and not ${after(sql, 'c.day', horizon)}) as kept
+    from daily_run_stats d
+    where project_id = ${projectId} and ${after(sql, 'day', horizon)} group by environment_id order by environment_id`;
+  for (const { environment_id: environmentId, days, kept } of scopes) {
+    // The days after the horizon start from the last snapshot kept before it.
+    let previous: string | null = kept;
     for (const day of days) {
       await addDayToCumulative(sql, projectId, environmentId, day, previous);
       previous = day;

@@ -84,9 +84,13 @@ export async function ensureWindow(sql: Tx, projectId: number, since: string): P
     on conflict (project_id) do update set since = excluded.since`;
 }
 
-/** Rewrites a project's flakiness from its runs and results in one pass (inside the rollups' rebuild). */
-export async function rebuildFlakiness(sql: Tx, projectId: number): Promise<void> {
-  await sql`delete from daily_test_flakiness where project_id = ${projectId}`;
+/**
+ * Rewrites a project's flakiness from its runs and results in one pass (inside the rollups'
+ * rebuild): the days after `horizon`, those up to it keeping their rows (null: every day).
+ */
+export async function rebuildFlakiness(sql: Tx, projectId: number, horizon: string | null): Promise<void> {
+  const afterHorizon = (day: string) => (horizon === null ? sql`true` : sql`${sql.unsafe(day)} > ${horizon}::date`);
+  await sql`delete from daily_test_flakiness where project_id = ${projectId} and ${afterHorizon('day')}`;
   // The kept window is summed again from the new rows at its next use.
   await sql`delete from flakiness_windows where project_id = ${projectId}`;
   await sql`delete from flakiness_window where project_id = ${projectId}`;
@@ -104,7 +108,9 @@ export async function rebuildFlakiness(sql: Tx, projectId: number): Promise<void
                lag(t.outcome) over (partition by r.environment_id, r.sha, t.test_case_id order by r.started, r.id) as before
         from (select r.id, r.environment_id, coalesce(r.run_started_at, r.created_at) as started,
                      (coalesce(r.run_started_at, r.created_at) at time zone 'UTC')::date as day, ${commitOf(sql, 'r')} as sha
-              from test_runs r where r.project_id = ${projectId} and ${counted(sql, 'r')}) r
+              from test_runs r
+              where r.project_id = ${projectId} and ${counted(sql, 'r')}
+                and ${afterHorizon("(coalesce(r.run_started_at, r.created_at) at time zone 'UTC')::date")}) r
         join test_results t on t.test_run_id = r.id and t.is_final and t.outcome in ('passed', 'failed', 'flaky')
         left join burn_in_results b on b.test_run_id = r.id and b.test_case_id = t.test_case_id
       ) ordered
