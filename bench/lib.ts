@@ -88,7 +88,7 @@ export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
  * `proctor serve` as its own process, as it runs in production: the bench's client, standing in
  * for the reporter's process, then does not share the server's event loop.
  */
-export async function benchServerProcess(db: BenchDatabase): Promise<BenchServer> {
+export async function benchServerProcess(db: BenchDatabase, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-data-'));
   const server = spawnProctor(['serve'], {
@@ -101,6 +101,7 @@ export async function benchServerProcess(db: BenchDatabase): Promise<BenchServer
     PROCTOR_EXECUTOR_CONCURRENCY: '0',
     // As `proctor serve` runs by default (the test helper's spawn asks for one process).
     PROCTOR_HTTP_WORKERS: 'auto',
+    ...env,
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(url);

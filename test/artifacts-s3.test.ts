@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../server/src/config.ts';
 import { signedQueryString } from '../server/src/signing.ts';
+import { runRetentionPass, serverPolicy } from '../server/src/retention/index.ts';
 import { openStorage } from '../server/src/storage/open.ts';
 import { detailOf, download, expectAttachmentsAsReported, openFailureInBrowser, runArtifactsSuite, type SuiteOutcome } from './helpers/artifacts.ts';
 import { client } from './helpers/http.ts';
@@ -44,10 +45,10 @@ describe('attachments in an S3-compatible bucket', () => {
   it('when tests fail, then their attachments go straight into the bucket, once per sha256, and download from it equal to what Playwright wrote', async () => {
     expect(suite.exitCode, suite.output).toBe(1);
     expect(await expectAttachmentsAsReported(suite)).toBeGreaterThanOrEqual(8);
-    const blobs = await server.sql<{ sha256: string; storage_key: string }[]>`
-      select sha256, storage_key from artifact_blobs where project_id = ${projectId} and storage_key is not null`;
+    const blobs = await server.sql<{ id: number; sha256: string; storage_key: string }[]>`
+      select id, sha256, storage_key from artifact_blobs where project_id = ${projectId} and storage_key is not null`;
     expect(blobs.length).toBeGreaterThanOrEqual(8);
-    expect(s3.keys()).toEqual(blobs.map((b) => `artifacts/${projectId}/${b.sha256}`).sort());
+    expect(s3.keys()).toEqual(blobs.map((b) => `artifacts/${projectId}/${b.sha256}-${b.id}`).sort());
     // Nothing went through the server's own disk.
     expect(fs.readdirSync(server.filesDir).filter((name) => /^[0-9a-f]{32}$/.test(name))).toEqual([]);
   });
@@ -97,7 +98,7 @@ describe('presigned uploads to the bucket', () => {
     const refused = await confirm(answer.confirm_url);
     expect(refused.status).toBe(400);
     expect((await refused.json()).error.message).toContain('sha256');
-    expect(s3.keys()).not.toContain(`artifacts/${projectId}/${sha256}`);
+    expect(s3.keys().filter((key) => key.startsWith(`artifacts/${projectId}/${sha256}`))).toEqual([]);
 
     expect((await put(answer.upload_url, bytes, answer.upload_headers)).status).toBe(200);
     expect((await confirm(answer.confirm_url)).status).toBe(200);
@@ -141,6 +142,29 @@ describe('files in the bucket', () => {
     const confirmed = await api.patch(`/api/files/${id}`, { status: 'uploaded' });
     expect(confirmed.body.data.file.status).toBe('uploaded');
     expect((await download(confirmed.body.data.file.url)).bytes.equals(content)).toBe(true);
+  });
+});
+
+describe('retention in the bucket', () => {
+  it("when the runs' attachments expire, then the retention pass removes their objects from the bucket, and every object left is a row's", async () => {
+    const suiteKeys = (await server.sql<{ storage_key: string }[]>`
+      select distinct b.storage_key from artifact_blobs b join test_attachments a on a.blob_id = b.id
+      where a.test_run_id = ${suite.runId} and b.storage_key is not null`).map((row) => row.storage_key);
+    expect(suiteKeys.length).toBeGreaterThanOrEqual(8);
+    expect((await api.put('/api/retention-policy', { results_days: 10, artifacts_days: 1 })).status).toBe(200);
+    const config = loadConfig({ ...s3.env, PROCTOR_DATA_DIR: server.filesDir });
+    const twoDaysOn = () => new Date(Date.now() + 2 * 86_400_000);
+    const [report] = await runRetentionPass({ sql: server.sql, storage: await openStorage(config), clock: twoDaysOn, defaults: serverPolicy(config) }, { projectId });
+    expect(report).toMatchObject({ runs: 0, results: 0 });
+    expect(report?.files).toBeGreaterThanOrEqual(suiteKeys.length);
+
+    const left = new Set(s3.keys());
+    for (const key of suiteKeys) expect(left.has(key), key).toBe(false);
+    const rowKeys = (await server.sql<{ storage_key: string }[]>`
+      select storage_key from artifact_blobs where storage_key is not null union all select storage_key from resources where storage_key is not null`).map((row) => row.storage_key);
+    expect([...left].sort()).toEqual(rowKeys.sort());
+    const details = (await api.get(`/api/test-runs/${suite.runId}`)).body.data.test_run.flattenedSummaryDetails;
+    expect(details.flatMap((detail: { attachments: unknown[] }) => detail.attachments)).toEqual([]);
   });
 });
 

@@ -211,6 +211,18 @@ describe('a run, and acting on it', () => {
     expect(rerun).toMatchObject({ rerun_source_id: runId, test_case_ids: [testId(2)], origin: 'api' });
   });
 
+  it('when a run is pinned and unpinned from its page, then the API holds it so and the page says it is kept', async () => {
+    const runId = await failedRun();
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    await page.getByRole('button', { name: 'Pin (keep whatever the retention policy)' }).click();
+    await expect.poll(() => page.locator('[data-retention="pinned"]').count(), { timeout: 10_000 }).toBe(1);
+    expect((await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun.pinned).toBe(true);
+    await page.getByRole('button', { name: 'Unpin' }).click();
+    await expect.poll(() => page.locator('[data-retention="pinned"]').count(), { timeout: 10_000 }).toBe(0);
+    expect((await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun.pinned).toBe(false);
+  });
+
   it('when a run holds more passed tests than a page lists, then the first 200 show with a link to every test', async () => {
     const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch: 'big' })).body.data.test_run.id as number;
     const ids = Array.from({ length: 205 }, (_, i) => testId(1000 + i));

@@ -109,6 +109,10 @@ describe('the retention policy', () => {
       [runs.old, true, false, 3],
     ]);
 
+    const page = await (await fetch(old.testRun.summary_url.replace(/^https?:\/\/[^/]+/, server.url))).text();
+    expect(page).toContain("The retention policy deleted this run's results and attachments on 2026-06-10");
+    expect(page).toContain('<b>3</b>Total');
+
     const keptDetails = (await api.get(`/api/test-runs/${runs.pinned}`)).body.data.test_run.flattenedSummaryDetails;
     expect(keptDetails).toHaveLength(3);
     expect(keptDetails[0].attachments.map((a: { name: string }) => a.name).sort()).toEqual(['screenshot', 'shared.txt']);

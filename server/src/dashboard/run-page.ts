@@ -6,7 +6,6 @@ import { layout, type Viewer } from './layout.ts';
 
 const UNDER_WAY = new Set(['pending', 'queued', 'running']);
 
-
 function runActions(run: RunRow): string {
   const forms: string[] = [];
   if (UNDER_WAY.has(run.state)) {
@@ -17,7 +16,10 @@ function runActions(run: RunRow): string {
         onlyFailed ? '<input type="hidden" name="rerun_only_failed" data-type="bool" value="true">' : ''
       }`;
     forms.push(apiForm('PUT /api/test-runs', 'open-run', 'Rerun', rerun(false)));
-    if (run.failed_count > 0) forms.push(apiForm('PUT /api/test-runs', 'open-run', 'Rerun failed tests', rerun(true)));
+    if (run.failed_count > 0 && !run.details_deleted_at) forms.push(apiForm('PUT /api/test-runs', 'open-run', 'Rerun failed tests', rerun(true)));
+  }
+  if (!run.details_deleted_at) {
+    forms.push(run.pinned ? apiForm(`DELETE /api/test-runs/${run.id}/pin`, 'reload', 'Unpin') : apiForm(`POST /api/test-runs/${run.id}/pin`, 'reload', 'Pin (keep whatever the retention policy)'));
   }
   return `<div class="actions">${forms.join('')}</div>`;
 }

@@ -1,7 +1,7 @@
 import type { Tx } from '../db.ts';
 
-// What the retention pass takes away of a run (its results and listed tests, in bounded chunks),
-// and the marks it leaves on the run, which keeps its row and counts.
+// What the retention pass takes away of a run: its results and listed tests, in bounded chunks.
+// The run keeps its row and counts; record.ts marks it.
 
 /** Results (and listed tests) deleted in one statement: short transactions that leave ingestion be. */
 export const DETAILS_CHUNK = 5000;
@@ -18,22 +18,6 @@ export async function deleteDetailsChunk(sql: Tx, runId: number, limit = DETAILS
     delete from test_run_tests where (test_run_id, test_case_id) in (
       select test_run_id, test_case_id from test_run_tests where test_run_id = ${runId} limit ${limit})`;
   return { results: results.count, tests: tests.count };
-}
-
-export async function markDetailsDeleted(sql: Tx, runId: number, now: Date): Promise<void> {
-  await sql`
-    update test_runs set details_deleted_at = ${now}, artifacts_deleted_at = coalesce(artifacts_deleted_at, ${now})
-    where id = ${runId}`;
-}
-
-export async function markArtifactsDeleted(sql: Tx, runId: number, now: Date): Promise<void> {
-  await sql`update test_runs set artifacts_deleted_at = ${now} where id = ${runId}`;
-}
-
-/** Pins or unpins one of the project's runs; false when there is no such run. */
-export async function setPinned(sql: Tx, projectId: number, runId: number, pinned: boolean): Promise<boolean> {
-  const rows = await sql`update test_runs set pinned = ${pinned} where project_id = ${projectId} and id = ${runId} returning id`;
-  return rows.length > 0;
 }
 
 /** How many results these runs hold. */

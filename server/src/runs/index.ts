@@ -3,11 +3,22 @@
 export { resolveBranch } from './branch.ts';
 export { failRun } from './finish.ts';
 export { endShard } from './ingest.ts';
-export { type ClaimedRun, claimRun, createPendingRun, heartbeat, lostRunIds, recordBranch, recordHeadSha } from './record.ts';
+export {
+  type ClaimedRun,
+  claimRun,
+  createPendingRun,
+  heartbeat,
+  lostRunIds,
+  markArtifactsDeleted,
+  markDetailsDeleted,
+  recordBranch,
+  recordHeadSha,
+  setPinned,
+} from './record.ts';
 export { runDetails, type RunPageDetails, runPageDetails } from './details.ts';
 export { RUN_REPORT_STYLE, runReport, STATE_COLOURS } from './page.ts';
 export { presentRun } from './present.ts';
 export { type SummaryDetail } from './schema.ts';
 export { getRunById, listRuns, type RunRow } from './store.ts';
-export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned, markArtifactsDeleted, markDetailsDeleted, setPinned } from './expire.ts';
+export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire.ts';
 export { getRun } from './store.ts';

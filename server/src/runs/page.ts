@@ -107,7 +107,7 @@ table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bot
 .tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
 .tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba}
 .file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;max-height:20rem;overflow:auto}
-pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap}`;
+pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap} p.notice{background:#ddf4ff;border-left:3px solid #0969da;padding:.5rem}`;
 
 /** What a page adds to the report: actions on the run, and on each failed or flaky test. */
 export interface ReportActions {
@@ -117,6 +117,14 @@ export interface ReportActions {
   groupLink?: (groupId: string) => string;
   /** The page with every test, when some are left out. */
   showAll?: string;
+}
+
+/** Why a run shows its counts and no tests, or that it is kept whatever the policy. */
+function retentionNote(run: RunRow): string {
+  if (run.details_deleted_at) {
+    return `<p class="notice" data-retention="deleted">The retention policy deleted this run's results and attachments on ${e(run.details_deleted_at.toISOString().slice(0, 10))}; its counts and its place in the analytics stay.</p>`;
+  }
+  return run.pinned ? '<p class="notice" data-retention="pinned">Pinned: this run keeps its results and attachments whatever the retention policy.</p>' : '';
 }
 
 /** The run as a person reads it: counts, failures first with their error text, flaky, snoozed, per project. */
@@ -140,6 +148,7 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
 ${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
 · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
 ${actions.run ?? ''}
+${retentionNote(run)}
 ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
 <div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
 ${section('Failed', failed, actions)}

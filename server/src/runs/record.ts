@@ -232,3 +232,21 @@ export async function recordCancel(sql: Tx, runId: number, reason: string | null
                       else greatest(0, round(extract(epoch from (${now}::timestamptz - run_started_at)) * 1000))::int end
     where id = ${runId}`;
 }
+
+/** The retention pass took the run's results, listed tests and attachments (its attachments, if not before). */
+export async function markDetailsDeleted(sql: Tx, runId: number, now: Date): Promise<void> {
+  await sql`
+    update test_runs set details_deleted_at = ${now}, artifacts_deleted_at = coalesce(artifacts_deleted_at, ${now})
+    where id = ${runId}`;
+}
+
+/** The retention pass took the run's attachments; it keeps its results. */
+export async function markArtifactsDeleted(sql: Tx, runId: number, now: Date): Promise<void> {
+  await sql`update test_runs set artifacts_deleted_at = ${now} where id = ${runId}`;
+}
+
+/** Pins or unpins one of the project's runs; false when there is no such run. */
+export async function setPinned(sql: Tx, projectId: number, runId: number, pinned: boolean): Promise<boolean> {
+  const rows = await sql`update test_runs set pinned = ${pinned} where project_id = ${projectId} and id = ${runId} returning id`;
+  return rows.length > 0;
+}
