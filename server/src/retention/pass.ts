@@ -90,7 +90,8 @@ function addFreed(report: ProjectReport, freed: Freed): void {
 async function countExpired(sql: Sql, projectId: number, policy: RetentionPolicy, cutoffs: Cutoffs): Promise<ProjectReport> {
   const report = emptyReport(projectId, policy);
   const detailRuns = await expiredRuns(sql, projectId, 'details', cutoffs.details, Number.MAX_SAFE_INTEGER);
-  const artifactRuns = (await expiredRuns(sql, projectId, 'artifacts', cutoffs.artifacts, Number.MAX_SAFE_INTEGER)).filter((id) => !detailRuns.includes(id));
+  const losingDetails = new Set(detailRuns);
+  const artifactRuns = (await expiredRuns(sql, projectId, 'artifacts', cutoffs.artifacts, Number.MAX_SAFE_INTEGER)).filter((id) => !losingDetails.has(id));
   report.runs = detailRuns.length;
   report.results = detailRuns.length > 0 ? await countResults(sql, detailRuns) : 0;
   report.artifact_runs = artifactRuns.length;
@@ -125,28 +126,34 @@ async function deleteDetails(deps: RetentionDeps, runId: number, report: Project
   for (;;) {
     const started = performance.now();
     const step = await deps.sql.begin(async (tx) => {
-      if (!(await lockUnpinned(tx, runId))) return 'pinned';
+      if (!(await lockUnpinned(tx, runId))) return { done: true, results: 0, freed: null };
       const chunk = await deleteDetailsChunk(tx, runId);
-      report.results += chunk.results;
-      if (chunk.results === DETAILS_CHUNK || chunk.tests === DETAILS_CHUNK) return 'more';
-      addFreed(report, await deleteRunAttachments(tx, runId, deps.clock(), deps.storage));
+      if (chunk.results === DETAILS_CHUNK || chunk.tests === DETAILS_CHUNK) return { done: false, results: chunk.results, freed: null };
+      const freed = await deleteRunAttachments(tx, runId, deps.clock(), deps.storage);
       await markDetailsDeleted(tx, runId, deps.clock());
-      report.runs += 1;
-      return 'done';
+      return { done: true, results: chunk.results, freed };
     });
-    if (step !== 'more') return;
+    report.results += step.results;
+    if (step.freed) {
+      addFreed(report, step.freed);
+      report.runs += 1;
+    }
+    if (step.done) return;
     if (pace > 0) await sleep((performance.now() - started) * pace, undefined, { signal }).catch(() => undefined);
     if (signal?.aborted) return;
   }
 }
 
 async function deleteArtifacts(deps: RetentionDeps, runId: number, report: ProjectReport): Promise<void> {
-  await deps.sql.begin(async (tx) => {
-    if (!(await lockUnpinned(tx, runId))) return;
-    addFreed(report, await deleteRunAttachments(tx, runId, deps.clock(), deps.storage));
+  const freed = await deps.sql.begin(async (tx) => {
+    if (!(await lockUnpinned(tx, runId))) return null;
+    const gone = await deleteRunAttachments(tx, runId, deps.clock(), deps.storage);
     await markArtifactsDeleted(tx, runId, deps.clock());
-    report.artifact_runs += 1;
+    return gone;
   });
+  if (!freed) return;
+  addFreed(report, freed);
+  report.artifact_runs += 1;
 }
 
 /** One line per project for the command line and the log: what went, or would go. */
