@@ -5,6 +5,7 @@ const features = [
   'dashboard',
   'retention',
   'runs',
+  'notifications',
   'artifacts',
   'keys',
   'failuregroups',

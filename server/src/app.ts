@@ -22,6 +22,7 @@ import { flakyRoutes } from './flaky/index.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { retentionRoutes } from './retention/index.ts';
+import { notificationRoutes } from './notifications/index.ts';
 import { lookUpBranches } from './toolchain/repository.ts';
 
 /** What the app is built from: the branch lookup is `git ls-remote` unless a test gives its own. */
@@ -48,6 +49,7 @@ export function createApp(input: AppInput) {
   analyticsRoutes(ctx, deps);
   flakyRoutes(ctx, deps);
   retentionRoutes(ctx, deps);
+  notificationRoutes(ctx, deps);
   keyRoutes(ctx, deps.sql);
   dashboardRoutes(ctx, deps);
 

@@ -36,6 +36,9 @@ const envSchema = z.object({
   PROCTOR_RETENTION_RESULTS_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
   PROCTOR_RETENTION_ARTIFACTS_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   PROCTOR_RETENTION_INTERVAL_MIN: z.coerce.number().min(0.001).default(60),
+  PROCTOR_NOTIFY_RETRY_HOURS: z.coerce.number().min(0.001).max(720).default(24),
+  PROCTOR_NOTIFY_DENY_PRIVATE: z.enum(['true', 'false']).default('false'),
+  PROCTOR_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -63,6 +66,16 @@ export interface RetentionSettings {
   resultsDays: number;
   artifactsDays: number;
   intervalMs: number;
+}
+
+/** How run endings are told to Slack, webhooks and GitHub. */
+export interface NotifySettings {
+  /** A delivery that has not gone through this long after the run ended is given up on. */
+  retryMs: number;
+  /** Refuse receiver URLs whose host is a private or loopback address. */
+  denyPrivate: boolean;
+  /** GitHub's REST API (another for GitHub Enterprise Server). */
+  githubApiUrl: string;
 }
 
 /** An OpenID Connect provider people sign in to the dashboard with. */
@@ -98,6 +111,7 @@ export interface Config {
   /** Null: people sign in with one-time links only. */
   oidc: OidcSettings | null;
   retention: RetentionSettings;
+  notify: NotifySettings;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -139,6 +153,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     s3: s3Settings(e, cleaned),
     oidc: oidcSettings(e),
     retention: retentionSettings(e),
+    notify: {
+      retryMs: e.PROCTOR_NOTIFY_RETRY_HOURS * 3_600_000,
+      denyPrivate: e.PROCTOR_NOTIFY_DENY_PRIVATE === 'true',
+      githubApiUrl: e.PROCTOR_GITHUB_API_URL.replace(/\/+$/, ''),
+    },
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -74,7 +74,13 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       scheduleWindowMs: Math.max(2 * config.sweepIntervalMs, 5000),
     });
     const executes = config.executor.concurrency > 0;
-    jobs.start(`http://127.0.0.1:${port}`, { executeRuns: executes, runSyncs: executes, writeRollups: true, deleteExpired: await openStorage(config) });
+    jobs.start(`http://127.0.0.1:${port}`, {
+      executeRuns: executes,
+      runSyncs: executes,
+      writeRollups: true,
+      deleteExpired: await openStorage(config),
+      sendNotifications: { signingSecret },
+    });
 
     const served = serving;
     let closing: Promise<void> | null = null;

@@ -92,6 +92,7 @@ export async function startTestServer(
     writeRollups: options.writeRollups ?? true,
     // A pass at start would race what a test seeds: only where a test asks for the job.
     deleteExpired: options.retention ? storage : null,
+    sendNotifications: { signingSecret: config.signingSecret as string },
   });
   return {
     url,

@@ -5,7 +5,9 @@ import { type Config, workRootOf } from '../config.ts';
 import type { Clock, JobControl } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { rollUpNext } from '../analytics/index.ts';
+import { deliverNext } from '../notifications/index.ts';
 import { describeReport, runRetentionPass, serverPolicy } from '../retention/index.ts';
+import { summaryUrl } from '../runs/index.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
 import { DrainLoop } from './drain.ts';
 import { Executor } from './executor.ts';
@@ -21,10 +23,14 @@ export interface JobsWanted {
   runSyncs: boolean;
   writeRollups: boolean;
   deleteExpired: BlobStorage | null;
+  /** Send the notifications of ended runs, their links to the run pages signed with this secret. */
+  sendNotifications: { signingSecret: string } | null;
 }
 
 /** How often a server looks for ended runs to roll up when nothing woke it. */
 const ROLLUP_POLL_MS = 500;
+/** How often a server looks for notifications due (a retry's time come, or a restart's leftovers). */
+const NOTIFY_POLL_MS = 1000;
 
 /**
  * The long work of one server process, and the handle the API nudges it through. Start it once
@@ -35,6 +41,7 @@ export class Jobs implements JobControl {
   private syncs: SyncWorker | null = null;
   private rollups: DrainLoop | null = null;
   private retention: DrainLoop | null = null;
+  private notifications: DrainLoop | null = null;
   private readonly stopping = new AbortController();
 
   constructor(
@@ -77,6 +84,18 @@ export class Jobs implements JobControl {
       this.rollups.start();
     }
     if (wanted.deleteExpired) this.startRetention(wanted.deleteExpired);
+    if (wanted.sendNotifications) this.startNotifications(wanted.sendNotifications.signingSecret);
+  }
+
+  private startNotifications(signingSecret: string): void {
+    const deps = {
+      sql: this.sql,
+      clock: this.clock,
+      settings: this.config.notify,
+      runUrl: (runId: number) => summaryUrl(this.config.publicUrl, signingSecret, runId, this.clock()),
+    };
+    this.notifications = new DrainLoop(() => deliverNext(deps), NOTIFY_POLL_MS, (error) => this.logger.error({ err: error }, 'sending notifications failed'));
+    this.notifications.start();
   }
 
   /** A pass at start and every interval after; one that deleted something says what in the log. */
@@ -102,11 +121,12 @@ export class Jobs implements JobControl {
 
   runEnded(): void {
     this.rollups?.wake();
+    this.notifications?.wake();
   }
 
   /** Stops claiming; runs under way end `error`, the sync and the rollup under way finish, the retention pass at its next chunk. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    await Promise.all([this.executor?.stop(), this.syncs?.stop(), this.rollups?.stop(), this.retention?.stop()]);
+    await Promise.all([this.executor?.stop(), this.syncs?.stop(), this.rollups?.stop(), this.retention?.stop(), this.notifications?.stop()]);
   }
 }

@@ -1,5 +1,6 @@
 import { enqueueRollup } from '../analytics/index.ts';
 import { deleteRunKeys } from '../auth/index.ts';
+import { enqueueNotifications } from '../notifications/index.ts';
 import type { Sql, Tx } from '../db.ts';
 import { NotFoundError, PreconditionFailedError } from '../errors.ts';
 import { isTerminal } from '../states.ts';
@@ -23,7 +24,7 @@ interface ShardOutcome {
 
 /**
  * Ends a run that has not ended, the one way every ending goes: its end state and counts, its
- * rollup queued (a job writes it right after), its reporter key gone, and after a whole-suite run
+ * rollup and its notifications queued (jobs write and send them right after), its reporter key gone, and after a whole-suite run
  * the tests it no longer lists inactive. Returns false when the run had ended already (or does not
  * exist).
  */
@@ -37,6 +38,7 @@ export async function finishRun(sql: Tx, runId: number, ending: RunEnding, now: 
     if (state !== 'error' && coversWholeSuite(run, shards)) await deactivateMissing(sql, run.project_id, runId, now);
   }
   await enqueueRollup(sql, runId, run.project_id, now);
+  await enqueueNotifications(sql, runId, now);
   // The key the executor made for this run's reporter ends with the run, in the same transaction.
   await deleteRunKeys(sql, runId);
   return true;

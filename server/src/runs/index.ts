@@ -17,7 +17,7 @@ export {
 } from './record.ts';
 export { runDetails, type RunPageDetails, runPageDetails } from './details.ts';
 export { RUN_REPORT_STYLE, runReport, STATE_COLOURS } from './page.ts';
-export { presentRun } from './present.ts';
+export { presentRun, summaryUrl } from './present.ts';
 export { type SummaryDetail } from './schema.ts';
 export { getRunById, listRuns, type RunRow } from './store.ts';
 export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire.ts';

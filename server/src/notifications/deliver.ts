@@ -1,0 +1,79 @@
+import type { NotifySettings } from '../config.ts';
+import type { Clock } from '../context.ts';
+import type { Sql } from '../db.ts';
+import { privateAddressOf } from './addresses.ts';
+import { composeStory } from './compose.ts';
+import { slackMessage, webhookEvent } from './messages.ts';
+import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, takeDue } from './outbox.ts';
+import { postJson, type Sent, signatureOf } from './send.ts';
+
+export interface NotifyDeps {
+  sql: Sql;
+  clock: Clock;
+  settings: NotifySettings;
+  /** The run page's link, for people to open from the message. */
+  runUrl: (runId: number) => string;
+}
+
+const FIRST_RETRY_MS = 2000;
+const LONGEST_WAIT_MS = 5 * 60_000;
+
+/** Waits of 2, 4, 8 … seconds between attempts, never more than 5 minutes. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(LONGEST_WAIT_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
+}
+
+/**
+ * Sends the next delivery due, held (row lock) while it is sent: a process killed meanwhile leaves
+ * it pending, to be sent again with the same event id. The payload is composed at the first
+ * attempt and kept, so that every attempt sends the same event. Returns false when none is due.
+ */
+export function deliverNext(deps: NotifyDeps): Promise<boolean> {
+  return deps.sql.begin(async (tx) => {
+    const now = deps.clock();
+    const due = await takeDue(tx, now);
+    if (!due) return false;
+    let payload = due.payload;
+    if (payload === null) {
+      payload = await composePayload(tx, due, deps);
+      await keepPayload(tx, due.id, payload);
+    }
+    const sent = await send(due, payload, deps.settings);
+    if (sent.ok) {
+      await markDelivered(tx, due.id, deps.clock());
+      return true;
+    }
+    const attempts = due.attempts + 1;
+    const retryAt = new Date(deps.clock().getTime() + retryDelayMs(attempts));
+    const givenUp = sent.permanent || retryAt.getTime() - due.created_at.getTime() > deps.settings.retryMs;
+    await markAttemptFailed(tx, due.id, sent.error, givenUp ? null : retryAt);
+    return true;
+  });
+}
+
+async function composePayload(tx: Parameters<typeof composeStory>[0], due: DueDelivery, deps: NotifyDeps): Promise<string> {
+  const story = await composeStory(tx, due.test_run_id, deps.runUrl);
+  return JSON.stringify(due.destination.type === 'slack' ? slackMessage(story) : webhookEvent(story, due.event_id, due.created_at));
+}
+
+type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean };
+
+async function send(due: DueDelivery, body: string, settings: NotifySettings): Promise<Attempt> {
+  const { destination } = due;
+  if (destination.url === null) return { ok: false, error: `a ${destination.type} destination without a URL`, permanent: true };
+  if (settings.denyPrivate) {
+    const address = await privateAddressOf(destination.url).catch(() => null);
+    if (address) return { ok: false, error: `the receiver's host is the private address ${address} (PROCTOR_NOTIFY_DENY_PRIVATE)`, permanent: true };
+  }
+  const headers: Record<string, string> =
+    destination.type === 'webhook'
+      ? {
+          'x-proctor-event': 'test_run.ended',
+          'x-proctor-delivery': due.event_id,
+          'x-proctor-timestamp': String(Math.floor(due.created_at.getTime() / 1000)),
+          ...(destination.secret ? { 'x-proctor-signature-256': signatureOf(destination.secret, body) } : {}),
+        }
+      : {};
+  const sent: Sent = await postJson(destination.url, body, headers);
+  return sent.ok ? sent : { ...sent, permanent: false };
+}

@@ -1,0 +1,52 @@
+import type { Tx } from '../db.ts';
+import { InvalidInputError } from '../errors.ts';
+import { privateAddressOf } from './addresses.ts';
+import type { DestinationUpdate, NewDestination } from './schema.ts';
+import type { StoredDestination } from './store.ts';
+import { knownEnvironments } from './store.ts';
+
+type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'secret' | 'token' | 'environments'>;
+
+/** What each type takes: a URL (Slack, webhook) or a repository and a token (GitHub); a secret for webhooks only. */
+function problemOf(d: Shape): string | null {
+  if (d.type === 'github') {
+    if (d.url !== null) return 'body.url: a github destination has no url (give repo)';
+    if (d.repo === null) return 'body.repo: required for a github destination (owner/name)';
+    if (d.token === null) return 'body.token: required for a github destination';
+    if (d.secret !== null) return 'body.secret: only a webhook destination has a secret';
+    return null;
+  }
+  if (d.url === null) return `body.url: required for a ${d.type} destination`;
+  if (d.repo !== null) return `body.repo: only a github destination has a repo`;
+  if (d.token !== null) return 'body.token: only a github destination has a token';
+  if (d.type === 'slack' && d.secret !== null) return 'body.secret: a slack destination has no secret (its URL is the secret)';
+  return null;
+}
+
+/** The destination as it would be stored is whole, names the project's environments, and (when denied) reaches no private address. */
+export async function checkDestination(sql: Tx, projectId: number, d: Shape, denyPrivate: boolean): Promise<void> {
+  const problem = problemOf(d);
+  if (problem) throw new InvalidInputError(problem);
+  const known = await knownEnvironments(sql, projectId, d.environments);
+  const unknown = d.environments.findIndex((slug) => !known.has(slug));
+  if (unknown >= 0) throw new InvalidInputError(`body.environments.${unknown}: no environment with slug "${d.environments[unknown]}" in this project`);
+  if (denyPrivate && d.url !== null) {
+    const address = await privateAddressOf(d.url).catch(() => null);
+    if (address) throw new InvalidInputError(`body.url: its host is the private or loopback address ${address}, which PROCTOR_NOTIFY_DENY_PRIVATE refuses`);
+  }
+}
+
+export function shapeOfNew(given: NewDestination): Shape {
+  return { type: given.type, url: given.url ?? null, repo: given.repo ?? null, secret: given.secret ?? null, token: given.token ?? null, environments: given.environments };
+}
+
+export function shapeAfter(current: StoredDestination, change: DestinationUpdate): Shape {
+  return {
+    type: current.type,
+    url: change.url === undefined ? current.url : change.url,
+    repo: change.repo === undefined ? current.repo : change.repo,
+    secret: change.secret === undefined ? current.secret : change.secret,
+    token: change.token === undefined ? current.token : change.token,
+    environments: change.environments ?? current.environments,
+  };
+}

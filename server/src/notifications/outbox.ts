@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { Tx } from '../db.ts';
+import type { StoredDestination } from './store.ts';
+
+// The one module that writes `notification_deliveries`: the outbox of run endings to tell.
+
+interface EndedRun {
+  id: number;
+  project_id: number;
+  environment_id: number;
+  environment_slug: string;
+  state: string;
+  test_run_branch: string | null;
+  send_notifications: boolean;
+}
+
+/** States a run of the suite ends in: a cancel says nothing of the suite, and no change is read from it. */
+const SUITE_STATES = ['passed', 'failed', 'error'];
+
+/**
+ * Queues the run's notifications, in the transaction that ends it: one delivery per destination
+ * whose environments and `when` take this ending. Nothing when the trigger said
+ * `send_notifications: false`. Returns how many were queued.
+ */
+export async function enqueueNotifications(sql: Tx, runId: number, now: Date): Promise<number> {
+  const [run] = await sql<EndedRun[]>`
+    select r.id, r.project_id, r.environment_id, e.slug as environment_slug, r.state, r.test_run_branch, r.send_notifications
+    from test_runs r join environments e on e.id = r.environment_id where r.id = ${runId}`;
+  if (!run || !run.send_notifications) return 0;
+  const destinations = await sql<Pick<StoredDestination, 'id' | 'environments' | 'when'>[]>`
+    select id, environments, "when" from notification_destinations where project_id = ${run.project_id} order by id`;
+  const inScope = destinations.filter((d) => d.environments.length === 0 || d.environments.includes(run.environment_slug));
+  if (inScope.length === 0) return 0;
+  const previous = inScope.some((d) => d.when === 'changed') ? await previousState(sql, run) : null;
+  const told = inScope.filter((d) => {
+    if (d.when === 'always') return true;
+    if (d.when === 'failed') return run.state === 'failed' || run.state === 'error';
+    return SUITE_STATES.includes(run.state) && previous !== run.state;
+  });
+  if (told.length === 0) return 0;
+  await sql`
+    insert into notification_deliveries (project_id, destination_id, test_run_id, event_id, state, next_attempt_at, created_at)
+    select ${run.project_id}, destination_id, ${run.id}, event_id::uuid, 'pending', ${now}, ${now}
+    from unnest(${told.map((d) => d.id)}::int[], ${told.map(() => randomUUID())}::text[]) as t (destination_id, event_id)
+    on conflict (destination_id, test_run_id) do nothing`;
+  return told.length;
+}
+
+/** The state the previous run of the environment and branch ended in (a cancelled one skipped); null for the first. */
+async function previousState(sql: Tx, run: EndedRun): Promise<string | null> {
+  const [row] = await sql<{ state: string }[]>`
+    select state from test_runs
+    where environment_id = ${run.environment_id} and test_run_branch is not distinct from ${run.test_run_branch}
+      and id < ${run.id} and state in ${sql(SUITE_STATES)}
+    order by id desc limit 1`;
+  return row?.state ?? null;
+}
+
+export interface DueDelivery {
+  id: number;
+  event_id: string;
+  test_run_id: number;
+  attempts: number;
+  /** The JSON body, once composed. */
+  payload: string | null;
+  created_at: Date;
+  destination: StoredDestination;
+}
+
+/** The next delivery due that no other process holds, locked until the transaction ends. */
+export async function takeDue(sql: Tx, now: Date): Promise<DueDelivery | null> {
+  const [row] = await sql<(Omit<DueDelivery, 'destination'> & { destination_id: number })[]>`
+    select id::int as id, event_id::text as event_id, test_run_id, attempts, payload, created_at, destination_id
+    from notification_deliveries
+    where state = 'pending' and next_attempt_at <= ${now}
+    order by next_attempt_at, id limit 1 for update skip locked`;
+  if (!row) return null;
+  const [destination] = await sql<StoredDestination[]>`
+    select id, project_id, type, url, repo, environments, "when", secret, token, created_at from notification_destinations where id = ${row.destination_id}`;
+  const { destination_id: _id, ...delivery } = row;
+  return { ...delivery, destination: destination as StoredDestination };
+}
+
+export async function keepPayload(sql: Tx, id: number, payload: string): Promise<void> {
+  await sql`update notification_deliveries set payload = ${payload} where id = ${id}`;
+}
+
+export async function markDelivered(sql: Tx, id: number, now: Date): Promise<void> {
+  await sql`update notification_deliveries set state = 'delivered', attempts = attempts + 1, last_error = null, delivered_at = ${now} where id = ${id}`;
+}
+
+/** An attempt failed: tried again at `retryAt`, or given up on (failed) when that is null. */
+export async function markAttemptFailed(sql: Tx, id: number, error: string, retryAt: Date | null): Promise<void> {
+  await sql`
+    update notification_deliveries set attempts = attempts + 1, last_error = ${error},
+      state = ${retryAt === null ? 'failed' : 'pending'}, next_attempt_at = coalesce(${retryAt}, next_attempt_at)
+    where id = ${id}`;
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { pagination } from '../http/openapi.ts';
+import { positiveId } from '../http/fields.ts';
+import { paginationQuery } from '../http/pagination.ts';
+
+export const DESTINATION_TYPES = ['slack', 'webhook', 'github'] as const;
+export const NOTIFY_WHEN = ['always', 'failed', 'changed'] as const;
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+
+const receiverUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000);
+const repo = z.string().max(200).regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be a GitHub repository, owner/name');
+const environmentSlug = z.string().min(1).max(100);
+const writeOnly = (what: string) => z.string().min(1).max(500).describe(`${what}; write-only: answers say only has_secret`);
+
+export const destinationSchema = z
+  .object({
+    id: z.number().int(),
+    type: z.enum(DESTINATION_TYPES),
+    url: z.string().nullable().describe('the Slack incoming webhook or the webhook receiver; null for GitHub'),
+    repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
+    environments: z.array(z.string()).describe('environment slugs whose runs are told; empty: every environment'),
+    when: z.enum(NOTIFY_WHEN).describe("always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch"),
+    has_secret: z.boolean().describe('a webhook secret (or a GitHub token) is set'),
+    created_at: z.string(),
+  })
+  .openapi('NotificationDestination');
+
+export const createDestinationSchema = z
+  .object({
+    type: z.enum(DESTINATION_TYPES),
+    url: receiverUrl.optional(),
+    repo: repo.optional(),
+    environments: z.array(environmentSlug).max(100).default([]),
+    when: z.enum(NOTIFY_WHEN).default('always'),
+    secret: writeOnly("the webhook's HMAC-SHA256 key: each event carries X-Proctor-Signature-256: sha256=<hex of the body's HMAC>").optional(),
+    token: writeOnly('a GitHub token with commit status and pull request write access').optional(),
+  })
+  .strict()
+  .openapi('NewNotificationDestination');
+
+export const updateDestinationSchema = z
+  .object({
+    url: receiverUrl.optional(),
+    repo: repo.optional(),
+    environments: z.array(environmentSlug).max(100).optional(),
+    when: z.enum(NOTIFY_WHEN).optional(),
+    secret: writeOnly('a new webhook secret').nullable().optional().describe('null removes it'),
+    token: writeOnly('a new GitHub token').optional(),
+  })
+  .strict()
+  .openapi('NotificationDestinationUpdate');
+
+export const destinationListQuery = z.object({ ...paginationQuery(20, 100) }).strict();
+export const destinationResponse = z.object({ data: z.object({ destination: destinationSchema }) });
+export const destinationListResponse = z.object({ data: z.object({ destinations: z.array(destinationSchema) }), pagination });
+
+export const deliverySchema = z
+  .object({
+    id: z.number().int(),
+    destination_id: z.number().int(),
+    test_run_id: z.number().int(),
+    event_id: z.string().describe('the same at every attempt: a receiver drops a repeat by it'),
+    state: z.enum(DELIVERY_STATES),
+    attempts: z.number().int(),
+    last_error: z.string().nullable(),
+  })
+  .openapi('NotificationDelivery');
+
+export const deliveryListQuery = z.object({ ...paginationQuery(20, 100), test_run_id: positiveId }).strict();
+export const deliveryListResponse = z.object({ data: z.object({ deliveries: z.array(deliverySchema) }), pagination });
+
+export type Destination = z.infer<typeof destinationSchema>;
+export type NewDestination = z.infer<typeof createDestinationSchema>;
+export type DestinationUpdate = z.infer<typeof updateDestinationSchema>;
+export type Delivery = z.infer<typeof deliverySchema>;
