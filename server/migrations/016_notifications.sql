@@ -38,3 +38,13 @@ create table notification_deliveries (
 );
 create index notification_deliveries_due on notification_deliveries (next_attempt_at) where state = 'pending';
 create index notification_deliveries_run on notification_deliveries (test_run_id);
+
+-- The comment a GitHub destination keeps on a pull request, edited in place by later runs: one
+-- section per environment, each the latest run's.
+create table github_pull_comments (
+  destination_id integer not null references notification_destinations (id) on delete cascade,
+  pull_number integer not null,
+  comment_id bigint,
+  sections jsonb not null default '{}',
+  primary key (destination_id, pull_number)
+);

@@ -1,8 +1,9 @@
 import type { NotifySettings } from '../config.ts';
 import type { Clock } from '../context.ts';
-import type { Sql } from '../db.ts';
+import type { Sql, Tx } from '../db.ts';
 import { privateAddressOf } from './addresses.ts';
-import { composeStory } from './compose.ts';
+import { composeStory, type RunStory } from './compose.ts';
+import { tellGitHub } from './github.ts';
 import { slackMessage, webhookEvent } from './messages.ts';
 import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, takeDue } from './outbox.ts';
 import { postJson, type Sent, signatureOf } from './send.ts';
@@ -38,7 +39,7 @@ export function deliverNext(deps: NotifyDeps): Promise<boolean> {
       payload = await composePayload(tx, due, deps);
       await keepPayload(tx, due.id, payload);
     }
-    const sent = await send(due, payload, deps.settings);
+    const sent = await attempt(tx, due, payload, deps.settings);
     if (sent.ok) {
       await markDelivered(tx, due.id, deps.clock());
       return true;
@@ -51,14 +52,23 @@ export function deliverNext(deps: NotifyDeps): Promise<boolean> {
   });
 }
 
-async function composePayload(tx: Parameters<typeof composeStory>[0], due: DueDelivery, deps: NotifyDeps): Promise<string> {
+async function composePayload(tx: Tx, due: DueDelivery, deps: NotifyDeps): Promise<string> {
   const story = await composeStory(tx, due.test_run_id, deps.runUrl);
+  // GitHub's requests are made from the story at each attempt: the pull request and its comment may have changed.
+  if (due.destination.type === 'github') return JSON.stringify(story);
   return JSON.stringify(due.destination.type === 'slack' ? slackMessage(story) : webhookEvent(story, due.event_id, due.created_at));
 }
 
 type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean };
 
-async function send(due: DueDelivery, body: string, settings: NotifySettings): Promise<Attempt> {
+function attempt(tx: Tx, due: DueDelivery, payload: string, settings: NotifySettings): Promise<Attempt> {
+  const { destination } = due;
+  if (destination.type === 'github') return tellGitHub(tx, destination, JSON.parse(payload) as RunStory, settings.githubApiUrl, destination.token as string);
+  return post(due, payload, settings);
+}
+
+/** Slack and webhooks: one POST of the payload, a webhook's signed. */
+async function post(due: DueDelivery, body: string, settings: NotifySettings): Promise<Attempt> {
   const { destination } = due;
   if (destination.url === null) return { ok: false, error: `a ${destination.type} destination without a URL`, permanent: true };
   if (settings.denyPrivate) {

@@ -1,0 +1,133 @@
+import { Octokit } from '@octokit/core';
+import type { Tx } from '../db.ts';
+import type { LabelledFailure, RunStory } from './compose.ts';
+import { failuresOnBranch, lockPullComment, savePullComment } from './pull-comments.ts';
+import type { StoredDestination } from './store.ts';
+
+// A run's ending on GitHub: a commit status on its commit, and a comment on the open pull request
+// of its branch, edited in place by later runs (one comment per pull request, a section per
+// environment), saying which failures the branch brought.
+
+const API_VERSION = '2022-11-28';
+const ATTEMPT_TIMEOUT_MS = 10_000;
+const COMMENT_FAILURE_LIMIT = 30;
+const STATUS_OF: Record<string, 'success' | 'failure' | 'error'> = { passed: 'success', failed: 'failure', error: 'error', cancelled: 'error' };
+
+export type Told = { ok: true } | { ok: false; error: string; permanent: boolean };
+
+/** Where the destination's comment is found again when its id was lost (a crash between its creation and the commit). */
+function marker(destinationId: number): string {
+  return `<!-- proctor:destination=${destinationId} -->`;
+}
+
+export async function tellGitHub(sql: Tx, destination: StoredDestination, story: RunStory, apiUrl: string, auth: string): Promise<Told> {
+  const [owner, repo] = (destination.repo as string).split('/') as [string, string];
+  const octokit = new Octokit({ auth, baseUrl: apiUrl, userAgent: 'Proctor-Notifications' });
+  const call = <T>(route: string, parameters: Record<string, unknown>) =>
+    octokit.request(route, { ...parameters, headers: { 'x-github-api-version': API_VERSION }, request: { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) } }) as Promise<{ data: T }>;
+  try {
+    const { run } = story;
+    if (run.commit) {
+      await call('POST /repos/{owner}/{repo}/statuses/{sha}', {
+        owner,
+        repo,
+        sha: run.commit,
+        state: STATUS_OF[run.state] ?? 'error',
+        target_url: run.summary_url,
+        description: countsLine(story).slice(0, 140),
+        context: `proctor/${run.environment_slug}`,
+      });
+    }
+    if (!run.branch) return { ok: true };
+    const { data: pulls } = await call<{ number: number; base: { repo: { default_branch: string } } }[]>('GET /repos/{owner}/{repo}/pulls', {
+      owner,
+      repo,
+      state: 'open',
+      head: `${owner}:${run.branch}`,
+      per_page: 1,
+    });
+    const pull = pulls[0];
+    if (!pull) return { ok: true };
+    const defaultBranch = pull.base.repo.default_branch;
+    const onDefault = defaultBranch === run.branch ? null : await failuresOnBranch(sql, run.environment_slug, run.project_id, defaultBranch, run.id);
+    const comment = await lockPullComment(sql, destination.id, pull.number);
+    comment.sections[run.environment_slug] = section(story, defaultBranch, onDefault);
+    const body = commentBody(destination.id, comment.sections);
+    comment.comment_id ??= await findOwnComment(call, owner, repo, pull.number, destination.id);
+    if (comment.comment_id !== null) {
+      const edited = await call('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { owner, repo, comment_id: comment.comment_id, body }).then(
+        () => true,
+        (error: { status?: number }) => {
+          if (error.status === 404) return false;
+          throw error;
+        },
+      );
+      if (!edited) comment.comment_id = null;
+    }
+    if (comment.comment_id === null) {
+      const { data } = await call<{ id: number }>('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner, repo, issue_number: pull.number, body });
+      comment.comment_id = data.id;
+    }
+    await savePullComment(sql, destination.id, pull.number, comment);
+    return { ok: true };
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    const message = (error as Error).message.split('\n')[0] ?? 'failed';
+    // A refusal (a token without access, a repository that is not there) will not change by retrying.
+    const permanent = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+    return { ok: false, error: status ? `GitHub ${status}: ${message}` : `GitHub: ${message}`, permanent };
+  }
+}
+
+type Call = <T>(route: string, parameters: Record<string, unknown>) => Promise<{ data: T }>;
+
+async function findOwnComment(call: Call, owner: string, repo: string, pullNumber: number, destinationId: number): Promise<number | null> {
+  const { data } = await call<{ id: number; body?: string }[]>('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+    owner,
+    repo,
+    issue_number: pullNumber,
+    per_page: 100,
+  });
+  return data.find((comment) => comment.body?.startsWith(marker(destinationId)))?.id ?? null;
+}
+
+function countsLine({ run }: RunStory): string {
+  return `${run.success_count} passed, ${run.failed_count} failed, ${run.flaky_count} flaky, ${run.skipped_count} skipped`;
+}
+
+/** Markdown's own characters in a test's title are shown as they are. */
+function markdownText(text: string): string {
+  return text.replace(/[\\`*_{}[\]<>()#+|!~]/g, (c) => `\\${c}`);
+}
+
+function failureItem(failure: LabelledFailure, brought: boolean | null): string {
+  const where = [failure.file_path, failure.runner_project].filter(Boolean).map(markdownText).join(' · ');
+  const origin = brought === null ? '' : brought ? ' · **brought by this branch**' : ' · also fails on the default branch';
+  return `- **${failure.label}** ${markdownText(failure.title)}${where ? ` (${where})` : ''}${origin}`;
+}
+
+function section(story: RunStory, defaultBranch: string, onDefault: { runId: number; failed: Set<string> } | null): string {
+  const { run, failures } = story;
+  const lines = [
+    `### ${markdownText(run.environment_name)}: ${run.state}`,
+    `[Run #${run.id}](${run.summary_url})${run.commit ? ` on ${run.commit.slice(0, 12)}` : ''}: ${countsLine(story)}.`,
+  ];
+  if (failures.length > 0) {
+    const failing = failures.filter((f) => f.label !== 'flaky');
+    const brought = onDefault ? failing.filter((f) => !onDefault.failed.has(f.test_case_id)).length : null;
+    lines.push(
+      '',
+      onDefault
+        ? `${brought} of ${failing.length} failures are not on \`${markdownText(defaultBranch)}\` (compared with its run #${onDefault.runId}):`
+        : `No run of \`${markdownText(defaultBranch)}\` in this environment to compare with:`,
+      ...failures.slice(0, COMMENT_FAILURE_LIMIT).map((f) => failureItem(f, onDefault && f.label !== 'flaky' ? !onDefault.failed.has(f.test_case_id) : null)),
+    );
+    if (failures.length > COMMENT_FAILURE_LIMIT) lines.push(`- and ${failures.length - COMMENT_FAILURE_LIMIT} more`);
+  }
+  return lines.join('\n');
+}
+
+function commentBody(destinationId: number, sections: Record<string, string>): string {
+  const ordered = Object.keys(sections).sort().map((slug) => sections[slug]);
+  return [marker(destinationId), '## Proctor', '', ...ordered.flatMap((text) => [text, '']), '<sub>Edited in place by each run of this pull request.</sub>'].join('\n');
+}

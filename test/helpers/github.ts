@@ -1,0 +1,140 @@
+import { createRequire } from 'node:module';
+import { createServer } from 'node:http';
+import Ajv from 'ajv';
+
+// GitHub's REST API cannot be reached from here: a stand-in on loopback answers the few routes
+// Proctor calls and records every request, and each recorded request is checked against GitHub's
+// own published OpenAPI description (@octokit/openapi): the operation exists for that method and
+// path, its query names parameters of the operation, and its JSON body matches the schema.
+
+export interface GitHubRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+interface Comment {
+  id: number;
+  issue: number;
+  body: string;
+}
+
+export interface GitHubStandIn {
+  url: string;
+  requests: GitHubRequest[];
+  statuses: { sha: string; state: string; context: string; description: string; target_url: string }[];
+  comments: Comment[];
+  /** An open pull request from `branch`, into a repository whose default branch is `defaultBranch`. */
+  openPull(branch: string, number: number, defaultBranch?: string): void;
+  close(): Promise<void>;
+}
+
+export async function startGitHub(): Promise<GitHubStandIn> {
+  const requests: GitHubRequest[] = [];
+  const statuses: GitHubStandIn['statuses'] = [];
+  const comments: Comment[] = [];
+  const pulls = new Map<string, { number: number; defaultBranch: string }>();
+  let nextId = 1000;
+
+  const answer = (request: GitHubRequest): [number, unknown] => {
+    const { method, path } = request;
+    if (request.headers.authorization === 'token ghp_refused') return [401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' }];
+    const body = request.body as Record<string, string>;
+    let match = /^\/repos\/[^/]+\/[^/]+\/statuses\/([0-9a-f]+)$/.exec(path);
+    if (method === 'POST' && match) {
+      statuses.push({ sha: match[1] as string, state: body.state as string, context: body.context as string, description: body.description as string, target_url: body.target_url as string });
+      return [201, { id: nextId++, state: body.state, context: body.context }];
+    }
+    if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/pulls$/.test(path)) {
+      const branch = (request.query.get('head') ?? '').split(':')[1] ?? '';
+      const pull = pulls.get(branch);
+      return [200, pull ? [{ number: pull.number, head: { ref: branch }, base: { ref: pull.defaultBranch, repo: { default_branch: pull.defaultBranch } } }] : []];
+    }
+    match = /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/.exec(path);
+    if (match && method === 'GET') return [200, comments.filter((c) => c.issue === Number(match?.[1]))];
+    if (match && method === 'POST') {
+      const comment = { id: nextId++, issue: Number(match[1]), body: body.body as string };
+      comments.push(comment);
+      return [201, comment];
+    }
+    match = /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/.exec(path);
+    if (match && method === 'PATCH') {
+      const comment = comments.find((c) => c.id === Number(match?.[1]));
+      if (!comment) return [404, { message: 'Not Found' }];
+      comment.body = body.body as string;
+      return [200, comment];
+    }
+    return [404, { message: 'Not Found' }];
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://github.invalid');
+      const text = Buffer.concat(chunks).toString('utf8');
+      const request: GitHubRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: text ? JSON.parse(text) : undefined };
+      requests.push(request);
+      const [status, payload] = answer(request);
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(payload));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    requests,
+    statuses,
+    comments,
+    openPull: (branch, number, defaultBranch = 'main') => void pulls.set(branch, { number, defaultBranch }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+type OpenApiParameter = { name: string; in: string; $ref?: string };
+type Operation = { parameters?: OpenApiParameter[]; requestBody?: { content: Record<string, { schema: object }> } };
+type Description = { paths: Record<string, Record<string, Operation>>; components: { parameters: Record<string, OpenApiParameter> } };
+
+let description: Description | null = null;
+const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+
+function githubDescription(): Description {
+  description ??= createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as Description;
+  return description;
+}
+
+/** The operation of GitHub's description that a request is, with its path template. */
+function operationOf(method: string, path: string): { template: string; operation: Operation } | null {
+  for (const [template, operations] of Object.entries(githubDescription().paths)) {
+    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    const operation = operations[method.toLowerCase()];
+    if (operation && pattern.test(path)) return { template, operation };
+  }
+  return null;
+}
+
+/** What is wrong with a recorded request by GitHub's published description; empty when nothing is. */
+export function problemsWithGitHubRequest(request: GitHubRequest): string[] {
+  const found = operationOf(request.method, request.path);
+  if (!found) return [`${request.method} ${request.path}: no such operation in GitHub's REST API`];
+  const { template, operation } = found;
+  const problems: string[] = [];
+  const parameters = (operation.parameters ?? []).map((p) => (p.$ref ? githubDescription().components.parameters[p.$ref.split('/').pop() as string] : p) as OpenApiParameter);
+  const queryNames = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
+  for (const name of request.query.keys()) if (!queryNames.has(name)) problems.push(`${template}: query parameter "${name}" is not the operation's`);
+  const schema = operation.requestBody?.content['application/json']?.schema;
+  if (schema) {
+    const validate = ajv.compile({ ...schema, components: (githubDescription() as unknown as { components: object }).components });
+    if (!validate(request.body)) problems.push(`${template}: ${ajv.errorsText(validate.errors)}`);
+  } else if (request.body !== undefined) {
+    problems.push(`${template}: the operation takes no body`);
+  }
+  if (request.headers['x-github-api-version'] !== '2022-11-28') problems.push(`${template}: no X-GitHub-Api-Version header`);
+  if (!String(request.headers.accept ?? '').includes('application/vnd.github')) problems.push(`${template}: Accept is not GitHub's media type`);
+  return problems;
+}
