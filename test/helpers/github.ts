@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 
 // GitHub's REST API cannot be reached from here: a stand-in on loopback answers the few routes
 // Proctor calls and records every request, and each recorded request is checked against GitHub's
