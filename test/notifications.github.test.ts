@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attempt, attemptsOf, listedTest } from './helpers/attempts.ts';
 import { type GitHubStandIn, problemsWithGitHubRequest, startGitHub } from './helpers/github.ts';
@@ -90,6 +91,7 @@ describe('GitHub', () => {
     expect(github.requests.length).toBeGreaterThanOrEqual(8);
     expect(github.requests.flatMap(problemsWithGitHubRequest)).toEqual([]);
     expect(new Set(github.requests.map((r) => r.headers.authorization))).toEqual(new Set(['token ghp_test']));
+    expect(new Set(github.requests.map((r) => r.headers['x-github-api-version']))).toEqual(new Set(['2022-11-28']));
     // The checker itself refuses what GitHub would.
     expect(problemsWithGitHubRequest({ ...github.requests[0]!, body: { state: 'sunny' } }).join()).toMatch(/must be equal to one of the allowed values/);
     expect(problemsWithGitHubRequest({ ...github.requests[0]!, path: '/repos/acme/shop/statuz/abc' }).join()).toMatch(/no such operation/);
@@ -101,5 +103,39 @@ describe('GitHub', () => {
     expect(await settled(runId)).toMatchObject({ state: 'failed', attempts: 1, last_error: 'GitHub 401: Bad credentials - https://docs.github.com/rest' });
     expect((await api.get(`/api/notification-destinations/${destinationId}`)).text).not.toContain('ghp_');
     expect(server.logs.join('')).not.toContain('ghp_');
+  });
+});
+
+describe('GitHub through a GitHub App', () => {
+  it("when a destination has no token, then the server's App finds its installation on the repository and acts with that installation's token", async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs1', format: 'pem' } });
+    const appHub = await startGitHub();
+    appHub.installApp(4242, publicKey, 77);
+    appHub.openPull('feature-y', 9);
+    const appServer = await startTestServer({
+      env: { PROCTOR_GITHUB_API_URL: appHub.url, PROCTOR_GITHUB_APP_ID: '4242', PROCTOR_GITHUB_APP_PRIVATE_KEY: privateKey.replace(/\n/g, '\\n') },
+    });
+    try {
+      const { projectId, key } = await seedProject(appServer.sql);
+      await seedEnvironment(appServer.sql, projectId, 'staging');
+      const appApi = client(appServer.url, key);
+      const created = await appApi.post('/api/notification-destinations', { type: 'github', repo: 'acme/shop' });
+      expect(created.body.data.destination).toMatchObject({ has_secret: false });
+      const runId = (await appApi.post('/api/test-runs/report', { environment: 'staging', branch: 'feature-y', commit: 'e'.repeat(40) })).body.data.test_run.id;
+      await appApi.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1))] });
+      await appApi.post(`/api/test-runs/${runId}/results`, { shard: 1, results: attemptsOf(testId(1), 'expected') });
+      await appApi.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed' });
+      await waitUntil(async () => (await appApi.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0]?.state === 'delivered', 20_000, 'the delivery');
+
+      expect(appHub.requests.slice(0, 2).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /repos/acme/shop/installation', 'POST /app/installations/77/access_tokens']);
+      expect(appHub.requests.slice(2).every((r) => r.headers.authorization === 'token ghs_an-installation-token')).toBe(true);
+      expect(appHub.statuses).toMatchObject([{ sha: 'e'.repeat(40), state: 'success' }]);
+      expect(appHub.comments).toHaveLength(1);
+      expect(appHub.requests.flatMap(problemsWithGitHubRequest)).toEqual([]);
+      expect(appServer.logs.join('')).not.toContain('PRIVATE KEY');
+    } finally {
+      await appServer.close();
+      await appHub.close();
+    }
   });
 });

@@ -39,6 +39,8 @@ const envSchema = z.object({
   PROCTOR_NOTIFY_RETRY_HOURS: z.coerce.number().min(0.001).max(720).default(24),
   PROCTOR_NOTIFY_DENY_PRIVATE: z.enum(['true', 'false']).default('false'),
   PROCTOR_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
+  PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
+  PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -76,6 +78,8 @@ export interface NotifySettings {
   denyPrivate: boolean;
   /** GitHub's REST API (another for GitHub Enterprise Server). */
   githubApiUrl: string;
+  /** A GitHub App whose installations authenticate GitHub destinations that have no token. */
+  githubApp: { appId: number; privateKey: string } | null;
 }
 
 /** An OpenID Connect provider people sign in to the dashboard with. */
@@ -157,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryMs: e.PROCTOR_NOTIFY_RETRY_HOURS * 3_600_000,
       denyPrivate: e.PROCTOR_NOTIFY_DENY_PRIVATE === 'true',
       githubApiUrl: e.PROCTOR_GITHUB_API_URL.replace(/\/+$/, ''),
+      githubApp: githubApp(e),
     },
     logLevel: e.LOG_LEVEL,
   };
@@ -190,6 +195,15 @@ function retentionSettings(e: Env): RetentionSettings {
     );
   }
   return { resultsDays, artifactsDays, intervalMs: e.PROCTOR_RETENTION_INTERVAL_MIN * 60_000 };
+}
+
+function githubApp(e: Env): NotifySettings['githubApp'] {
+  if (e.PROCTOR_GITHUB_APP_ID === undefined && e.PROCTOR_GITHUB_APP_PRIVATE_KEY === undefined) return null;
+  if (e.PROCTOR_GITHUB_APP_ID === undefined || e.PROCTOR_GITHUB_APP_PRIVATE_KEY === undefined) {
+    throw new ConfigError('invalid configuration: PROCTOR_GITHUB_APP_ID and PROCTOR_GITHUB_APP_PRIVATE_KEY: set both, or neither');
+  }
+  // An environment variable often carries the PEM's line breaks as \n.
+  return { appId: e.PROCTOR_GITHUB_APP_ID, privateKey: e.PROCTOR_GITHUB_APP_PRIVATE_KEY.replace(/\\n/g, '\n') };
 }
 
 function oidcSettings(e: Env): OidcSettings | null {

@@ -1,3 +1,4 @@
+import { verify } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import { Ajv } from 'ajv';
@@ -28,6 +29,8 @@ export interface GitHubStandIn {
   comments: Comment[];
   /** An open pull request from `branch`, into a repository whose default branch is `defaultBranch`. */
   openPull(branch: string, number: number, defaultBranch?: string): void;
+  /** A GitHub App, installed on every repository as `installationId`: its JWTs are checked with `publicKey`. */
+  installApp(appId: number, publicKey: string, installationId: number): void;
   close(): Promise<void>;
 }
 
@@ -37,10 +40,32 @@ export async function startGitHub(): Promise<GitHubStandIn> {
   const comments: Comment[] = [];
   const pulls = new Map<string, { number: number; defaultBranch: string }>();
   let nextId = 1000;
+  let app: { appId: number; publicKey: string; installationId: number } | null = null;
+  const installationToken = 'ghs_an-installation-token';
+
+  /** A JWT the App signed (RS256, issued by its id, not expired). */
+  const signedByApp = (authorization: string | string[] | undefined): boolean => {
+    const jwt = /^bearer (.+)$/i.exec(String(authorization ?? ''))?.[1];
+    if (!app || !jwt) return false;
+    const [header, payload, signature] = jwt.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as { iss: string | number; exp: number };
+    const signed = verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), app.publicKey, Buffer.from(signature, 'base64url'));
+    return signed && String(claims.iss) === String(app.appId) && claims.exp * 1000 > Date.now();
+  };
 
   const answer = (request: GitHubRequest): [number, unknown] => {
     const { method, path } = request;
     if (request.headers.authorization === 'token ghp_refused') return [401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' }];
+    if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/installation$/.test(path)) {
+      return signedByApp(request.headers.authorization) ? [200, { id: app?.installationId, app_id: app?.appId }] : [401, { message: 'A JSON web token could not be decoded' }];
+    }
+    if (method === 'POST' && path === `/app/installations/${app?.installationId}/access_tokens`) {
+      if (!signedByApp(request.headers.authorization)) return [401, { message: 'A JSON web token could not be decoded' }];
+      return [201, { token: installationToken, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: {}, repository_selection: 'all' }];
+    }
+    if (app && !String(request.headers.authorization).startsWith('token ghp_') && request.headers.authorization !== `token ${installationToken}`) {
+      return [401, { message: 'Bad credentials' }];
+    }
     const body = request.body as Record<string, string>;
     let match = /^\/repos\/[^/]+\/[^/]+\/statuses\/([0-9a-f]+)$/.exec(path);
     if (method === 'POST' && match) {
@@ -88,6 +113,9 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     statuses,
     comments,
     openPull: (branch, number, defaultBranch = 'main') => void pulls.set(branch, { number, defaultBranch }),
+    installApp: (appId, publicKey, installationId) => {
+      app = { appId, publicKey, installationId };
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -97,7 +125,7 @@ export async function startGitHub(): Promise<GitHubStandIn> {
 }
 
 type OpenApiParameter = { name: string; in: string; $ref?: string };
-type Operation = { parameters?: OpenApiParameter[]; requestBody?: { content: Record<string, { schema: object }> } };
+type Operation = { parameters?: OpenApiParameter[]; requestBody?: { required?: boolean; content: Record<string, { schema: object }> } };
 type Description = { paths: Record<string, Record<string, Operation>>; components: { parameters: Record<string, OpenApiParameter> } };
 
 let description: Description | null = null;
@@ -128,13 +156,15 @@ export function problemsWithGitHubRequest(request: GitHubRequest): string[] {
   const queryNames = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
   for (const name of request.query.keys()) if (!queryNames.has(name)) problems.push(`${template}: query parameter "${name}" is not the operation's`);
   const schema = operation.requestBody?.content['application/json']?.schema;
-  if (schema) {
+  if (schema && (request.body !== undefined || operation.requestBody?.required)) {
     const validate = ajv.compile({ ...schema, components: (githubDescription() as unknown as { components: object }).components });
     if (!validate(request.body)) problems.push(`${template}: ${ajv.errorsText(validate.errors)}`);
-  } else if (request.body !== undefined) {
+  } else if (!schema && request.body !== undefined) {
     problems.push(`${template}: the operation takes no body`);
   }
-  if (request.headers['x-github-api-version'] !== '2022-11-28') problems.push(`${template}: no X-GitHub-Api-Version header`);
+  // Without the header GitHub answers as its 2022-11-28 version; with one, it must be a version it has.
+  const version = request.headers['x-github-api-version'];
+  if (version !== undefined && version !== '2022-11-28') problems.push(`${template}: X-GitHub-Api-Version ${String(version)} is not a version of the REST API`);
   if (!String(request.headers.accept ?? '').includes('application/vnd.github')) problems.push(`${template}: Accept is not GitHub's media type`);
   return problems;
 }

@@ -63,7 +63,7 @@ type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean };
 
 function attempt(tx: Tx, due: DueDelivery, payload: string, settings: NotifySettings): Promise<Attempt> {
   const { destination } = due;
-  if (destination.type === 'github') return tellGitHub(tx, destination, JSON.parse(payload) as RunStory, settings.githubApiUrl, destination.token as string);
+  if (destination.type === 'github') return tellGitHub(tx, destination, JSON.parse(payload) as RunStory, settings);
   return post(due, payload, settings);
 }
 

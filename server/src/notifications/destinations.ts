@@ -1,3 +1,4 @@
+import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
 import { privateAddressOf } from './addresses.ts';
@@ -8,11 +9,11 @@ import { knownEnvironments } from './store.ts';
 type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'secret' | 'token' | 'environments'>;
 
 /** What each type takes: a URL (Slack, webhook) or a repository and a token (GitHub); a secret for webhooks only. */
-function problemOf(d: Shape): string | null {
+function problemOf(d: Shape, githubApp: boolean): string | null {
   if (d.type === 'github') {
     if (d.url !== null) return 'body.url: a github destination has no url (give repo)';
     if (d.repo === null) return 'body.repo: required for a github destination (owner/name)';
-    if (d.token === null) return 'body.token: required for a github destination';
+    if (d.token === null && !githubApp) return 'body.token: required for a github destination (the server has no GitHub App: PROCTOR_GITHUB_APP_ID)';
     if (d.secret !== null) return 'body.secret: only a webhook destination has a secret';
     return null;
   }
@@ -23,14 +24,17 @@ function problemOf(d: Shape): string | null {
   return null;
 }
 
-/** The destination as it would be stored is whole, names the project's environments, and (when denied) reaches no private address. */
-export async function checkDestination(sql: Tx, projectId: number, d: Shape, denyPrivate: boolean): Promise<void> {
-  const problem = problemOf(d);
+/**
+ * The destination as it would be stored is whole (a GitHub one without a token needs the server's
+ * App), names the project's environments, and (when denied) reaches no private address.
+ */
+export async function checkDestination(sql: Tx, projectId: number, d: Shape, settings: Pick<NotifySettings, 'denyPrivate' | 'githubApp'>): Promise<void> {
+  const problem = problemOf(d, settings.githubApp !== null);
   if (problem) throw new InvalidInputError(problem);
   const known = await knownEnvironments(sql, projectId, d.environments);
   const unknown = d.environments.findIndex((slug) => !known.has(slug));
   if (unknown >= 0) throw new InvalidInputError(`body.environments.${unknown}: no environment with slug "${d.environments[unknown]}" in this project`);
-  if (denyPrivate && d.url !== null) {
+  if (settings.denyPrivate && d.url !== null) {
     const address = await privateAddressOf(d.url).catch(() => null);
     if (address) throw new InvalidInputError(`body.url: its host is the private or loopback address ${address}, which PROCTOR_NOTIFY_DENY_PRIVATE refuses`);
   }

@@ -1,4 +1,6 @@
+import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/core';
+import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
 import type { LabelledFailure, RunStory } from './compose.ts';
 import { failuresOnBranch, lockPullComment, savePullComment } from './pull-comments.ts';
@@ -20,12 +22,33 @@ function marker(destinationId: number): string {
   return `<!-- proctor:destination=${destinationId} -->`;
 }
 
-export async function tellGitHub(sql: Tx, destination: StoredDestination, story: RunStory, apiUrl: string, auth: string): Promise<Told> {
+type Call = <T>(route: string, parameters: Record<string, unknown>) => Promise<{ data: T }>;
+
+function caller(octokit: Octokit): Call {
+  return <T>(route: string, parameters: Record<string, unknown>) =>
+    octokit.request(route, { ...parameters, headers: { 'x-github-api-version': API_VERSION }, request: { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) } }) as Promise<{
+      data: T;
+    }>;
+}
+
+/**
+ * The destination's client: its token, or else an installation of the server's GitHub App on the
+ * repository (found with the App's own JWT, then a token of that installation).
+ */
+async function clientFor(destination: StoredDestination, owner: string, repo: string, settings: NotifySettings): Promise<Call> {
+  const common = { baseUrl: settings.githubApiUrl, userAgent: 'Proctor-Notifications' };
+  if (destination.token) return caller(new Octokit({ ...common, auth: destination.token }));
+  if (!settings.githubApp) throw Object.assign(new Error('no token, and the server has no GitHub App (PROCTOR_GITHUB_APP_ID)'), { status: 401 });
+  const app = { appId: settings.githubApp.appId, privateKey: settings.githubApp.privateKey };
+  const asApp = caller(new Octokit({ ...common, authStrategy: createAppAuth, auth: app }));
+  const { data: installation } = await asApp<{ id: number }>('GET /repos/{owner}/{repo}/installation', { owner, repo });
+  return caller(new Octokit({ ...common, authStrategy: createAppAuth, auth: { ...app, installationId: installation.id } }));
+}
+
+export async function tellGitHub(sql: Tx, destination: StoredDestination, story: RunStory, settings: NotifySettings): Promise<Told> {
   const [owner, repo] = (destination.repo as string).split('/') as [string, string];
-  const octokit = new Octokit({ auth, baseUrl: apiUrl, userAgent: 'Proctor-Notifications' });
-  const call = <T>(route: string, parameters: Record<string, unknown>) =>
-    octokit.request(route, { ...parameters, headers: { 'x-github-api-version': API_VERSION }, request: { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) } }) as Promise<{ data: T }>;
   try {
+    const call = await clientFor(destination, owner, repo, settings);
     const { run } = story;
     if (run.commit) {
       await call('POST /repos/{owner}/{repo}/statuses/{sha}', {
@@ -78,8 +101,6 @@ export async function tellGitHub(sql: Tx, destination: StoredDestination, story:
     return { ok: false, error: status ? `GitHub ${status}: ${message}` : `GitHub: ${message}`, permanent };
   }
 }
-
-type Call = <T>(route: string, parameters: Record<string, unknown>) => Promise<{ data: T }>;
 
 async function findOwnComment(call: Call, owner: string, repo: string, pullNumber: number, destinationId: number): Promise<number | null> {
   const { data } = await call<{ id: number; body?: string }[]>('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {

@@ -21,7 +21,6 @@ const PATH = '/api/notification-destinations';
 
 export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config } = deps;
-  const denyPrivate = config.notify.denyPrivate;
 
   addRoute(ctx, {
     method: 'get',
@@ -45,7 +44,7 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: destinationResponse,
     status: 201,
     handler: async ({ body, scope }) => {
-      await checkDestination(sql, scope.projectId, shapeOfNew(body), denyPrivate);
+      await checkDestination(sql, scope.projectId, shapeOfNew(body), config.notify);
       return { data: { destination: store.presentDestination(await store.createDestination(sql, scope.projectId, body, clock())) } };
     },
   });
@@ -76,7 +75,7 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
       const destination = await sql.begin(async (tx) => {
         const current = await store.getDestination(tx, scope.projectId, params.id);
         if (!current) throw notFound('notification destination');
-        await checkDestination(tx, scope.projectId, shapeAfter(current, body), denyPrivate);
+        await checkDestination(tx, scope.projectId, shapeAfter(current, body), config.notify);
         return store.updateDestination(tx, scope.projectId, params.id, body, clock());
       });
       if (!destination) throw notFound('notification destination');
