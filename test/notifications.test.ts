@@ -171,6 +171,37 @@ describe('a run that ends', () => {
     expect((await settled(runId, 1)).map((d) => d.destination_id)).toEqual([hookId]);
   });
 
+  it('when a failure is snoozed, then it is labelled snoozed', async () => {
+    const snoozed = await api.post('/api/snoozes', { test_ids: [testId(8)], snooze_until: new Date(Date.now() + 86_400_000).toISOString() });
+    expect(snoozed.status).toBe(200);
+    const runId = await report([[8, 'failed'], [9, 'failed']]);
+    await settled(runId, 2);
+    const event = JSON.parse(hook.requests.at(-1)?.body as string);
+    expect(event.failures.map((f: { test_case_id: string; label: string }) => [f.test_case_id, f.label])).toEqual([
+      [testId(9), 'new'],
+      [testId(8), 'snoozed'],
+    ]);
+  });
+
+  it('when a destination is told of changes only, then it hears of a run whose state differs from the previous run of its environment and branch', async () => {
+    const changes = await startReceiver();
+    try {
+      const { id } = (await api.post('/api/notification-destinations', { type: 'webhook', url: changes.url, environments: ['preview'], when: 'changed' })).body.data.destination;
+      const states: string[] = [];
+      for (const outcome of ['passed', 'passed', 'failed', 'failed', 'passed'] as const) {
+        const runId = await report([[1, outcome]], { environment: 'preview' });
+        // The deliveries are written with the run's end, before its last request is answered.
+        if ((await deliveriesOf(runId)).some((d) => d.destination_id === id)) states.push(outcome);
+      }
+      // The environment's previous run had failed.
+      expect(states).toEqual(['passed', 'failed', 'passed']);
+      await waitUntil(() => changes.requests.length === 3, 10_000, 'three events');
+      await api.delete(`/api/notification-destinations/${id}`);
+    } finally {
+      await changes.close();
+    }
+  });
+
   it('when the receiver answers 500 for a while, then the event is delivered once it answers, with the same event id', async () => {
     const before = hook.requests.length;
     hook.failNext(2);
