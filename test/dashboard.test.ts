@@ -223,6 +223,38 @@ describe('a run, and acting on it', () => {
     expect((await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun.pinned).toBe(false);
   });
 
+  it('when a destination is added and removed and the retention policy saved on the settings page, then the API holds each, and a refusal names its field', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/settings`);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel('Type').selectOption('github');
+    await page.getByLabel('Repository (GitHub, owner/name)').fill('acme/shop');
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent(), { timeout: 10_000 }).toContain('body.token');
+
+    await page.getByLabel('Type').selectOption('webhook');
+    await page.getByLabel('Repository (GitHub, owner/name)').fill('');
+    await page.getByLabel('URL (Slack, webhook)').fill('https://hooks.example.com/proctor');
+    await page.getByLabel('Environments (slugs, comma-separated; none: all)').fill('staging');
+    await page.getByLabel('When').selectOption('failed');
+    await page.getByLabel('Webhook secret').fill('a secret of the receiver');
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    await expect.poll(() => page.locator('tr[data-destination]').count(), { timeout: 10_000 }).toBe(1);
+    const [destination] = (await api.get('/api/notification-destinations')).body.data.destinations;
+    expect(destination).toMatchObject({ type: 'webhook', url: 'https://hooks.example.com/proctor', environments: ['staging'], when: 'failed', has_secret: true });
+    expect(await page.content()).not.toContain('a secret of the receiver');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByLabel('Results (days)').fill('120');
+    await page.getByLabel('Attachments (days)').fill('14');
+    await page.getByRole('button', { name: 'Save retention' }).click();
+    await expect.poll(async () => (await api.get('/api/retention-policy')).body.data.policy, { timeout: 10_000 }).toEqual({ results_days: 120, artifacts_days: 14 });
+
+    await page.locator(`tr[data-destination="${destination.id}"]`).getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => page.locator('tr[data-destination]').count(), { timeout: 10_000 }).toBe(0);
+    expect((await api.get('/api/notification-destinations')).body.data.destinations).toEqual([]);
+  });
+
   it('when a run holds more passed tests than a page lists, then the first 200 show with a link to every test', async () => {
     const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch: 'big' })).body.data.test_run.id as number;
     const ids = Array.from({ length: 205 }, (_, i) => testId(1000 + i));

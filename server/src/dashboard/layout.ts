@@ -41,7 +41,7 @@ export function stateBadge(state: string): string {
 
 function projectLinks(project: { id: number; name: string }): string {
   const base = `/projects/${project.id}`;
-  return `<span class="muted">${e(project.name)}:</span><a href="${base}/runs">Runs</a><a href="${base}/tests">Tests</a><a href="${base}/environments">Environments</a><a href="${base}/failure-groups">Failure groups</a><a href="${base}/snoozes">Snoozes</a><a href="${base}/analytics">Analytics</a>`;
+  return `<span class="muted">${e(project.name)}:</span><a href="${base}/runs">Runs</a><a href="${base}/tests">Tests</a><a href="${base}/environments">Environments</a><a href="${base}/failure-groups">Failure groups</a><a href="${base}/snoozes">Snoozes</a><a href="${base}/analytics">Analytics</a><a href="${base}/settings">Settings</a>`;
 }
 
 /** A whole page: the header (projects, the project's sections, sign out) and `body`. */

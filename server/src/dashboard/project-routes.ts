@@ -6,18 +6,21 @@ import { foldMembers, getGroup, groupsOfTest, listGroups, memberEvents } from '.
 import { notFound } from '../http/errors.ts';
 import { escapeLike, runnerTestId } from '../http/fields.ts';
 import type { RouteContext } from '../http/route.ts';
+import { listDestinations, presentDestination } from '../notifications/index.ts';
+import { retentionPolicyOf } from '../retention/index.ts';
 import { listSnoozes, snoozesOfTest } from '../snoozes/index.ts';
 import { testTitles } from '../testcases/index.ts';
 import { analyticsPage } from './analytics-page.ts';
 import { environmentsPage } from './environments-page.ts';
 import { groupPage, groupsPage } from './groups-page.ts';
+import { settingsPage } from './settings-page.ts';
 import { snoozesPage } from './snoozes-page.ts';
 import { testPage, testsPage } from './tests-page.ts';
 import { addProjectPage, projectParams } from './page-route.ts';
 
 const windowDays = z.enum(['7', '14', '30', '90']).default('30');
 
-/** A project's pages beside its runs: environments, snoozes, failure groups, analytics, tests. */
+/** A project's pages beside its runs: environments, snoozes, failure groups, analytics, tests, settings. */
 export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock } = deps;
 
@@ -42,6 +45,16 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const titles = await testTitles(sql, project.id, [...new Set(rows.flatMap((row) => row.test_ids))]);
       return snoozesPage(viewer, project, { status: query.status, snoozes: rows, environments: new Map(environments.map((env) => [env.id, env.name])), titles, now });
+    },
+  });
+
+  addProjectPage(ctx, deps, {
+    path: '/projects/:projectId/settings',
+    summary: "A project's settings: where run endings are told (add, remove) and how long runs keep their details",
+    params: projectParams,
+    render: async ({ viewer, project }) => {
+      const { rows } = await listDestinations(sql, project.id, 100, 0);
+      return settingsPage(viewer, project, { destinations: rows.map(presentDestination), policy: await retentionPolicyOf(sql, deps.config, project.id) });
     },
   });
 

@@ -2,3 +2,4 @@
 export { deliverNext, type NotifyDeps } from './deliver.ts';
 export { enqueueNotifications } from './outbox.ts';
 export { notificationRoutes } from './routes.ts';
+export { listDestinations, presentDestination } from './store.ts';

@@ -1,0 +1,55 @@
+import type { Project } from '../projects/index.ts';
+import { escapeXml as e } from '../xml.ts';
+import { apiForm, FORM_STYLE } from './forms.ts';
+import { layout, type Viewer } from './layout.ts';
+
+/** A destination as the settings page lists it (the API's shape: never a secret). */
+export interface DestinationView {
+  id: number;
+  type: 'slack' | 'webhook' | 'github';
+  url: string | null;
+  repo: string | null;
+  environments: string[];
+  when: 'always' | 'failed' | 'changed';
+  has_secret: boolean;
+}
+
+const WHEN_TEXT = { always: 'every end', failed: 'failed or error', changed: 'a change of state' } as const;
+
+function destinationRow(d: DestinationView): string {
+  const target = d.type === 'github' ? `<code>${e(d.repo ?? '')}</code>` : `<code class="url">${e(d.url ?? '')}</code>`;
+  const secret = d.has_secret ? (d.type === 'github' ? 'token set' : 'signed') : d.type === 'github' ? 'GitHub App' : '';
+  return `<tr data-destination="${d.id}"><td>${e(d.type)}</td><td>${target}</td><td>${d.environments.length === 0 ? 'every environment' : e(d.environments.join(', '))}</td>
+<td>${e(WHEN_TEXT[d.when])}</td><td>${e(secret)}</td><td>${apiForm(`DELETE /api/notification-destinations/${d.id}`, 'reload', 'Remove')}</td></tr>`;
+}
+
+function destinationForm(): string {
+  const fields = `<label for="dest-type">Type<select id="dest-type" name="type"><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option></select></label>
+<label for="dest-url">URL (Slack, webhook)<input id="dest-url" name="url" type="url" size="40" data-optional></label>
+<label for="dest-repo">Repository (GitHub, owner/name)<input id="dest-repo" name="repo" data-optional></label>
+<label for="dest-envs">Environments (slugs, comma-separated; none: all)<input id="dest-envs" name="environments" data-type="csv" data-optional></label>
+<label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option></select></label>
+<label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>
+<label for="dest-token">GitHub token<input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional></label>`;
+  return `<section class="create" aria-labelledby="new-destination"><h3 id="new-destination">New destination</h3>${apiForm('POST /api/notification-destinations', 'reload', 'Add destination', fields)}</section>`;
+}
+
+function retentionForm(policy: { results_days: number; artifacts_days: number }): string {
+  const fields = `<label for="keep-results">Results (days)<input id="keep-results" name="results_days" type="number" min="1" max="36500" required data-type="number" value="${policy.results_days}"></label>
+<label for="keep-artifacts">Attachments (days)<input id="keep-artifacts" name="artifacts_days" type="number" min="1" max="36500" required data-type="number" value="${policy.artifacts_days}"></label>`;
+  return apiForm('PUT /api/retention-policy', 'reload', 'Save retention', fields);
+}
+
+export function settingsPage(viewer: Viewer, project: Project, view: { destinations: DestinationView[]; policy: { results_days: number; artifacts_days: number } }): string {
+  const table =
+    view.destinations.length === 0
+      ? '<p class="empty">No destination: run endings are told nowhere.</p>'
+      : `<table><thead><tr><th scope="col">Type</th><th scope="col">Where</th><th scope="col">Environments</th><th scope="col">When</th><th scope="col">Secret</th><th scope="col">Actions</th></tr></thead>
+<tbody>${view.destinations.map(destinationRow).join('')}</tbody></table>`;
+  const body = `<h1>Settings of ${e(project.name)}</h1>
+<h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment).</p>
+${table}${destinationForm()}
+<h2>Retention</h2><p class="muted">How long runs keep their results and attachments after they end; pinned runs and the daily rollups are kept whatever this says.</p>
+${retentionForm(view.policy)}`;
+  return layout({ title: `Settings · ${project.name}`, viewer, project, body, script: true, style: `${FORM_STYLE} code.url{word-break:break-all}` });
+}
