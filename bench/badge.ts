@@ -18,7 +18,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 
 function load(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/load.ts'), url, String(CONNECTIONS), String(SECONDS)], (error, stdout) => {
+    execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/http-load.ts'), url, String(CONNECTIONS), String(SECONDS)], (error, stdout) => {
       if (error) return reject(error);
       const result = JSON.parse(stdout) as { requests: number; seconds: number; statuses: Record<string, number> };
       if (Object.keys(result.statuses).some((status) => status !== '200')) return reject(new Error(`unexpected statuses ${JSON.stringify(result.statuses)}`));

@@ -61,6 +61,8 @@ export async function settleWrites(sql: Sql): Promise<void> {
 
 export interface BenchServer {
   url: string;
+  /** The server's first process, when it runs in one of its own. */
+  pid?: number;
   close(): Promise<void>;
 }
 
@@ -107,6 +109,7 @@ export async function benchServerProcess(db: BenchDatabase, env: Record<string, 
   await waitForHealth(url);
   return {
     url,
+    pid: server.child.pid,
     close: async () => {
       server.child.kill('SIGTERM');
       await server.exited;

@@ -17,7 +17,7 @@ const BATCH = 500;
 /** A burst's batches: 20,000 results, as a large suite's shard sends them. */
 const BURST_BATCHES = 40;
 const IN_FLIGHT = 2;
-const BURSTS_WITHOUT = Number(process.env.BENCH_RETENTION_BURSTS ?? 8);
+const BURSTS_WITHOUT = Number(process.env.BENCH_RETENTION_BURSTS ?? 6);
 /** Between two bursts during the deletion, so that the run of bursts samples all of it. */
 const GAP_MS = 250;
 const TARGET = 0.7;

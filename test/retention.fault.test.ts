@@ -12,7 +12,7 @@ import { storageAgreement } from './helpers/retention.ts';
 import { waitUntil } from './helpers/runs.ts';
 import { seedEnvironment, seedProject } from './helpers/server.ts';
 
-const RUNS = 24;
+const RUNS = 16;
 /** Three chunks a run: a pass killed at a random moment is most likely inside a run. */
 const RESULTS_PER_RUN = 12_000;
 const FILES_PER_RUN = 2;
