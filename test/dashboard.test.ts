@@ -247,8 +247,10 @@ describe('a run, and acting on it', () => {
 
     await page.getByLabel('Results (days)').fill('120');
     await page.getByLabel('Attachments (days)').fill('14');
+    const reloaded = page.waitForEvent('load');
     await page.getByRole('button', { name: 'Save retention' }).click();
-    await expect.poll(async () => (await api.get('/api/retention-policy')).body.data.policy, { timeout: 10_000 }).toEqual({ results_days: 120, artifacts_days: 14 });
+    await reloaded;
+    expect((await api.get('/api/retention-policy')).body.data.policy).toEqual({ results_days: 120, artifacts_days: 14 });
 
     await page.locator(`tr[data-destination="${destination.id}"]`).getByRole('button', { name: 'Remove' }).click();
     await expect.poll(() => page.locator('tr[data-destination]').count(), { timeout: 10_000 }).toBe(0);
@@ -340,7 +342,10 @@ describe('environments and snoozes', () => {
     await expect.poll(() => row.count()).toBe(1);
     const [made] = (await api.get('/api/snoozes')).body.data.snoozes.filter((s: { description: string }) => s.description === 'flaky on staging');
     expect(made).toMatchObject({ test_ids: [testId(5), testId(6)].sort(), created_by: userId });
+    // The form reloads the page once the API answered: the next navigation waits for that load.
+    const reloaded = page.waitForEvent('load');
     await row.getByRole('button', { name: 'Expire now' }).click();
+    await reloaded;
     await expect.poll(() => page.locator('tr', { hasText: 'flaky on staging' }).count()).toBe(0);
     await page.goto(`${server.url}/projects/${projectId}/snoozes?status=expired`);
     const expired = page.locator('tr', { hasText: 'flaky on staging' });
