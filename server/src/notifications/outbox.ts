@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../db.ts';
-import type { StoredDestination } from './store.ts';
+import { destinationColumns, type StoredDestination } from './store.ts';
 
 // The one module that writes `notification_deliveries`: the outbox of run endings to tell.
 
@@ -67,18 +67,17 @@ export interface DueDelivery {
   destination: StoredDestination;
 }
 
-/** The next delivery due that no other process holds, locked until the transaction ends. */
+/** The next delivery due that no other process holds, with its destination, locked until the transaction ends. */
 export async function takeDue(sql: Tx, now: Date): Promise<DueDelivery | null> {
-  const [row] = await sql<(Omit<DueDelivery, 'destination'> & { destination_id: number })[]>`
-    select id::int as id, event_id::text as event_id, test_run_id, attempts, payload, created_at, destination_id
-    from notification_deliveries
-    where state = 'pending' and next_attempt_at <= ${now}
-    order by next_attempt_at, id limit 1 for update skip locked`;
+  const [row] = await sql<(Omit<DueDelivery, 'destination'> & { destination: StoredDestination })[]>`
+    select d.id::int as id, d.event_id::text as event_id, d.test_run_id, d.attempts, d.payload, d.created_at,
+           to_jsonb(t) as destination
+    from notification_deliveries d
+    join lateral (select ${destinationColumns(sql)} from notification_destinations where id = d.destination_id) t on true
+    where d.state = 'pending' and d.next_attempt_at <= ${now}
+    order by d.next_attempt_at, d.id limit 1 for update of d skip locked`;
   if (!row) return null;
-  const [destination] = await sql<StoredDestination[]>`
-    select id, project_id, type, url, repo, environments, "when", secret, token, created_at from notification_destinations where id = ${row.destination_id}`;
-  const { destination_id: _id, ...delivery } = row;
-  return { ...delivery, destination: destination as StoredDestination };
+  return { ...row, destination: { ...row.destination, created_at: new Date(row.destination.created_at) } };
 }
 
 export async function keepPayload(sql: Tx, id: number, payload: string): Promise<void> {

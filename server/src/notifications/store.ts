@@ -17,7 +17,8 @@ export interface StoredDestination {
   created_at: Date;
 }
 
-const columns = (sql: Tx) => sql`id, project_id, type, url, repo, environments, "when", secret, token, created_at`;
+/** A destination's columns, as `StoredDestination` holds them. */
+export const destinationColumns = (sql: Tx) => sql`id, project_id, type, url, repo, environments, "when", secret, token, created_at`;
 
 /** What the API shows of a destination: never its secret or token. */
 export function presentDestination(row: StoredDestination): Destination {
@@ -36,13 +37,13 @@ export function presentDestination(row: StoredDestination): Destination {
 export async function listDestinations(sql: Tx, projectId: number, limit: number, offset: number): Promise<{ rows: StoredDestination[]; total: number }> {
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from notification_destinations where project_id = ${projectId}`;
   const rows = await sql<StoredDestination[]>`
-    select ${columns(sql)} from notification_destinations where project_id = ${projectId} order by id limit ${limit} offset ${offset}`;
+    select ${destinationColumns(sql)} from notification_destinations where project_id = ${projectId} order by id limit ${limit} offset ${offset}`;
   return { rows, total: count?.total ?? 0 };
 }
 
 export async function getDestination(sql: Tx, projectId: number, id: number): Promise<StoredDestination | null> {
   const [row] = await sql<StoredDestination[]>`
-    select ${columns(sql)} from notification_destinations where project_id = ${projectId} and id = ${id}`;
+    select ${destinationColumns(sql)} from notification_destinations where project_id = ${projectId} and id = ${id}`;
   return row ?? null;
 }
 
@@ -51,7 +52,7 @@ export async function createDestination(sql: Tx, projectId: number, given: NewDe
     insert into notification_destinations (project_id, type, url, repo, environments, "when", secret, token, created_at, updated_at)
     values (${projectId}, ${given.type}, ${given.url ?? null}, ${given.repo ?? null}, ${given.environments}, ${given.when},
             ${given.secret ?? null}, ${given.token ?? null}, ${now}, ${now})
-    returning ${columns(sql)}`;
+    returning ${destinationColumns(sql)}`;
   return row as StoredDestination;
 }
 
@@ -66,7 +67,7 @@ export async function updateDestination(sql: Tx, projectId: number, id: number, 
       token = ${change.token === undefined ? sql`token` : change.token},
       updated_at = ${now}
     where project_id = ${projectId} and id = ${id}
-    returning ${columns(sql)}`;
+    returning ${destinationColumns(sql)}`;
   return row ?? null;
 }
 
