@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createKey } from '../server/src/auth/store.ts';
@@ -13,7 +13,7 @@ import { createProject } from '../server/src/projects/store.ts';
 import { FileStorage } from '../server/src/storage/blobs.ts';
 import { serveInProcess } from '../test/helpers/app.ts';
 import { throwawayDatabase } from '../test/helpers/database.ts';
-import { freePort, spawnProctor, waitForHealth } from '../test/helpers/process.ts';
+import { freePort, serverProcess, waitForHealth } from '../test/helpers/process.ts';
 
 export interface BenchDatabase {
   url: string;
@@ -86,32 +86,51 @@ export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
   };
 }
 
+let built = false;
+
+/** The server's JavaScript as its package ships it (`server/dist`), built from the sources once per bench. */
+function builtServer(): string {
+  if (!built) execFileSync('npm', ['run', '--silent', 'build:server'], { stdio: 'inherit' });
+  built = true;
+  return 'server/dist/bin.js';
+}
+
 /**
- * `proctor serve` as its own process, as it runs in production: the bench's client, standing in
- * for the reporter's process, then does not share the server's event loop.
+ * `proctor serve` as its own process, as it runs in production (the package's built JavaScript, no
+ * TypeScript loader): the bench's client, standing in for the reporter's process, then does not
+ * share the server's event loop, and the memory read off the processes is production's.
  */
 export async function benchServerProcess(db: BenchDatabase, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-data-'));
-  const server = spawnProctor(['serve'], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: db.url,
-    PROCTOR_DATA_DIR: dataDir,
-    PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789',
-    PROCTOR_DEMO: 'false',
-    PROCTOR_EXECUTOR_CONCURRENCY: '0',
-    // As `proctor serve` runs by default (the test helper's spawn asks for one process).
-    PROCTOR_HTTP_WORKERS: 'auto',
-    ...env,
+  const child = spawn(process.execPath, [builtServer(), 'serve'], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: db.url,
+      PROCTOR_DATA_DIR: dataDir,
+      PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789',
+      PROCTOR_DEMO: 'false',
+      PROCTOR_EXECUTOR_CONCURRENCY: '0',
+      // As `proctor serve` runs by default: an HTTP worker per core.
+      PROCTOR_HTTP_WORKERS: 'auto',
+      ...env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  const server = serverProcess(child);
   const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url);
+  await waitForHealth(url).catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}\n${server.output()}`);
+  });
   return {
     url,
-    pid: server.child.pid,
+    pid: child.pid,
     close: async () => {
-      server.child.kill('SIGTERM');
+      child.kill('SIGTERM');
       await server.exited;
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

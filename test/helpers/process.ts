@@ -60,7 +60,7 @@ export function httpWorkersOf(primaryPid: number): number[] {
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === primaryPid && fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('server/src/bin.ts')) workers.push(Number(entry));
+      if (parent === primaryPid && /server\/(src|dist)\/bin\.[tj]s/.test(fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) workers.push(Number(entry));
     } catch {
       // gone
     }

@@ -1,4 +1,4 @@
-import type { BadgeSpec } from './render.ts';
+import type { BadgeSpec } from './schema.ts';
 import type { BadgeQuery } from './schema.ts';
 import type { BadgeState } from './store.ts';
 

@@ -1,17 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { Resvg } from '@resvg/resvg-js';
 import { makeBadge } from 'badge-maker';
+import type { BadgeSpec } from './schema.ts';
 
-export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge', 'social'] as const;
-export type BadgeStyle = (typeof BADGE_STYLES)[number];
-
-export interface BadgeSpec {
-  label: string;
-  message: string;
-  color: string;
-  labelColor?: string;
-  style: BadgeStyle;
-}
 
 /** How many badges were drawn: the cache in front of these is judged by it. */
 export const renderCounts = { svg: 0, png: 0 };

@@ -1,4 +1,3 @@
-import { renderPng, renderSvg } from './render.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { HttpError } from '../http/errors.ts';
@@ -58,6 +57,8 @@ export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
         }
       }
       if (!badge) {
+        // Loaded at the first badge drawn: badge-maker and resvg are a tenth of a process's memory.
+        const { renderPng, renderSvg } = await import('./render.ts');
         const body =
           format === 'json'
             ? Buffer.from(JSON.stringify({ schemaVersion: 1, label: spec.label, message: spec.message, color: spec.color }))

@@ -1,6 +1,17 @@
 import { z } from 'zod';
-import { BADGE_STYLES } from './render.ts';
 import { positiveId } from '../http/fields.ts';
+
+export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge', 'social'] as const;
+export type BadgeStyle = (typeof BADGE_STYLES)[number];
+
+/** What a badge says, as render.ts draws it. */
+export interface BadgeSpec {
+  label: string;
+  message: string;
+  color: string;
+  labelColor?: string;
+  style: BadgeStyle;
+}
 
 const colour = z
   .string()

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import * as client from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
 import type { OidcSettings } from '../config.ts';
 
 /** The cookie that carries a sign-in under way at the provider: its state, PKCE verifier and nonce. */
@@ -21,8 +21,13 @@ export class OidcSignInError extends Error {}
  * The provider's metadata is discovered once, at first use. What the browser carries between the
  * two legs is signed with the server's secret, so it cannot be forged or replayed after 10 minutes.
  */
+/** Loaded at the first sign-in: a server without a provider, and every HTTP worker until then, does without its memory. */
+function openIdClient(): Promise<typeof OpenIdClient> {
+  return import('openid-client');
+}
+
 export class OidcSignIn {
-  private configuration: Promise<client.Configuration> | null = null;
+  private configuration: Promise<OpenIdClient.Configuration> | null = null;
 
   constructor(
     private readonly settings: OidcSettings,
@@ -34,12 +39,14 @@ export class OidcSignIn {
     return new URL(this.settings.issuer).host;
   }
 
-  private discovered(): Promise<client.Configuration> {
+  private discovered(): Promise<OpenIdClient.Configuration> {
     const issuer = new URL(this.settings.issuer);
     // Plain http only for a provider on this machine's loopback (a test, a local provider).
     const local = issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
-    this.configuration ??= client
-      .discovery(issuer, this.settings.clientId, this.settings.clientSecret, undefined, local ? { execute: [client.allowInsecureRequests] } : undefined)
+    this.configuration ??= openIdClient()
+      .then((client) =>
+        client.discovery(issuer, this.settings.clientId, this.settings.clientSecret, undefined, local ? { execute: [client.allowInsecureRequests] } : undefined),
+      )
       .catch((error: unknown) => {
         this.configuration = null;
         throw new OidcSignInError(`the identity provider at ${this.settings.issuer} could not be reached: ${(error as Error).message}`);
@@ -50,6 +57,7 @@ export class OidcSignIn {
   /** Where to send the browser, and the cookie that remembers this sign-in until it comes back. */
   async start(redirectUri: string, next: string, now: Date): Promise<{ url: string; pending: string }> {
     const configuration = await this.discovered();
+    const client = await openIdClient();
     const pending: Pending = { state: client.randomState(), verifier: client.randomPKCECodeVerifier(), nonce: client.randomNonce(), next, expires: now.getTime() + PENDING_MS };
     const url = client.buildAuthorizationUrl(configuration, {
       redirect_uri: redirectUri,
@@ -67,6 +75,7 @@ export class OidcSignIn {
     const pending = sealed ? this.unseal(sealed) : null;
     if (!pending || pending.expires < now.getTime()) throw new OidcSignInError('this sign-in was not started here or took too long: start again');
     const configuration = await this.discovered();
+    const client = await openIdClient();
     let claims: Record<string, unknown>;
     try {
       const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {

@@ -1,5 +1,4 @@
-import { createAppAuth } from '@octokit/auth-app';
-import { Octokit } from '@octokit/core';
+import type { Octokit } from '@octokit/core';
 import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
 import type { LabelledFailure, RunStory } from './compose.ts';
@@ -36,6 +35,8 @@ function caller(octokit: Octokit): Call {
  * repository (found with the App's own JWT, then a token of that installation).
  */
 async function clientFor(destination: StoredDestination, owner: string, repo: string, settings: NotifySettings): Promise<Call> {
+  // Loaded when a GitHub destination is first told: the HTTP workers never need them.
+  const [{ Octokit }, { createAppAuth }] = await Promise.all([import('@octokit/core'), import('@octokit/auth-app')]);
   const common = { baseUrl: settings.githubApiUrl, userAgent: 'Proctor-Notifications' };
   if (destination.token) return caller(new Octokit({ ...common, auth: destination.token }));
   if (!settings.githubApp) throw Object.assign(new Error('no token, and the server has no GitHub App (PROCTOR_GITHUB_APP_ID)'), { status: 401 });
