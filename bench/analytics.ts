@@ -5,7 +5,8 @@
 // dashboard's pages and bench/retention deletes the oldest half while results are ingested.
 import { benchDashboard } from './dashboard.ts';
 import { loadHistory } from './history.ts';
-import { benchDatabase, benchServer, median, percentile } from './lib.ts';
+import { analyticsEndpoints, timeGet } from './endpoints.ts';
+import { benchDatabase, benchServer } from './lib.ts';
 import { benchRetention } from './retention.ts';
 
 const RESULTS = Number(process.env.BENCH_ANALYTICS_RESULTS ?? 10_000_000);
@@ -21,19 +22,7 @@ async function main(): Promise<void> {
     const { key, projectId, environmentId, results } = history;
 
     const server = await benchServer(db);
-    const singleCase = `${'0'.repeat(17)}${(1234).toString(16)}-${'0'.repeat(19)}2`;
-    const endpoints: [string, string][] = [
-      ['test-runs days=7', '/api/v1/analytics/test-runs?days=7'],
-      ['test-runs days=90', '/api/v1/analytics/test-runs?days=90'],
-      ['test-counts days=7', '/api/v1/analytics/test-counts?days=7'],
-      ['test-counts days=90', '/api/v1/analytics/test-counts?days=90'],
-      ['test-cases days=7', '/api/v1/analytics/test-cases?days=7&order_by=fail_rate'],
-      ['test-cases days=90', '/api/v1/analytics/test-cases?days=90&order_by=fail_rate'],
-      ['single-case history days=90', `/api/v1/analytics/test-cases?days=90&test_case_id=${singleCase}&limit_history=100`],
-      ['flaky-tests (14 days, every environment)', '/api/flaky-tests?per_page=50'],
-      ['flaky-tests (14 days, one environment)', `/api/flaky-tests?environment_id=${environmentId}&per_page=50`],
-      ['flaky-tests class=broken', `/api/flaky-tests?environment_id=${environmentId}&class=broken`],
-    ];
+    const endpoints = analyticsEndpoints(environmentId);
     const baselines: Record<string, () => Promise<unknown>> = {
       'test-runs': (days = 7) => sql`
         select (coalesce(r.run_started_at, r.created_at))::date as day, count(distinct r.id), count(*) filter (where t.outcome = 'passed')
@@ -58,15 +47,7 @@ async function main(): Promise<void> {
     try {
       console.log(`  endpoint over HTTP (${REQUESTS} requests)        median     p95   | plain aggregate over raw results`);
       for (const [name, path] of endpoints) {
-        for (let i = 0; i < 3; i++) await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-        const times: number[] = [];
-        for (let i = 0; i < REQUESTS; i++) {
-          const t0 = performance.now();
-          const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-          await response.arrayBuffer();
-          times.push(performance.now() - t0);
-          if (!response.ok) throw new Error(`${path} answered ${response.status}`);
-        }
+        const times = await timeGet(server.url, path, { authorization: `Bearer ${key}` }, REQUESTS);
         const kind = name.split(' ')[0] as string;
         const days = Number(/days=(\d+)/.exec(path)?.[1] ?? (kind === 'flaky-tests' ? 14 : 7));
         let baseline = '';
@@ -77,9 +58,9 @@ async function main(): Promise<void> {
           await (baselines[kind] as (days: number) => Promise<unknown>)(days);
           baseline = `${(performance.now() - t0).toFixed(0)} ms`;
         }
-        const med = median(times);
+        const med = times.median;
         if (med >= TARGET_MS) allMet = false;
-        console.log(`  ${name.padEnd(36)} ${med.toFixed(1).padStart(7)} ms ${percentile(times, 95).toFixed(1).padStart(7)} ms | ${baseline}`);
+        console.log(`  ${name.padEnd(36)} ${med.toFixed(1).padStart(7)} ms ${times.p95.toFixed(1).padStart(7)} ms | ${baseline}`);
       }
       console.log(`  target: every endpoint under ${TARGET_MS} ms median at ${results.toLocaleString('en')} results: ${allMet ? 'met' : 'NOT met'}`);
       await benchDashboard(server.url, sql, projectId, 'production');

@@ -12,28 +12,36 @@ const TARGET_MS = 200;
 const REQUESTS = Number(process.env.BENCH_DASHBOARD_REQUESTS ?? 15);
 
 /** A session cookie for a new member of the project. */
-async function signIn(url: string, sql: Sql, projectId: number): Promise<string> {
+export async function signIn(url: string, sql: Sql, projectId: number): Promise<string> {
   const userId = await createUser(sql, { email: `bench-${Date.now()}@example.com`, name: 'Bench', picture: '' });
   await addMember(sql, projectId, userId);
   const response = await fetch(`${url}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`, { redirect: 'manual' });
   return (response.headers.get('set-cookie') as string).split(';')[0] as string;
 }
 
-export async function benchDashboard(url: string, sql: Sql, projectId: number, environmentSlug: string): Promise<boolean> {
-  const cookie = await signIn(url, sql, projectId);
+/**
+ * The latest run's list of its tests, as its shards' begin writes it (the bulk load writes results
+ * alone), so that its page lists 20,000 tests; its id.
+ */
+export async function listLatestRunTests(sql: Sql, projectId: number): Promise<number> {
   const [latest] = await sql<{ id: number }[]>`select id from test_runs where project_id = ${projectId} order by id desc limit 1`;
-  // The bulk load writes results alone: the run's list of its tests, as its shards' begin writes it.
   await sql`
     insert into test_run_tests (test_run_id, test_case_id, project_id, title, file_path, runner_project)
     select ${latest?.id as number}, id, project_id, name, file_path, runner_project from test_cases where project_id = ${projectId}
     on conflict do nothing`;
+  return latest?.id as number;
+}
+
+export async function benchDashboard(url: string, sql: Sql, projectId: number, environmentSlug: string): Promise<boolean> {
+  const cookie = await signIn(url, sql, projectId);
+  const latest = await listLatestRunTests(sql, projectId);
   const [test] = await sql<{ id: string }[]>`select id from test_cases where project_id = ${projectId} order by id limit 1 offset 1234`;
   const base = `/projects/${projectId}`;
   const pages: [string, string][] = [
     ['projects', '/'],
     ['runs', `${base}/runs`],
     ['runs, filtered', `${base}/runs?environment=${environmentSlug}&state=failed`],
-    ['a run of 20,000 tests', `${base}/runs/${latest?.id}`],
+    ['a run of 20,000 tests', `${base}/runs/${latest}`],
     ['tests, 30 days', `${base}/tests?days=30`],
     ['tests, searched', `${base}/tests?days=30&search=file1`],
     ['a test', `${base}/tests/${test?.id}`],

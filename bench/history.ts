@@ -63,12 +63,17 @@ export async function loadHistory(sql: Sql, results: number, label: string): Pro
       cross join test_cases tc
       cross join lateral (select abs(hashint4(r.id * 31 + hashtext(tc.id))) % 1000 as k) o
       where tc.project_id = ${projectId}`;
+    if (runIds.length >= 2000 && (from / 25) % 40 === 39) console.log(`  ${(from + 25) * TEST_CASES} results loaded, ${elapsed(loadStarted)}`);
   }
-  await sql`
-    alter table test_results add primary key (test_run_id, test_case_id, retry),
-      add constraint test_results_test_run_id_fkey foreign key (test_run_id) references test_runs (id) on delete cascade`;
+  // As pg_restore would build them: with room to sort in memory rather than in many runs on disk.
+  await sql.begin(async (tx) => {
+    await tx`set local maintenance_work_mem = '1GB'`;
+    await tx`
+      alter table test_results add primary key (test_run_id, test_case_id, retry),
+        add constraint test_results_test_run_id_fkey foreign key (test_run_id) references test_runs (id) on delete cascade`;
+  });
   await sql`analyze test_runs, test_results`;
-  console.log(`${label}: loaded ${(runs * TEST_CASES).toLocaleString('en')} results in ${runs} runs in ${elapsed(loadStarted)}`);
+  console.log(`${label}: loaded ${(runs * TEST_CASES).toLocaleString('en')} results in ${runs} runs in ${elapsed(loadStarted)} (rows, key and reference)`);
   const liveRuns = runIds.slice(-LIVE_RUNS);
   await endRuns(sql, runIds.filter((id) => !liveRuns.includes(id)));
   const rebuildStarted = performance.now();
