@@ -3,6 +3,7 @@
 // builds on stand below it; a new feature goes above everything it uses.
 const features = [
   'dashboard',
+  'agents',
   'retention',
   'runs',
   'notifications',

@@ -23,6 +23,7 @@ import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { retentionRoutes } from './retention/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
+import { agentRoutes } from './agents/index.ts';
 import { lookUpBranches } from './toolchain/repository.ts';
 
 /** What the app is built from: the branch lookup is `git ls-remote` unless a test gives its own. */
@@ -44,6 +45,7 @@ export function createApp(input: AppInput) {
   traceViewerRoutes(ctx);
   testCaseRoutes(ctx, deps);
   runRoutes(ctx, deps);
+  agentRoutes(ctx, deps);
   badgeRoutes(ctx, deps);
   failureGroupRoutes(ctx, deps);
   analyticsRoutes(ctx, deps);

@@ -21,6 +21,7 @@ const envSchema = z.object({
   PROCTOR_EXECUTOR_POLL_MS: z.coerce.number().int().min(10).default(1000),
   PROCTOR_HEARTBEAT_MS: z.coerce.number().int().min(10).default(2000),
   PROCTOR_LOST_RUN_S: z.coerce.number().min(0.1).default(30),
+  PROCTOR_AGENT_LEASE_S: z.coerce.number().min(0.1).max(86_400).default(30),
   PROCTOR_SYNC_WAIT_S: z.coerce.number().min(0.1).default(300),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_HTTP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], 'must be auto or a whole number from 1 to 64').default('auto'),
@@ -101,6 +102,8 @@ export interface Config {
   shardTimeoutMs: number;
   sweepIntervalMs: number;
   badgeStateTtlMs: number;
+  /** A unit whose agent stopped beating this long goes back to the queue. */
+  agentLeaseMs: number;
   executor: { concurrency: number; runTimeoutMs: number; pollMs: number; heartbeatMs: number; lostRunMs: number };
   /** How long a sync request waits on its job before it answers that the job goes on. */
   syncWaitMs: number;
@@ -142,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shardTimeoutMs: e.PROCTOR_SHARD_TIMEOUT_S * 1000,
     sweepIntervalMs: e.PROCTOR_SWEEP_INTERVAL_S * 1000,
     badgeStateTtlMs: e.PROCTOR_BADGE_STATE_TTL_MS,
+    agentLeaseMs: e.PROCTOR_AGENT_LEASE_S * 1000,
     executor: {
       concurrency: e.PROCTOR_EXECUTOR_CONCURRENCY,
       runTimeoutMs: e.PROCTOR_RUN_TIMEOUT_MIN * 60_000,

@@ -198,6 +198,18 @@ export async function testHistory(
  * Every test an environment has a result of, as of its rollups: the latest snapshot holds each
  * test seen on or before its day.
  */
+/**
+ * Each test's mean duration (ms) in the environment over its history, from the latest snapshot;
+ * tests never run there are missing.
+ */
+export async function meanDurations(sql: Tx, projectId: number, environmentId: number, testIds: string[]): Promise<Map<string, number>> {
+  const rows = await sql<{ test_case_id: string; mean: number }[]>`
+    select test_case_id, round(duration_sum::numeric / total_runs)::float8 as mean from test_case_cumulative
+    where project_id = ${projectId} and environment_id = ${environmentId} and total_runs > 0 and test_case_id = any(${testIds}::text[])
+      and day = (select max(day) from test_case_cumulative where project_id = ${projectId} and environment_id = ${environmentId})`;
+  return new Map(rows.map((row) => [row.test_case_id, row.mean]));
+}
+
 export async function testsSeenIn(sql: Tx, projectId: number, environmentId: number): Promise<Set<string>> {
   const rows = await sql<{ test_case_id: string }[]>`
     select test_case_id from test_case_cumulative

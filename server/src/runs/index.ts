@@ -7,12 +7,15 @@ export {
   type ClaimedRun,
   claimRun,
   createPendingRun,
+  distributeToAgents,
+  findOrCreateAgentRun,
   heartbeat,
   lostRunIds,
   markArtifactsDeleted,
   markDetailsDeleted,
   recordBranch,
   recordHeadSha,
+  recordPlan,
   setPinned,
 } from './record.ts';
 export { runDetails, type RunPageDetails, runPageDetails } from './details.ts';

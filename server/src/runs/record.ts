@@ -68,6 +68,52 @@ export async function findOrCreateReportRun(sql: Tx, projectId: number, input: R
   return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
 }
 
+/** The run a CI build's agents share: made pending by the first, found by the others through the run key. */
+export async function findOrCreateAgentRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
+  const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
+    insert into test_runs (project_id, environment_id, state, origin, distribution, run_key, total_shards, test_run_branch, "commit",
+                           build_url, created_at)
+    values (${projectId}, ${input.environmentId}, 'pending', 'agent', 'agents', ${input.runKey}, 1, ${input.branch}, ${input.commit},
+            ${input.buildUrl}, ${now})
+    on conflict (project_id, run_key) do nothing
+    returning id, environment_id, state`;
+  if (created) return { ...created, created: true };
+  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
+    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
+  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
+}
+
+/** How a run is executed, as an agent joining it finds it (locked until the join commits). */
+export interface DistributedRun {
+  state: string;
+  distribution: 'shards' | 'agents';
+  planned: boolean;
+}
+
+/**
+ * An agent joins: a pending run becomes a run of agents, queued for them (the server's executor
+ * no longer claims it). Returns the run as it is after, or null when the project has no such run.
+ */
+export async function distributeToAgents(sql: Tx, projectId: number, runId: number, now: Date): Promise<DistributedRun | null> {
+  const [run] = await sql<DistributedRun[]>`
+    select state, distribution, planned_at is not null as planned from test_runs where project_id = ${projectId} and id = ${runId} for update`;
+  if (!run || run.state !== 'pending') return run ?? null;
+  await sql`update test_runs set distribution = 'agents', state = 'queued', queued_at = ${now}, last_activity_at = ${now} where id = ${runId}`;
+  return { ...run, state: 'queued', distribution: 'agents' };
+}
+
+/**
+ * The first plan of a run of agents: its units are its shards. The commit its agent listed is the
+ * one the others check out. False when another agent planned it first.
+ */
+export async function recordPlan(sql: Tx, runId: number, units: number, commit: string | null, now: Date): Promise<boolean> {
+  const rows = await sql`
+    update test_runs set total_shards = greatest(1, ${units}::int), planned_at = ${now}, test_run_head_sha = coalesce(test_run_head_sha, ${commit}),
+                         last_activity_at = ${now}
+    where id = ${runId} and planned_at is null returning id`;
+  return rows.length > 0;
+}
+
 export interface ClaimedRun {
   id: number;
   project_id: number;
@@ -94,7 +140,8 @@ export interface ClaimedRun {
 export async function claimRun(sql: Tx, workerId: string, now: Date): Promise<ClaimedRun | null> {
   const [run] = await sql<ClaimedRun[]>`
     with next as (
-      select id from test_runs where state = 'pending' order by id for update skip locked limit 1
+      -- A run of agents is theirs to pull: the executor takes the runs of static shards.
+      select id from test_runs where state = 'pending' and distribution = 'shards' order by id for update skip locked limit 1
     ), claimed as (
       update test_runs r set state = 'queued', claimed_by = ${workerId}, heartbeat_at = ${now}, queued_at = ${now},
                              executions = r.executions + 1

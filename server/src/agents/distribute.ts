@@ -1,0 +1,125 @@
+// A run spread over agents: they join it, the first one's listing of the suite becomes the run's
+// units (longest first by the environment's history), and each agent leases one unit at a time
+// until none is left. A lease is held by the agent's heartbeat; one not renewed for the lease time
+// goes back to the queue, and its unit to the next agent that asks.
+import { meanDurations } from '../analytics/index.ts';
+import { createRunKey } from '../auth/index.ts';
+import type { Sql, Tx } from '../db.ts';
+import { getEnvironmentBySlug } from '../environments/index.ts';
+import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
+import { distributeToAgents, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
+import { isTerminal, type RunState } from '../states.ts';
+import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.ts';
+import { addAgent, type EstimatedUnit, extendLeases, insertUnits, leaseNext, remainingUnits, touchAgent } from './store.ts';
+
+/** The CI build's run: the first agent makes it, the others find it by its run key. */
+export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date): Promise<{ id: number; state: string }> {
+  const environment = await getEnvironmentBySlug(sql, projectId, body.environment);
+  if (!environment) throw new NotFoundError(`body.environment: no environment with slug "${body.environment}" in this project`);
+  if (environment.is_disabled) throw new ConflictError(`environment "${body.environment}" is disabled`);
+  const run = await sql.begin((tx) =>
+    findOrCreateAgentRun(tx, projectId, { environmentId: environment.id, runKey: body.run_key, totalShards: 1, branch: body.branch, commit: body.commit, buildUrl: body.build_url }, now),
+  );
+  if (run.environment_id !== environment.id) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);
+  return { id: run.id, state: run.state };
+}
+
+export interface Joined {
+  agentId: number;
+  state: RunState;
+  planned: boolean;
+  checkout: Checkout;
+  reporterKey: string;
+}
+
+/** An agent joins a pending run or a run of agents that has not ended; a run of static shards under way is not theirs. */
+export function joinRun(sql: Sql, projectId: number, runId: number, name: string, now: Date): Promise<Joined> {
+  return sql.begin(async (tx) => {
+    const run = await distributeToAgents(tx, projectId, runId, now);
+    if (!run) throw new NotFoundError('test run not found');
+    if (isTerminal(run.state as RunState)) throw new RunEndedError(`test run ${runId} has ended (${run.state}): there is no work left`);
+    if (run.distribution !== 'agents') throw new ConflictError(`test run ${runId} is executed by the server in static shards (${run.state}); agents join a pending run or a run of agents`);
+    const agentId = await addAgent(tx, runId, name, now);
+    return { agentId, state: run.state as RunState, planned: run.planned, checkout: await checkoutOf(tx, runId), reporterKey: await createRunKey(tx, projectId, runId) };
+  });
+}
+
+async function checkoutOf(sql: Tx, runId: number): Promise<Checkout> {
+  const [row] = await sql<Checkout[]>`
+    select p.repo_url, coalesce(r.test_run_branch, r.build_branch) as branch, r.test_run_head_sha as "commit", r.tags, r.test_case_ids,
+           e.runner_projects_match, e.runner_projects_ignore, e.env_files, r.environment_variables_overrides
+    from test_runs r join projects p on p.id = r.project_id join environments e on e.id = r.environment_id
+    where r.id = ${runId}`;
+  return row as Checkout;
+}
+
+interface AgentOfRun {
+  state: RunState;
+  environment_id: number;
+}
+
+/** The run, locked against its end while an agent's request is answered; a stranger to the run is a 404. */
+async function runOfAgent(sql: Tx, projectId: number, runId: number, agentId: number, now: Date): Promise<AgentOfRun> {
+  const [run] = await sql<AgentOfRun[]>`
+    select state, environment_id from test_runs where project_id = ${projectId} and id = ${runId} and distribution = 'agents' for key share`;
+  if (!run || !(await touchAgent(sql, runId, agentId, now))) throw new NotFoundError(`agent ${agentId} of test run ${runId} not found`);
+  return run;
+}
+
+/**
+ * The first agent's plan becomes the run's units, each estimated from the environment's history;
+ * a later plan is ignored. A plan of no units ends the run: there is nothing to run.
+ */
+export async function planRun(sql: Sql, projectId: number, runId: number, plan: Plan, now: Date): Promise<{ planned: boolean; units: number }> {
+  const result = await sql.begin(async (tx) => {
+    const run = await runOfAgent(tx, projectId, runId, plan.agent_id, now);
+    if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`);
+    if (!(await recordPlan(tx, runId, plan.units.length, plan.commit, now))) {
+      return { planned: false, units: (await tx<{ n: number }[]>`select total_shards as n from test_runs where id = ${runId}`)[0]?.n ?? 0 };
+    }
+    await insertUnits(tx, runId, await estimated(tx, projectId, run.environment_id, plan.units));
+    return { planned: true, units: plan.units.length };
+  });
+  if (result.planned && result.units === 0) await failRun(sql, runId, "the run's selection leaves no test to run", now);
+  return result;
+}
+
+/** A unit's estimate is the sum of its tests' mean durations; one test never run makes it unknown. */
+async function estimated(sql: Tx, projectId: number, environmentId: number, units: PlannedUnit[]): Promise<EstimatedUnit[]> {
+  const means = await meanDurations(sql, projectId, environmentId, units.flatMap((unit) => unit.tests.map((test) => test.id)));
+  return units.map((unit) => {
+    const known = unit.tests.every((test) => means.has(test.id));
+    return {
+      runner_project: unit.runner_project,
+      file: unit.file,
+      tests: unit.tests.map((test) => test.line),
+      test_ids: unit.tests.map((test) => test.id),
+      estimate_ms: known ? Math.round(unit.tests.reduce((sum, test) => sum + (means.get(test.id) ?? 0), 0)) : null,
+    };
+  });
+}
+
+export interface Lease {
+  unit: Unit | null;
+  remaining: number;
+  state: RunState;
+}
+
+/** The next unit for the agent, held for `leaseMs`; none when every unit is done or held, or the run ended. */
+export function leaseUnit(sql: Sql, projectId: number, runId: number, agentId: number, leaseMs: number, now: Date): Promise<Lease> {
+  return sql.begin(async (tx) => {
+    const run = await runOfAgent(tx, projectId, runId, agentId, now);
+    if (isTerminal(run.state)) return { unit: null, remaining: 0, state: run.state };
+    const unit = await leaseNext(tx, runId, agentId, now, new Date(now.getTime() + leaseMs));
+    return { unit, remaining: await remainingUnits(tx, runId), state: run.state };
+  });
+}
+
+/** The agent is alive: its leases are extended. The run's state tells it of a cancel. */
+export function agentHeartbeat(sql: Sql, projectId: number, runId: number, agentId: number, leaseMs: number, now: Date): Promise<{ state: RunState; units: number[] }> {
+  return sql.begin(async (tx) => {
+    const run = await runOfAgent(tx, projectId, runId, agentId, now);
+    const units = isTerminal(run.state) ? [] : await extendLeases(tx, runId, agentId, now, new Date(now.getTime() + leaseMs));
+    return { state: run.state, units };
+  });
+}

@@ -1,0 +1,2 @@
+// What the entry points use of agents: their routes.
+export { agentRoutes } from './routes.ts';

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import type { AppDeps } from '../context.ts';
+import { addRoute, type RouteContext } from '../http/route.ts';
+import { runParams } from '../runs/schema.ts';
+import { agentHeartbeat, agentRunOf, joinRun, leaseUnit, planRun } from './distribute.ts';
+import {
+  agentBodySchema,
+  agentParams,
+  agentRunSchema,
+  heartbeatResponse,
+  joinResponse,
+  joinSchema,
+  leaseResponse,
+  planResponse,
+  planSchema,
+} from './schema.ts';
+import { RUN_STATES } from '../states.ts';
+
+const TAG = 'Agents';
+
+export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const { sql, clock, config } = deps;
+  const leaseMs = config.agentLeaseMs;
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/agent-run',
+    needs: 'report',
+    tag: TAG,
+    summary: "The run a CI build's agents share: made (pending, for agents) by the first, found by the others through run_key",
+    body: agentRunSchema,
+    response: z.object({ data: z.object({ test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES) }) }) }),
+    handler: async ({ body, scope }) => ({ data: { test_run: (await agentRunOf(sql, scope.projectId, body, clock())) as { id: number; state: (typeof RUN_STATES)[number] } } }),
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/agents',
+    needs: 'report',
+    tag: TAG,
+    summary: 'Join a run as an agent: a pending run becomes a run of agents; answers what to check out and a key for the reporter of its tests',
+    params: runParams,
+    body: joinSchema,
+    response: joinResponse,
+    status: 201,
+    handler: async ({ params, body, scope }) => {
+      const joined = await joinRun(sql, scope.projectId, params.id, body.name, clock());
+      return {
+        data: {
+          agent: { id: joined.agentId, name: body.name },
+          test_run: { id: params.id, state: joined.state, planned: joined.planned },
+          checkout: joined.checkout,
+          reporter_key: joined.reporterKey,
+          lease_seconds: Math.round(leaseMs / 1000),
+        },
+      };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'put',
+    path: '/api/test-runs/:id/units',
+    needs: 'report',
+    tag: TAG,
+    summary: "Plan a run of agents: the first agent's units (a file, or a test of a fully parallel file, per runner project) become its shards; a later plan is ignored",
+    params: runParams,
+    body: planSchema,
+    response: planResponse,
+    handler: async ({ params, body, scope }) => ({ data: await planRun(sql, scope.projectId, params.id, body, clock()) }),
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/units/lease',
+    needs: 'report',
+    tag: TAG,
+    summary: "Lease the run's next unit, longest first by the environment's history (unknown first); held while the agent beats",
+    params: runParams,
+    body: agentBodySchema,
+    response: leaseResponse,
+    handler: async ({ params, body, scope }) => {
+      const lease = await leaseUnit(sql, scope.projectId, params.id, body.agent_id, leaseMs, clock());
+      return { data: { unit: lease.unit, remaining: lease.remaining, test_run: { state: lease.state } } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/agents/:agent/heartbeat',
+    needs: 'report',
+    tag: TAG,
+    summary: "An agent is alive: its leases are extended; the run's state tells it of a cancel",
+    params: agentParams,
+    response: heartbeatResponse,
+    handler: async ({ params, scope }) => {
+      const beat = await agentHeartbeat(sql, scope.projectId, params.id, params.agent, leaseMs, clock());
+      return { data: { test_run: { state: beat.state }, leased_units: beat.units } };
+    },
+  });
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
+import { bodyId, positiveId, runnerTestId } from '../http/fields.ts';
+import { RUN_STATES } from '../states.ts';
+
+/** Units of one run: each is reported as the run's shard of its number. */
+export const MAX_UNITS = LIMIT.shards;
+/** A `--test-list` line: `[project] › file › titles`. */
+const MAX_LINE = 5000;
+const MAX_TESTS_PER_UNIT = 20_000;
+
+/** The run of a CI build that its agents share: made by the first, found by the others through run_key. */
+export const agentRunSchema = z
+  .object({
+    environment: z.string().min(1),
+    run_key: z.string().min(1).max(LIMIT.runKey),
+    branch: z.string().max(LIMIT.branch).nullable().default(null),
+    commit: z.string().max(LIMIT.commit).nullable().default(null),
+    build_url: z.string().max(LIMIT.url).nullable().default(null),
+  })
+  .strict()
+  .openapi('AgentRun');
+
+export const joinSchema = z
+  .object({
+    name: z.string().min(1).max(200).describe('how the agent is shown: its host name, a CI job'),
+  })
+  .strict()
+  .openapi('AgentJoin');
+
+const checkoutSchema = z
+  .object({
+    repo_url: z.string(),
+    branch: z.string().nullable(),
+    commit: z.string().nullable().describe("the commit every agent checks out: the first agent's, once it planned the units"),
+    tags: z.array(z.string()),
+    test_case_ids: z.array(z.string()),
+    runner_projects_match: z.array(z.string()),
+    runner_projects_ignore: z.array(z.string()),
+    env_files: z.array(z.string()),
+    environment_variables_overrides: z.array(z.object({ name: z.string(), value: z.string() })),
+  })
+  .openapi('AgentCheckout');
+
+export const joinResponse = z.object({
+  data: z.object({
+    agent: z.object({ id: z.number().int(), name: z.string() }),
+    test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), planned: z.boolean() }),
+    checkout: checkoutSchema,
+    reporter_key: z.string().describe("a key scoped to this run, for the tests' reporter: the only credential the test process gets"),
+    lease_seconds: z.number().int(),
+  }),
+});
+
+const plannedUnitSchema = z
+  .object({
+    runner_project: z.string().min(1).max(LIMIT.runnerProject),
+    file: z.string().min(1).max(LIMIT.title),
+    tests: z
+      .array(z.object({ id: runnerTestId, line: z.string().min(1).max(MAX_LINE) }).strict())
+      .min(1)
+      .max(MAX_TESTS_PER_UNIT),
+  })
+  .strict();
+
+export const planSchema = z
+  .object({
+    agent_id: bodyId.describe('the agent whose checkout was listed'),
+    commit: z.string().max(LIMIT.commit).nullable().default(null),
+    units: z.array(plannedUnitSchema).max(MAX_UNITS),
+  })
+  .strict()
+  .openapi('AgentPlan');
+
+export const planResponse = z.object({
+  data: z.object({
+    planned: z.boolean().describe('false when another agent planned the run first: its units stand'),
+    units: z.number().int(),
+  }),
+});
+
+export const agentBodySchema = z.object({ agent_id: bodyId }).strict().openapi('AgentRef');
+
+export const unitSchema = z
+  .object({
+    unit: z.number().int().describe("reported as the run's shard of this number"),
+    runner_project: z.string(),
+    file: z.string(),
+    tests: z.array(z.string()).describe('`--test-list` lines'),
+    test_ids: z.array(z.string()),
+    estimate_ms: z.number().int().nullable(),
+  })
+  .openapi('AgentUnit');
+
+export const leaseResponse = z.object({
+  data: z.object({
+    unit: unitSchema.nullable().describe('null when no unit is free now'),
+    remaining: z.number().int().describe('units not ended yet, this one included; 0: the run has no work left'),
+    test_run: z.object({ state: z.enum(RUN_STATES) }),
+  }),
+});
+
+export const heartbeatResponse = z.object({
+  data: z.object({
+    test_run: z.object({ state: z.enum(RUN_STATES) }),
+    leased_units: z.array(z.number().int()).describe("the agent's units whose leases were extended; one missing was given to another agent"),
+  }),
+});
+
+export const agentParams = z.object({ id: positiveId, agent: positiveId }).strict();
+
+export type AgentRunBody = z.infer<typeof agentRunSchema>;
+export type Plan = z.infer<typeof planSchema>;
+export type PlannedUnit = z.infer<typeof plannedUnitSchema>;
+export type Unit = z.infer<typeof unitSchema>;
+export type Checkout = z.infer<typeof checkoutSchema>;

@@ -1,0 +1,76 @@
+import type { Tx } from '../db.ts';
+import type { Unit } from './schema.ts';
+
+// The one module that writes `test_run_agents` and `test_run_units`. A unit is done when the run's
+// shard of its number has ended (its reporter ended it, or its agent said it crashed).
+
+export interface EstimatedUnit {
+  runner_project: string;
+  file: string;
+  tests: string[];
+  test_ids: string[];
+  estimate_ms: number | null;
+}
+
+export async function addAgent(sql: Tx, runId: number, name: string, now: Date): Promise<number> {
+  const [agent] = await sql<{ id: number }[]>`
+    insert into test_run_agents (test_run_id, name, joined_at, last_seen_at) values (${runId}, ${name}, ${now}, ${now}) returning id`;
+  return (agent as { id: number }).id;
+}
+
+/** Marks the agent alive; false when it is not an agent of this run. */
+export async function touchAgent(sql: Tx, runId: number, agentId: number, now: Date): Promise<boolean> {
+  const rows = await sql`update test_run_agents set last_seen_at = ${now} where id = ${agentId} and test_run_id = ${runId} returning id`;
+  return rows.length > 0;
+}
+
+/** The run's units, numbered 1.. in the order given. */
+export async function insertUnits(sql: Tx, runId: number, units: EstimatedUnit[]): Promise<void> {
+  if (units.length === 0) return;
+  const rows = units.map((unit, i) => ({ ...unit, unit: i + 1 }));
+  await sql`
+    insert into test_run_units (test_run_id, unit, runner_project, file, tests, test_ids, estimate_ms)
+    select ${runId}, x.unit, x.runner_project, x.file, x.tests, x.test_ids, x.estimate_ms
+    from jsonb_to_recordset(${sql.json(rows)}) as x(unit int, runner_project text, file text, tests text[], test_ids text[], estimate_ms int)`;
+}
+
+/**
+ * Gives the agent the longest unit that is neither done nor held (unknown durations first, then
+ * the longest estimate), held until `leasedUntil`. SKIP LOCKED: agents leasing at once get
+ * different units.
+ */
+export async function leaseNext(sql: Tx, runId: number, agentId: number, now: Date, leasedUntil: Date): Promise<Unit | null> {
+  const [unit] = await sql<Unit[]>`
+    with next as (
+      select u.unit from test_run_units u
+      where u.test_run_id = ${runId}
+        and (u.leased_until is null or u.leased_until < ${now})
+        and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)
+      order by u.estimate_ms desc nulls first, u.unit
+      for update of u skip locked
+      limit 1
+    )
+    update test_run_units u set agent_id = ${agentId}, leased_until = ${leasedUntil}, leases = u.leases + 1
+    from next where u.test_run_id = ${runId} and u.unit = next.unit
+    returning u.unit, u.runner_project, u.file, u.tests, u.test_ids, u.estimate_ms`;
+  return unit ?? null;
+}
+
+/** Units of the run not done yet (held or not). */
+export async function remainingUnits(sql: Tx, runId: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from test_run_units u
+    where u.test_run_id = ${runId}
+      and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)`;
+  return row?.n ?? 0;
+}
+
+/** Extends the leases the agent still holds on units not done; returns their numbers. */
+export async function extendLeases(sql: Tx, runId: number, agentId: number, now: Date, leasedUntil: Date): Promise<number[]> {
+  const rows = await sql<{ unit: number }[]>`
+    update test_run_units u set leased_until = ${leasedUntil}
+    where u.test_run_id = ${runId} and u.agent_id = ${agentId} and u.leased_until >= ${now}
+      and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)
+    returning u.unit`;
+  return rows.map((row) => row.unit).sort((a, b) => a - b);
+}
