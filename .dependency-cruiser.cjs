@@ -26,6 +26,8 @@ const features = [
 
 const layers = [
   { name: 'entry points', path: '^server/src/(main|bin|cli|server|workers|serving|app|demo)\\.ts$' },
+  // The agent runs units of a run on any machine: a client of the server's API, over the jobs' toolchain.
+  { name: 'agent', path: '^server/src/agent/' },
   { name: 'jobs', path: '^server/src/executor/' },
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
@@ -67,9 +69,9 @@ module.exports = {
     },
     {
       name: 'long-work-only-in-jobs',
-      comment: 'Checkouts, installs and listings run in the jobs layer (or a command, or the demo seeded at start), never inside a request.',
+      comment: 'Checkouts, installs and listings run in the jobs layer or the agent (or a command, or the demo seeded at start), never inside a request.',
       severity: 'error',
-      from: { path: '^server/src/', pathNot: '^server/src/(executor/|toolchain/|(main|bin|cli|server|app|demo)\\.ts$)' },
+      from: { path: '^server/src/', pathNot: '^server/src/(executor/|agent/|toolchain/|(main|bin|cli|server|app|demo)\\.ts$)' },
       to: { path: '^server/src/toolchain/' },
     },
     {

@@ -4,7 +4,7 @@
 // and its environment sync list a suite with it.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FullConfig, Reporter, Suite } from '@playwright/test/reporter';
+import type { FullConfig, Reporter, Suite, TestCase, TestRun } from '@playwright/test/reporter';
 import { listTest } from './collect.ts';
 import type { WireListedTest } from './wire.ts';
 
@@ -13,25 +13,41 @@ export interface RunnerListedTest extends WireListedTest {
   file: string;
   /** The describes and the title, as written. */
   titles: string[];
+  /** Whether it may run apart from the rest of its file (fully parallel), as Playwright's own shards split it. */
+  parallel: boolean;
 }
 
 export interface RunnerListing {
   projects: string[];
+  /** Each project's dependencies (setup projects), which Playwright runs before it. */
+  dependencies: Record<string, string[]>;
+  /** A setup project's teardown project, which Playwright runs after the projects that depend on the setup. */
+  teardowns: Record<string, string>;
   tests: RunnerListedTest[];
 }
 
 const posix = (file: string) => file.split(path.sep).join('/');
 
 export default class ListReporter implements Reporter {
+  private readonly parallel = new Set<TestCase>();
+
+  /** Playwright answers a suite's execution mode here only (1.56 and later; before, every test stays with its file). */
+  async preprocess({ suite, testRun }: { suite: Suite; testRun: TestRun }): Promise<void> {
+    for (const test of suite.allTests()) if (testRun.mode(test.parent) === 'parallel') this.parallel.add(test);
+  }
+
   onBegin(config: FullConfig, suite: Suite): void {
     // Paths in the inventory are relative to the config's folder, as the reporter reports them.
     const configDir = config.configFile ? path.dirname(config.configFile) : config.rootDir;
     const listing: RunnerListing = {
       projects: config.projects.map((project) => project.name),
+      dependencies: Object.fromEntries(config.projects.map((project) => [project.name, project.dependencies])),
+      teardowns: Object.fromEntries(config.projects.flatMap((project) => (project.teardown ? [[project.name, project.teardown]] : []))),
       tests: suite.allTests().map((test) => ({
         ...listTest(test, configDir),
         file: posix(path.relative(config.rootDir, test.location.file)),
         titles: test.titlePath().slice(3),
+        parallel: this.parallel.has(test),
       })),
     };
     fs.writeFileSync(process.env.PROCTOR_LIST_OUTPUT as string, JSON.stringify(listing));

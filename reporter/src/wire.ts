@@ -98,7 +98,8 @@ export interface ResultBatchBody {
   results: WireAttempt[];
 }
 
-export type ShardEndStatus = 'passed' | 'failed' | 'timedout' | 'interrupted';
+/** Playwright's end status; `crashed` is an agent's, for a Playwright that ended without its reporter ending the shard. */
+export type ShardEndStatus = 'passed' | 'failed' | 'timedout' | 'interrupted' | 'crashed';
 
 /** `POST /api/test-runs/{id}/shards/{shard}/end`. */
 export interface ShardEndBody {

@@ -169,7 +169,7 @@ export class Executor {
       branch = resolveBranch(await listBranches(repository), null, claimed.build_branch);
       await recordBranch(this.sql, claimed.id, branch);
     }
-    const { dir, headSha } = await checkout(repository, branch, this.options.workRoot, claimed.id);
+    const { dir, headSha } = await checkout(repository, branch, this.options.workRoot, String(claimed.id));
     await recordHeadSha(this.sql, claimed.id, headSha);
     if (repository.kind === 'git') await handOver(this.runner, dir);
     await installDependencies(dir, (line) => log.info(line), {

@@ -90,7 +90,7 @@ async function syncEnvironment(sql: Sql, job: ClaimedSync, work: { root: string;
   const repository = await resolveRepository(job.repo_url);
   const branch = repository.kind === 'git' ? (await listBranches(repository)).defaultBranch : null;
   // Apart from any run's checkout; one open job per environment, so no two jobs share it.
-  const { dir, headSha } = await checkout(repository, branch, path.join(work.root, 'sync', String(job.environment_id)), 0);
+  const { dir, headSha } = await checkout(repository, branch, path.join(work.root, 'sync', String(job.environment_id)), '0');
   try {
     if (repository.kind === 'git') await handOver(runner, dir);
     await installDependencies(dir, () => undefined, { ownFolder: repository.kind === 'folder', runner });

@@ -166,7 +166,9 @@ export const resultBatchSchema = z
 
 export const shardEndSchema = z
   .object({
-    status: z.enum(['passed', 'failed', 'timedout', 'interrupted']),
+    status: z
+      .enum(['passed', 'failed', 'timedout', 'interrupted', 'crashed'])
+      .describe("Playwright's end status; `crashed`: an agent's Playwright ended without its reporter ending the shard"),
     errors: z.array(z.string().max(LIMIT.errorMessage)).max(LIMIT.shardErrors).default([]),
   })
   .strict()

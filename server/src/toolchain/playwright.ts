@@ -100,7 +100,7 @@ export function selectTests(
 }
 
 /** A test as a `--test-list` file names it. */
-function testListLine(test: RunnerListedTest): string {
+export function testListLine(test: RunnerListedTest): string {
   return [`[${test.runner_project}]`, test.file, ...test.titles].join(' › ');
 }
 

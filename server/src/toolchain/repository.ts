@@ -97,20 +97,22 @@ export interface Checkout {
 }
 
 /**
- * The repository at a branch, in a folder of its own: a cached bare clone per repository, fetched
- * and checked out into the run's folder. A plain folder is used where it is.
+ * The repository at a branch (at `commit` of it when given: the one a run's agents share), in a
+ * folder of its own: a cached bare clone per repository, fetched and checked out into the run's
+ * folder (`runs/<folder>` under the work root). A plain folder is used where it is.
  */
-export async function checkout(repository: Repository, branch: string | null, workRoot: string, runId: number): Promise<Checkout> {
+export async function checkout(repository: Repository, branch: string | null, workRoot: string, folder: string, commit: string | null = null): Promise<Checkout> {
   if (repository.kind === 'folder') {
     const headSha = await git(['rev-parse', 'HEAD'], repository.path).catch(() => null);
     return { dir: repository.path, headSha };
   }
   const cache = path.join(workRoot, 'repos', `${createHash('sha256').update(repository.source).digest('hex').slice(0, 16)}.git`);
   await withLock(cache, () => refreshCache(repository.source, cache));
-  const dir = path.join(workRoot, 'runs', String(runId));
+  const dir = path.join(workRoot, 'runs', folder);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   await git(['clone', '--quiet', '--shared', ...(branch ? ['--branch', branch] : []), cache, dir]);
+  if (commit) await git(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', commit], dir);
   return { dir, headSha: await git(['rev-parse', 'HEAD'], dir) };
 }
 

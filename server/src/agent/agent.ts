@@ -1,0 +1,184 @@
+// `proctor agent`: joins a run, checks its test repository out (or takes the CI job's workspace),
+// plans the run's units if no agent did, then leases units one at a time and runs each with
+// Playwright and Proctor's reporter until the run has no work left. The tests get a key scoped to
+// the run and the runner's clean environment: never the agent's own key or environment.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Logger } from 'pino';
+import type { Unit } from '../agents/schema.ts';
+import { runEnvironment } from '../executor/environment.ts';
+import { isTerminal } from '../states.ts';
+import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
+import { checkout, installDependencies, resolveRepository } from '../toolchain/repository.ts';
+import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
+import { AgentApi, AgentApiError, type JoinAnswer } from './client.ts';
+import { planUnits } from './units.ts';
+
+export interface AgentSettings {
+  url: string;
+  key: string;
+  target: { kind: 'run'; runId: number } | { kind: 'build'; environment: string; runKey: string; branch: string | null; commit: string | null; buildUrl: string | null };
+  name: string;
+  /** Checkouts, the runner's home and its npm cache. */
+  workdir: string;
+  /** A checkout to use as it is (a CI job's), instead of checking the run's repository out. */
+  workspace: string | null;
+  runnerUser: string;
+}
+
+export interface AgentExit {
+  code: 0 | 1;
+  reason: string;
+}
+
+/** The unit this agent runs now, and what its heartbeat heard. */
+interface Current {
+  unit: number | null;
+  shard: ShardProcess | null;
+  /** The run's end state, once a heartbeat saw it ended (a cancel). */
+  ended: string | null;
+  /** The unit's lease lapsed and went to another agent. */
+  lost: boolean;
+}
+
+interface Prepared {
+  dir: string;
+  /** A checkout of this agent's, removed at its end (not a workspace or a project's own folder). */
+  ownCheckout: boolean;
+  env: NodeJS.ProcessEnv;
+  runner: Runner;
+}
+
+/** Runs the agent to its end: 0 when its run has no work left or has ended, 1 with the reason otherwise. */
+export async function runAgent(settings: AgentSettings, log: Logger): Promise<AgentExit> {
+  const api = new AgentApi(settings.url, settings.key);
+  let prepared: Prepared | null = null;
+  try {
+    const runId = settings.target.kind === 'run' ? settings.target.runId : await api.agentRun(buildRunBody(settings.target));
+    const joined = await joinOrEnded(api, runId, settings.name);
+    if (!joined) return { code: 0, reason: `run ${runId} has ended: no work left` };
+    log.info({ test_run_id: runId, agent_id: joined.agent.id }, 'joined the run');
+    prepared = await prepare(settings, runId, joined, log);
+    if (!joined.test_run.planned) await plan(api, runId, joined, prepared, log);
+    return await pullUnits(api, runId, joined, prepared, log);
+  } catch (error) {
+    return { code: 1, reason: (error as Error).message };
+  } finally {
+    if (prepared?.ownCheckout) fs.rmSync(prepared.dir, { recursive: true, force: true });
+  }
+}
+
+function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'build' }>) {
+  return { environment: target.environment, run_key: target.runKey, branch: target.branch, commit: target.commit, build_url: target.buildUrl };
+}
+
+async function joinOrEnded(api: AgentApi, runId: number, name: string): Promise<JoinAnswer | null> {
+  try {
+    return await api.join(runId, name);
+  } catch (error) {
+    if (error instanceof AgentApiError && error.status === 409 && error.message.includes('has ended')) return null;
+    throw error;
+  }
+}
+
+/** The checkout (or the workspace) with its dependencies, and the tests' environment. */
+async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswer, log: Logger): Promise<Prepared> {
+  const runner = prepareRunner(settings.workdir, settings.runnerUser);
+  assertReachable(runner);
+  const { checkout: wanted } = joined;
+  let dir: string;
+  let headSha: string | null;
+  let ownCheckout = false;
+  if (settings.workspace) {
+    dir = path.resolve(settings.workspace);
+    headSha = await promisify(execFile)('git', ['rev-parse', 'HEAD'], { cwd: dir }).then(({ stdout }) => stdout.trim(), () => wanted.commit);
+    await installDependencies(dir, (line) => log.info(line), { ownFolder: true, runner });
+  } else {
+    const repository = await resolveRepository(wanted.repo_url);
+    // A folder of this agent's own: agents on one machine may share a work folder.
+    const checkedOut = await checkout(repository, wanted.branch, settings.workdir, `${runId}-agent-${process.pid}`, repository.kind === 'git' ? wanted.commit : null);
+    ({ dir, headSha } = checkedOut);
+    ownCheckout = repository.kind === 'git';
+    if (ownCheckout) await handOver(runner, dir);
+    await installDependencies(dir, (line) => log.info(line), { ownFolder: repository.kind === 'folder', runner, cacheRoot: path.join(settings.workdir, 'dependencies') });
+  }
+  const { env, missingFiles, refused } = runEnvironment({
+    base: runnerEnvironment(runner, process.env),
+    checkoutDir: dir,
+    envFiles: wanted.env_files,
+    overrides: wanted.environment_variables_overrides,
+    buildUrl: settings.target.kind === 'build' ? settings.target.buildUrl : null,
+    reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch: wanted.branch },
+  });
+  if (missingFiles.length > 0) throw new Error(`env files not found in the repository: ${missingFiles.join(', ')}`);
+  if (refused.length > 0) throw new Error(`environment variable overrides not allowed: ${refused.join(', ')}`);
+  joined.checkout.commit = headSha;
+  return { dir, ownCheckout, env, runner };
+}
+
+async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger): Promise<void> {
+  const listing = await listTests(prepared.dir, prepared.env, prepared.runner);
+  const { checkout: wanted } = joined;
+  const units = planUnits(listing, { match: wanted.runner_projects_match, ignore: wanted.runner_projects_ignore, tags: wanted.tags, testIds: wanted.test_case_ids });
+  const planned = await api.plan(runId, joined.agent.id, wanted.commit, units);
+  log.info({ units: planned.units, ours: planned.planned }, planned.planned ? 'planned the run' : 'another agent planned the run first');
+}
+
+/** Leases and runs units until none is left; an agent that waits for others' units takes one whose agent went silent. */
+async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger): Promise<AgentExit> {
+  const leaseMs = joined.lease_seconds * 1000;
+  const current: Current = { unit: null, shard: null, ended: null, lost: false };
+  const beat = setInterval(() => {
+    api
+      .heartbeat(runId, joined.agent.id)
+      .then(({ state, units }) => {
+        if (isTerminal(state)) current.ended = state;
+        if (current.unit !== null && !units.includes(current.unit)) current.lost = true;
+        // Stopped, or given to another agent after a silence: this copy would only repeat its results.
+        if ((current.ended || current.lost) && current.shard) void killShard(current.shard);
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
+  }, Math.max(100, leaseMs / 3));
+  try {
+    for (;;) {
+      const lease = await api.lease(runId, joined.agent.id);
+      if (isTerminal(lease.test_run.state)) return { code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` };
+      if (lease.unit) {
+        Object.assign(current, { unit: lease.unit.unit, lost: false });
+        await runUnit(api, runId, lease.unit, prepared, current, log);
+        current.unit = null;
+        if (current.ended) return { code: 0, reason: `run ${runId} has ended (${current.ended})` };
+        continue;
+      }
+      if (lease.remaining === 0) return { code: 0, reason: `run ${runId} has no work left` };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, leaseMs / 3)));
+    }
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepared, current: Current, log: Logger): Promise<void> {
+  const scratch = path.join(prepared.runner.home, 'tmp', `run-${runId}-unit-${unit.unit}-${process.pid}`);
+  fs.rmSync(scratch, { recursive: true, force: true });
+  fs.mkdirSync(scratch, { mode: 0o700 });
+  const marker = `agent-${process.pid}:${runId}:${unit.unit}`;
+  try {
+    const listFile = path.join(scratch, 'tests.txt');
+    fs.writeFileSync(listFile, `${unit.tests.join('\n')}\n`, { mode: 0o644 });
+    await handOver(prepared.runner, scratch);
+    log.info({ unit: unit.unit, file: unit.file, runner_project: unit.runner_project, tests: unit.tests.length, estimate_ms: unit.estimate_ms }, 'running a unit');
+    const env = { ...prepared.env, PROCTOR_SHARD: String(unit.unit), PROCTOR_EXECUTION: marker };
+    const args = shardArgs(prepared.runner, { projects: null, tags: [], testList: unit.tests }, 1, 1, listFile, path.join(scratch, 'output'));
+    current.shard = spawnShard(prepared.dir, args, env, prepared.runner);
+    const code = await current.shard.exited;
+    // The reporter ended the shard before Playwright exited; if it could not, the unit crashed.
+    if (!current.ended && !current.lost) await api.crashed(runId, unit.unit, [`Playwright exited (code ${code}) without its reporter ending the unit\n${current.shard.output().trim().slice(-4000)}`]);
+  } finally {
+    current.shard = null;
+    killMarked(marker);
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,60 @@
+// `proctor agent`'s flags and environment, read once into the agent's settings.
+import os from 'node:os';
+import path from 'node:path';
+import { ciBuildUrl, ciRunKey } from '@proctor/reporter/ci';
+import { createLogger } from '../logger.ts';
+import { type AgentSettings, runAgent } from './agent.ts';
+
+export const AGENT_USAGE = `  agent --url URL --key KEY (--run ID | --environment SLUG [--run-key K]) [--name N]
+        [--workdir DIR] [--workspace DIR]        join a run and run its units until none is left
+                                                (URL, KEY from PROCTOR_URL, PROCTOR_API_KEY; --run-key: the CI build's id)`;
+
+export interface AgentFlags {
+  url?: string;
+  key?: string;
+  run?: string;
+  environment?: string;
+  'run-key'?: string;
+  name?: string;
+  workdir?: string;
+  workspace?: string;
+}
+
+/** What is wrong with the command line, in one line. */
+export class AgentUsageError extends Error {}
+
+export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentSettings {
+  const url = (flags.url ?? env.PROCTOR_URL ?? '').replace(/\/+$/, '');
+  const key = flags.key ?? env.PROCTOR_API_KEY ?? '';
+  if (!/^https?:\/\/[^/]/.test(url)) throw new AgentUsageError('--url (or PROCTOR_URL) must be the server\'s http(s) URL');
+  if (!key) throw new AgentUsageError('--key (or PROCTOR_API_KEY) must be a project key');
+  if ((flags.run === undefined) === (flags.environment === undefined)) throw new AgentUsageError('give --run ID or --environment SLUG (one of them)');
+  return {
+    url,
+    key,
+    target: flags.run !== undefined ? { kind: 'run', runId: runIdFlag(flags.run) } : buildTarget(flags.environment as string, flags['run-key'], env),
+    name: flags.name ?? `${os.hostname()}:${process.pid}`,
+    workdir: path.resolve(flags.workdir ?? path.join(os.tmpdir(), 'proctor-agent')),
+    workspace: flags.workspace ? path.resolve(flags.workspace) : null,
+    runnerUser: env.PROCTOR_RUNNER_USER ?? 'nobody',
+  };
+}
+
+function runIdFlag(value: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(value)) throw new AgentUsageError('--run must be a run id (a positive integer)');
+  return Number(value);
+}
+
+function buildTarget(environment: string, runKey: string | undefined, env: NodeJS.ProcessEnv): AgentSettings['target'] {
+  const key = runKey ?? ciRunKey(env);
+  if (!key) throw new AgentUsageError('--run-key is needed outside CI (no CI build id found): the agents of one build share a run through it');
+  return { kind: 'build', environment, runKey: key, branch: env.PROCTOR_BRANCH ?? null, commit: env.PROCTOR_COMMIT ?? null, buildUrl: ciBuildUrl(env) };
+}
+
+/** Runs the agent; its one-line reason goes to stdout (exit 0) or stderr. */
+export async function agentCommand(flags: AgentFlags, env: NodeJS.ProcessEnv): Promise<number> {
+  const settings = agentSettings(flags, env);
+  const exit = await runAgent(settings, createLogger(env.LOG_LEVEL ?? 'info', process.stderr));
+  (exit.code === 0 ? process.stdout : process.stderr).write(`proctor agent: ${exit.reason.replace(/\s+/g, ' ').trim()}\n`);
+  return exit.code;
+}

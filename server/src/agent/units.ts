@@ -1,0 +1,62 @@
+// A run's units from a listing of its suite: a spec file per runner project, or one test where
+// Playwright itself would run it apart from its file (a fully parallel file or project). Tests of
+// setup and teardown projects are no units of their own: Playwright runs them with every unit of a
+// project that depends on them, as it runs them in every shard of `--shard`.
+import { MAX_UNITS, type PlannedUnit } from '../agents/schema.ts';
+import { isSelected, type Listing, selectTests, testListLine } from '../toolchain/playwright.ts';
+
+export interface RunFilter {
+  match: string[];
+  ignore: string[];
+  tags: string[];
+  testIds: string[];
+}
+
+type ListedTest = Listing['tests'][number];
+
+export class PlanningError extends Error {}
+
+/** The units of the tests the run selects, in the listing's order. */
+export function planUnits(listing: Listing, filter: RunFilter): PlannedUnit[] {
+  const selection = selectTests(listing, filter);
+  const selected = listing.tests.filter((test) => isSelected(test, selection, filter.testIds));
+  const ranWithOthers = projectsRunWith(listing, new Set(selected.map((test) => test.runner_project)));
+  const tests = selected.filter((test) => !ranWithOthers.has(test.runner_project));
+  let units = group(tests, true);
+  // Past the most shards a run has, parallel files stay whole, as a file of default mode does.
+  if (units.length > MAX_UNITS) units = group(tests, false);
+  if (units.length > MAX_UNITS) throw new PlanningError(`the run selects ${units.length} spec files (per runner project); a run of agents has at most ${MAX_UNITS} units`);
+  return units;
+}
+
+function group(tests: ListedTest[], splitParallel: boolean): PlannedUnit[] {
+  const units = new Map<string, PlannedUnit>();
+  for (const test of tests) {
+    const key = [test.runner_project, test.file, splitParallel && test.parallel ? test.id : ''].join('\0');
+    const unit = units.get(key) ?? { runner_project: test.runner_project, file: test.file, tests: [] };
+    unit.tests.push({ id: test.id, line: testListLine(test) });
+    units.set(key, unit);
+  }
+  return [...units.values()];
+}
+
+/**
+ * The projects that selected projects depend on (their setup, transitively) and those setups'
+ * teardowns, unless nothing selected depends on them.
+ */
+function projectsRunWith(listing: Listing, selectedProjects: Set<string>): Set<string> {
+  const dependencies = listing.dependencies ?? {};
+  const teardowns = listing.teardowns ?? {};
+  const found = new Set<string>();
+  const visit = (project: string) => {
+    for (const dependency of dependencies[project] ?? []) {
+      if (found.has(dependency)) continue;
+      found.add(dependency);
+      const teardown = teardowns[dependency];
+      if (teardown) found.add(teardown);
+      visit(dependency);
+    }
+  };
+  for (const project of selectedProjects) visit(project);
+  return found;
+}

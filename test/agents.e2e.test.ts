@@ -1,0 +1,208 @@
+// Agents as processes of `proctor agent` on this machine, joining one run of a real Playwright
+// suite in a git repository: each checks it out, the first plans its units, and they pull them.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../server/src/auth/store.ts';
+import { processesMarked } from '../server/src/toolchain/playwright.ts';
+import { createProject } from '../server/src/projects/store.ts';
+import { client } from './helpers/http.ts';
+import { serverProcess, type ServerProcess } from './helpers/process.ts';
+import { waitForRun, waitUntil } from './helpers/runs.ts';
+import { startTestServer, TestClock, type TestServer } from './helpers/server.ts';
+
+/** Every test writes what it saw to RECORD_DIR (from the repository's .env): one file per execution. */
+const RECORD = `import fs from 'node:fs';
+import path from 'node:path';
+export function record(testInfo, extra = {}) {
+  const name = [testInfo.title, testInfo.retry, process.pid, Date.now(), Math.random().toString(36).slice(2)].join('~');
+  fs.writeFileSync(path.join(process.env.RECORD_DIR, name), JSON.stringify({
+    title: testInfo.title, retry: testInfo.retry, key: process.env.PROCTOR_API_KEY ?? null,
+    database: process.env.DATABASE_URL ?? null, agentSecret: process.env.AGENT_ONLY_SECRET ?? null, ...extra,
+  }));
+}
+`;
+
+const FILES: Record<string, string> = {
+  'playwright.config.ts': `import fs from 'node:fs';
+import { defineConfig } from '@playwright/test';
+const executablePath = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate));
+export default defineConfig({ testDir: './tests', retries: 1, timeout: 60_000, use: { launchOptions: executablePath ? { executablePath } : {} }, projects: [{ name: 'alpha' }] });
+`,
+  'tests/record.mjs': RECORD,
+  'tests/pages.spec.ts': `import { expect, test } from '@playwright/test';
+import { record } from './record.mjs';
+test('renders a page', async ({ page }, testInfo) => {
+  record(testInfo);
+  await page.setContent('<h1>Hello</h1>');
+  await expect(page.locator('h1')).toHaveText('Hello');
+});
+test('adds numbers', async ({}, testInfo) => { record(testInfo); expect(1 + 1).toBe(2); });
+`,
+  'tests/parallel.spec.ts': `import { expect, test } from '@playwright/test';
+import { record } from './record.mjs';
+test.describe.configure({ mode: 'parallel' });
+for (const n of [1, 2, 3]) test(\`parallel \${n}\`, async ({}, testInfo) => { record(testInfo); expect(n).toBeGreaterThan(0); });
+`,
+  'tests/flaky.spec.ts': `import { expect, test } from '@playwright/test';
+import { record } from './record.mjs';
+test('passes on its retry', async ({}, testInfo) => { record(testInfo); expect(testInfo.retry).toBe(1); });
+test('fails every time', async ({}, testInfo) => { record(testInfo); expect(testInfo.retry).toBe(-1); });
+`,
+  'tests/slow.spec.ts': `import { test } from '@playwright/test';
+import fs from 'node:fs';
+import { record } from './record.mjs';
+test('takes its time', async ({}, testInfo) => {
+  fs.writeFileSync(process.env.RECORD_DIR + '/slow-started-' + process.pid, '');
+  await new Promise((resolve) => setTimeout(resolve, Number(process.env.SLOW_MS ?? 4000)));
+  record(testInfo);
+});
+`,
+  '.gitignore': 'node_modules/\ntest-results/\n',
+};
+
+/** Per test, its attempts: 1 for the five that pass, 2 for the flaky and the failing ones. */
+const ATTEMPTS: Record<string, number> = {
+  'renders a page': 1,
+  'adds numbers': 1,
+  'parallel 1': 1,
+  'parallel 2': 1,
+  'parallel 3': 1,
+  'passes on its retry': 2,
+  'fails every time': 2,
+  'takes its time': 1,
+};
+const COUNTS = { total_count: 8, success_count: 6, failed_count: 1, flaky_count: 1, skipped_count: 0 };
+
+function git(dir: string, ...args: string[]): void {
+  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=Test', ...args], { cwd: dir, stdio: 'ignore' });
+}
+
+describe('agents pulling one run of a real suite', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let projectKey: string;
+  let repo: string;
+  let records: string;
+  let workdir: string;
+  const agents: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer({ clock: new TestClock('live'), env: { PROCTOR_AGENT_LEASE_S: '3' } });
+    repo = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-repo-'));
+    records = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-records-'));
+    // The suite runs as the runner user when the agent runs as root: it writes here too.
+    fs.chmodSync(records, 0o777);
+    workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-work-'));
+    fs.chmodSync(workdir, 0o711);
+    const files = { ...FILES, 'package.json': JSON.stringify({ name: 'agent-suite', private: true, type: 'module', devDependencies: { '@playwright/test': '1.65.1' } }), '.env': `RECORD_DIR=${records}\n` };
+    for (const [file, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+      fs.writeFileSync(path.join(repo, file), content);
+    }
+    git(repo, 'init', '--quiet', '--initial-branch=main');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '--quiet', '-m', 'suite');
+    const project = await createProject(server.sql, { name: 'agents', repoUrl: repo, repoName: 'acme/agents' });
+    projectKey = await createKey(server.sql, { projectId: project.id });
+    api = client(server.url, projectKey);
+    await server.sql`insert into environments (project_id, slug, name, env_files) values (${project.id}, 'ci', 'CI', '{.env}')`;
+  });
+  afterAll(async () => {
+    for (const agent of agents) agent.child.kill('SIGKILL');
+    await server?.close();
+    for (const dir of [repo, records, workdir]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function startAgent(runKey: string, name: string, extraEnv: Record<string, string> = {}): ServerProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', 'agent', '--url', server.url, '--environment', 'ci', '--run-key', runKey, '--name', name, '--workdir', workdir], {
+      env: { ...process.env, PROCTOR_API_KEY: projectKey, AGENT_ONLY_SECRET: 'the agent keeps this', DATABASE_URL: 'postgres://agent-machine/secret', LOG_LEVEL: 'warn', ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const agent = serverProcess(child);
+    agents.push(agent);
+    return agent;
+  }
+
+  function executions(): { title: string; retry: number; key: string | null; database: string | null; agentSecret: string | null }[] {
+    const found = fs.readdirSync(records).filter((name) => name.includes('~')).map((name) => JSON.parse(fs.readFileSync(path.join(records, name), 'utf8')));
+    for (const name of fs.readdirSync(records)) fs.rmSync(path.join(records, name));
+    return found;
+  }
+
+  async function runOfKey(runKey: string): Promise<number> {
+    let id = 0;
+    await waitUntil(async () => {
+      const [row] = await server.sql<{ id: number }[]>`select id from test_runs where run_key = ${runKey}`;
+      id = row?.id ?? 0;
+      return id > 0;
+    }, 60_000, `the run of ${runKey}`);
+    return id;
+  }
+
+  const attemptsPerTest = (list: { title: string; retry: number }[]) =>
+    Object.fromEntries(Object.keys(ATTEMPTS).map((title) => [title, list.filter((e) => e.title === title).map((e) => e.retry).sort()]));
+
+  it('when three agents join one run, then every test runs exactly once per attempt, and the counts are a whole run of the suite', async () => {
+    const started = [startAgent('build-three', 'a'), startAgent('build-three', 'b'), startAgent('build-three', 'c')];
+    const runId = await runOfKey('build-three');
+    const codes = await Promise.all(started.map((agent) => agent.exited));
+    expect(codes, started.map((agent) => agent.output()).join('\n')).toEqual([0, 0, 0]);
+    for (const agent of started) expect(agent.output()).toMatch(/proctor agent: run \d+ (has no work left|has ended)/);
+
+    const run = (await waitForRun(api, runId)).testRun;
+    expect(run).toMatchObject({ state: 'failed', ...COUNTS, total_shards: 6 });
+    const seen = executions();
+    expect(attemptsPerTest(seen)).toEqual(Object.fromEntries(Object.entries(ATTEMPTS).map(([title, n]) => [title, Array.from({ length: n }, (_, i) => i)])));
+    const units = await server.sql<{ file: string; agent_id: number; leases: number }[]>`select file, agent_id, leases from test_run_units where test_run_id = ${runId}`;
+    expect(units.map((u) => u.file).sort()).toEqual(['flaky.spec.ts', 'pages.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'slow.spec.ts']);
+    expect(new Set(units.map((u) => u.agent_id)).size).toBeGreaterThan(1);
+    expect(units.every((u) => u.leases === 1)).toBe(true);
+
+    // The tests had the run's own key, not the agent's, and nothing else of the agent's environment.
+    const [runKey] = await server.sql<{ n: number }[]>`select count(*)::int as n from api_keys where test_run_id = ${runId}`;
+    expect(runKey?.n).toBe(0);
+    for (const execution of seen) {
+      expect(execution.key).toMatch(/^prc_p_/);
+      expect(execution.key).not.toBe(projectKey);
+      expect(execution.database).toBeNull();
+      expect(execution.agentSecret).toBeNull();
+    }
+  });
+
+  it('when an agent is killed in the middle of a unit, then another agent runs the unit and no result is lost or recorded twice', async () => {
+    const first = startAgent('build-killed', 'doomed', { SLOW_MS: '6000' });
+    const runId = await runOfKey('build-killed');
+    // The slow unit is the longest by the first run's history (or, before its rollup, the last unknown one).
+    let doomedUnit = 0;
+    await waitUntil(async () => {
+      const [row] = await server.sql<{ unit: number }[]>`select unit from test_run_units where test_run_id = ${runId} and file = 'slow.spec.ts' and agent_id is not null`;
+      doomedUnit = row?.unit ?? 0;
+      return doomedUnit > 0 && fs.readdirSync(records).some((name) => name.startsWith('slow-started-'));
+    }, 120_000, 'the slow unit under way');
+    const second = startAgent('build-killed', 'survivor');
+    // The machine dies: the agent and every process it started.
+    for (const pid of [first.child.pid as number, ...processesMarked(`agent-${first.child.pid}:${runId}:${doomedUnit}`)]) {
+      try {
+        process.kill(pid === first.child.pid ? -pid : pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    expect(await second.exited, second.output()).toBe(0);
+    const run = (await waitForRun(api, runId)).testRun;
+    expect(run).toMatchObject({ state: 'failed', ...COUNTS });
+    const [slow] = await server.sql<{ leases: number; agent: string }[]>`
+      select u.leases, a.name as agent from test_run_units u join test_run_agents a on a.id = u.agent_id where u.test_run_id = ${runId} and u.unit = ${doomedUnit}`;
+    expect(slow).toEqual({ leases: 2, agent: 'survivor' });
+    const results = await server.sql<{ title: string; retries: number }[]>`
+      select t.title, count(*)::int as retries from test_results r join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+      where r.test_run_id = ${runId} group by t.title`;
+    expect(Object.fromEntries(results.map((r) => [r.title, r.retries]))).toEqual(ATTEMPTS);
+    // The killed copy of the slow test never finished: the survivor's is its one execution.
+    expect(attemptsPerTest(executions())['takes its time']).toEqual([0]);
+  });
+});
