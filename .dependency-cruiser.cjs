@@ -26,9 +26,9 @@ const features = [
 
 const layers = [
   { name: 'entry points', path: '^server/src/(main|bin|cli|server|workers|serving|app|demo)\\.ts$' },
-  // The agent runs units of a run on any machine: a client of the server's API, over the jobs' toolchain.
-  { name: 'agent', path: '^server/src/agent/' },
-  { name: 'jobs', path: '^server/src/executor/' },
+  // The agent (agent/) runs a run's units on any machine, the server's executor among them: a client
+  // of the server's API over the jobs' toolchain.
+  { name: 'jobs', path: '^server/src/(executor|agent)/' },
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },

@@ -76,9 +76,49 @@ const ATTEMPTS: Record<string, number> = {
 };
 const COUNTS = { total_count: 8, success_count: 6, failed_count: 1, flaky_count: 1, skipped_count: 0 };
 
+/** `proctor agent` in a process group of its own (so that a test can kill it as a machine dies), its key in its environment. */
+function agentProcess(url: string, key: string, args: string[], extraEnv: Record<string, string> = {}): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', 'agent', '--url', url, ...args], {
+    env: { ...process.env, PROCTOR_API_KEY: key, AGENT_ONLY_SECRET: 'the agent keeps this', DATABASE_URL: 'postgres://agent-machine/secret', LOG_LEVEL: 'warn', ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  return serverProcess(child);
+}
+
 function git(dir: string, ...args: string[]): void {
   execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=Test', ...args], { cwd: dir, stdio: 'ignore' });
 }
+
+/** The suite in a git repository, and the folder its tests record their executions in; a project and its `ci` environment. */
+async function suiteProject(server: TestServer): Promise<{ repo: string; records: string; key: string }> {
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-repo-'));
+  const records = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-records-'));
+  // The suite runs as the runner user when the agent runs as root: it writes here too.
+  fs.chmodSync(records, 0o777);
+  const files = { ...FILES, 'package.json': JSON.stringify({ name: 'agent-suite', private: true, type: 'module', devDependencies: { '@playwright/test': '1.65.1' } }), '.env': `RECORD_DIR=${records}\n` };
+  for (const [file, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+    fs.writeFileSync(path.join(repo, file), content);
+  }
+  git(repo, 'init', '--quiet', '--initial-branch=main');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '--quiet', '-m', 'suite');
+  const project = await createProject(server.sql, { name: 'agents', repoUrl: repo, repoName: 'acme/agents' });
+  await server.sql`insert into environments (project_id, slug, name, env_files) values (${project.id}, 'ci', 'CI', '{.env}')`;
+  return { repo, records, key: await createKey(server.sql, { projectId: project.id }) };
+}
+
+/** Each execution the suite recorded since the last call. */
+function executionsIn(records: string): { title: string; retry: number; key: string | null; database: string | null; agentSecret: string | null }[] {
+  const found = fs.readdirSync(records).filter((name) => name.includes('~')).map((name) => JSON.parse(fs.readFileSync(path.join(records, name), 'utf8')));
+  for (const name of fs.readdirSync(records)) fs.rmSync(path.join(records, name));
+  return found;
+}
+
+const attemptsPerTest = (list: { title: string; retry: number }[]) =>
+  Object.fromEntries(Object.keys(ATTEMPTS).map((title) => [title, list.filter((e) => e.title === title).map((e) => e.retry).sort()]));
+const EVERY_ATTEMPT_ONCE = Object.fromEntries(Object.entries(ATTEMPTS).map(([title, n]) => [title, Array.from({ length: n }, (_, i) => i)]));
 
 describe('agents pulling one run of a real suite', () => {
   let server: TestServer;
@@ -91,24 +131,10 @@ describe('agents pulling one run of a real suite', () => {
 
   beforeAll(async () => {
     server = await startTestServer({ clock: new TestClock('live'), env: { PROCTOR_AGENT_LEASE_S: '3' } });
-    repo = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-repo-'));
-    records = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-records-'));
-    // The suite runs as the runner user when the agent runs as root: it writes here too.
-    fs.chmodSync(records, 0o777);
+    ({ repo, records, key: projectKey } = await suiteProject(server));
+    api = client(server.url, projectKey);
     workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-work-'));
     fs.chmodSync(workdir, 0o711);
-    const files = { ...FILES, 'package.json': JSON.stringify({ name: 'agent-suite', private: true, type: 'module', devDependencies: { '@playwright/test': '1.65.1' } }), '.env': `RECORD_DIR=${records}\n` };
-    for (const [file, content] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
-      fs.writeFileSync(path.join(repo, file), content);
-    }
-    git(repo, 'init', '--quiet', '--initial-branch=main');
-    git(repo, 'add', '.');
-    git(repo, 'commit', '--quiet', '-m', 'suite');
-    const project = await createProject(server.sql, { name: 'agents', repoUrl: repo, repoName: 'acme/agents' });
-    projectKey = await createKey(server.sql, { projectId: project.id });
-    api = client(server.url, projectKey);
-    await server.sql`insert into environments (project_id, slug, name, env_files) values (${project.id}, 'ci', 'CI', '{.env}')`;
   });
   afterAll(async () => {
     for (const agent of agents) agent.child.kill('SIGKILL');
@@ -117,21 +143,12 @@ describe('agents pulling one run of a real suite', () => {
   });
 
   function startAgent(runKey: string, name: string, extraEnv: Record<string, string> = {}): ServerProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', 'agent', '--url', server.url, '--environment', 'ci', '--run-key', runKey, '--name', name, '--workdir', workdir], {
-      env: { ...process.env, PROCTOR_API_KEY: projectKey, AGENT_ONLY_SECRET: 'the agent keeps this', DATABASE_URL: 'postgres://agent-machine/secret', LOG_LEVEL: 'warn', ...extraEnv },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const agent = serverProcess(child);
+    const agent = agentProcess(server.url, projectKey, ['--environment', 'ci', '--run-key', runKey, '--name', name, '--workdir', workdir], extraEnv);
     agents.push(agent);
     return agent;
   }
 
-  function executions(): { title: string; retry: number; key: string | null; database: string | null; agentSecret: string | null }[] {
-    const found = fs.readdirSync(records).filter((name) => name.includes('~')).map((name) => JSON.parse(fs.readFileSync(path.join(records, name), 'utf8')));
-    for (const name of fs.readdirSync(records)) fs.rmSync(path.join(records, name));
-    return found;
-  }
+  const executions = () => executionsIn(records);
 
   async function runOfKey(runKey: string): Promise<number> {
     let id = 0;
@@ -143,8 +160,6 @@ describe('agents pulling one run of a real suite', () => {
     return id;
   }
 
-  const attemptsPerTest = (list: { title: string; retry: number }[]) =>
-    Object.fromEntries(Object.keys(ATTEMPTS).map((title) => [title, list.filter((e) => e.title === title).map((e) => e.retry).sort()]));
 
   it('when three agents join one run, then every test runs exactly once per attempt, and the counts are a whole run of the suite', async () => {
     const started = [startAgent('build-three', 'a'), startAgent('build-three', 'b'), startAgent('build-three', 'c')];
@@ -156,7 +171,7 @@ describe('agents pulling one run of a real suite', () => {
     const run = (await waitForRun(api, runId)).testRun;
     expect(run).toMatchObject({ state: 'failed', ...COUNTS, total_shards: 6 });
     const seen = executions();
-    expect(attemptsPerTest(seen)).toEqual(Object.fromEntries(Object.entries(ATTEMPTS).map(([title, n]) => [title, Array.from({ length: n }, (_, i) => i)])));
+    expect(attemptsPerTest(seen)).toEqual(EVERY_ATTEMPT_ONCE);
     const units = await server.sql<{ file: string; agent_id: number; leases: number }[]>`select file, agent_id, leases from test_run_units where test_run_id = ${runId}`;
     expect(units.map((u) => u.file).sort()).toEqual(['flaky.spec.ts', 'pages.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'slow.spec.ts']);
     expect(new Set(units.map((u) => u.agent_id)).size).toBeGreaterThan(1);
@@ -204,5 +219,49 @@ describe('agents pulling one run of a real suite', () => {
     expect(Object.fromEntries(results.map((r) => [r.title, r.retries]))).toEqual(ATTEMPTS);
     // The killed copy of the slow test never finished: the survivor's is its one execution.
     expect(attemptsPerTest(executions())['takes its time']).toEqual([0]);
+  });
+});
+
+describe("the server's executor as one more agent", () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let suite: { repo: string; records: string; key: string };
+
+  beforeAll(async () => {
+    server = await startTestServer({ executor: true, clock: new TestClock('live'), env: { PROCTOR_AGENT_LEASE_S: '3' } });
+    suite = await suiteProject(server);
+    api = client(server.url, suite.key);
+  });
+  afterAll(async () => {
+    await server?.close();
+    for (const dir of [suite?.repo, suite?.records]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('when a run for agents is triggered, then the server alone serves it, and a rerun of its failed tests, joined by a remote agent by its id, runs the failed test alone', async () => {
+    const triggered = await api.put('/api/test-runs', { environment: 'ci', distribution: 'agents' });
+    expect(triggered.status, triggered.text).toBe(200);
+    const runId = triggered.body.data.test_run.id as number;
+    const run = (await waitForRun(api, runId)).testRun;
+    expect(run).toMatchObject({ state: 'failed', ...COUNTS, total_shards: 6 });
+    expect(attemptsPerTest(executionsIn(suite.records))).toEqual(EVERY_ATTEMPT_ONCE);
+    const served = await server.sql<{ name: string }[]>`select distinct a.name from test_run_units u join test_run_agents a on a.id = u.agent_id where u.test_run_id = ${runId}`;
+    expect(served.map((row) => row.name)).toEqual([expect.stringMatching(/^server /)]);
+
+    const rerun = await api.put('/api/test-runs', { environment: 'ci', rerun_source_id: runId, rerun_only_failed: true });
+    const rerunId = rerun.body.data.test_run.id as number;
+    const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-work-'));
+    fs.chmodSync(workdir, 0o711);
+    try {
+      const remote = agentProcess(server.url, suite.key, ['--run', String(rerunId), '--name', 'remote', '--workdir', workdir]);
+      expect(await remote.exited, remote.output()).toBe(0);
+      const again = (await waitForRun(api, rerunId)).testRun;
+      expect(again).toMatchObject({ state: 'failed', total_count: 1, failed_count: 1, total_shards: 1 });
+      const ran = attemptsPerTest(executionsIn(suite.records));
+      expect(Object.entries(ran).filter(([, retries]) => retries.length > 0)).toEqual([['fails every time', [0, 1]]]);
+      const [row] = await server.sql<{ distribution: string }[]>`select distribution from test_runs where id = ${rerunId}`;
+      expect(row?.distribution).toBe('agents');
+    } finally {
+      fs.rmSync(workdir, { recursive: true, force: true });
+    }
   });
 });

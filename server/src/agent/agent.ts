@@ -26,6 +26,8 @@ export interface AgentSettings {
   /** A checkout to use as it is (a CI job's), instead of checking the run's repository out. */
   workspace: string | null;
   runnerUser: string;
+  /** Stops the agent (its server shutting down): the unit under way is stopped, its lease lapses to another agent. */
+  signal?: AbortSignal;
 }
 
 export interface AgentExit {
@@ -62,7 +64,7 @@ export async function runAgent(settings: AgentSettings, log: Logger): Promise<Ag
     log.info({ test_run_id: runId, agent_id: joined.agent.id }, 'joined the run');
     prepared = await prepare(settings, runId, joined, log);
     if (!joined.test_run.planned) await plan(api, runId, joined, prepared, log);
-    return await pullUnits(api, runId, joined, prepared, log);
+    return await pullUnits(api, runId, joined, prepared, log, settings.signal);
   } catch (error) {
     return { code: 1, reason: (error as Error).message };
   } finally {
@@ -127,9 +129,14 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
 }
 
 /** Leases and runs units until none is left; an agent that waits for others' units takes one whose agent went silent. */
-async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger): Promise<AgentExit> {
+async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger, signal?: AbortSignal): Promise<AgentExit> {
   const leaseMs = joined.lease_seconds * 1000;
   const current: Current = { unit: null, shard: null, ended: null, lost: false };
+  const stop = () => {
+    current.lost = true;
+    if (current.shard) void killShard(current.shard);
+  };
+  signal?.addEventListener('abort', stop);
   const beat = setInterval(() => {
     api
       .heartbeat(runId, joined.agent.id)
@@ -143,6 +150,7 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
   }, Math.max(100, leaseMs / 3));
   try {
     for (;;) {
+      if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
       const lease = await api.lease(runId, joined.agent.id);
       if (isTerminal(lease.test_run.state)) return { code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` };
       if (lease.unit) {
@@ -157,6 +165,7 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
     }
   } finally {
     clearInterval(beat);
+    signal?.removeEventListener('abort', stop);
   }
 }
 

@@ -7,7 +7,8 @@ import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
 import { recordBurnIn } from '../flaky/index.ts';
-import { type ClaimedRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
+import { runAgent } from '../agent/agent.ts';
+import { type ClaimedRun, claimAgentRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { ChromiumCheck } from '../toolchain/browser.ts';
 import { runEnvironment } from './environment.ts';
 import { isSelected, killMarked, killShard, type Listing, listTests, provideVideoEncoder, runRepeats, type Selection, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
@@ -34,6 +35,8 @@ interface ActiveRun {
   marker: string;
   stopReason: StopReason | null;
   shards: ShardProcess[];
+  /** A run of agents this server serves as one of them: stopped through it. */
+  agent: AbortController | null;
   done: Promise<void>;
 }
 
@@ -78,8 +81,13 @@ export class Executor {
     try {
       while (this.active.size < this.options.concurrency && !this.stopping) {
         const run = await claimRun(this.sql, this.options.workerId, this.clock());
-        if (!run) break;
-        this.launch(run);
+        if (run) {
+          this.launch(run);
+          continue;
+        }
+        const agentRun = await this.sql.begin((tx) => claimAgentRun(tx, this.clock()));
+        if (!agentRun) break;
+        this.serveAsAgent(agentRun);
       }
     } catch (error) {
       this.logger.error({ err: error }, 'claiming runs failed');
@@ -104,14 +112,52 @@ export class Executor {
     const run = this.active.get(runId);
     if (!run) return;
     run.stopReason ??= reason;
+    // A cancel reaches the local agent through its heartbeat, as it reaches every agent.
+    if (reason === 'shutdown') run.agent?.abort();
     await Promise.all(run.shards.map((shard) => killShard(shard)));
     killMarked(run.marker);
   }
 
   private launch(claimed: ClaimedRun): void {
-    const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], done: Promise.resolve() };
+    const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], agent: null, done: Promise.resolve() };
     this.active.set(claimed.id, run);
     run.done = this.execute(claimed, run).finally(() => this.active.delete(claimed.id));
+  }
+
+  /**
+   * Serves a run of agents as one more agent, over the same API as a remote one (with a key of the
+   * run's own): it pulls units beside whichever agents join, until none is left.
+   */
+  private serveAsAgent(claimed: { id: number; project_id: number }): void {
+    const agent = new AbortController();
+    const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], agent, done: Promise.resolve() };
+    this.active.set(claimed.id, run);
+    const log = this.logger.child({ test_run_id: claimed.id, agent: 'server' });
+    run.done = (async () => {
+      const key = await this.sql.begin((tx) => createRunKey(tx, claimed.project_id, claimed.id));
+      const exit = await runAgent(
+        {
+          url: this.options.reporterUrl,
+          key,
+          target: { kind: 'run', runId: claimed.id },
+          name: `server ${this.options.workerId}`,
+          workdir: this.options.workRoot,
+          workspace: null,
+          runnerUser: this.options.runnerUser,
+          signal: agent.signal,
+        },
+        log,
+      );
+      if (exit.code === 0 || agent.signal.aborted) {
+        log.info({ reason: exit.reason }, 'the server stopped serving a run of agents');
+        return;
+      }
+      // The server could not serve it (a checkout, an install, a listing): the run says why at once.
+      log.warn({ reason: exit.reason }, 'the server could not serve a run of agents');
+      await failRun(this.sql, claimed.id, exit.reason, this.clock());
+    })()
+      .catch((error: unknown) => log.error({ err: error }, 'serving a run of agents failed'))
+      .finally(() => this.active.delete(claimed.id));
   }
 
   private async execute(claimed: ClaimedRun, run: ActiveRun): Promise<void> {

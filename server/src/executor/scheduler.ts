@@ -26,6 +26,7 @@ export async function fireDueSchedules(sql: Sql, now: Date, windowMs: number): P
       {
         environmentId: environment.id,
         origin: 'schedule',
+        distribution: 'shards',
         branch: null,
         build: null,
         metadata: {},

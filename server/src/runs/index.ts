@@ -5,6 +5,7 @@ export { failRun } from './finish.ts';
 export { endShard } from './ingest.ts';
 export {
   type ClaimedRun,
+  claimAgentRun,
   claimRun,
   createPendingRun,
   distributeToAgents,

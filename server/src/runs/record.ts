@@ -5,6 +5,8 @@ import type { Trigger } from './schema.ts';
 
 export interface NewRun {
   environmentId: number;
+  /** `agents`: pulled by agents (the executor among them) unit by unit, rather than run in static shards. */
+  distribution: 'shards' | 'agents';
   origin: 'api' | 'schedule';
   branch: string | null;
   build: Trigger['build'] | null;
@@ -23,10 +25,10 @@ export interface NewRun {
 /** A run waiting for an executor. Returns null when a scheduled tick already made its run. */
 export async function createPendingRun(sql: Tx, projectId: number, run: NewRun, now: Date) {
   const [row] = await sql<{ id: number; state: 'pending'; test_run_branch: string | null; created_at: Date }[]>`
-    insert into test_runs (project_id, environment_id, state, origin, test_run_branch, build, build_url, build_branch, "commit",
+    insert into test_runs (project_id, environment_id, state, origin, distribution, test_run_branch, build, build_url, build_branch, "commit",
                            metadata, environment_variables_overrides, tags, test_case_ids, send_notifications, total_shards,
                            rerun_source_id, rerun_only_failed, scm_actor, scheduled_for, created_at)
-    values (${projectId}, ${run.environmentId}, 'pending', ${run.origin}, ${run.branch}, ${run.build ? sql.json(run.build) : null},
+    values (${projectId}, ${run.environmentId}, 'pending', ${run.origin}, ${run.distribution}, ${run.branch}, ${run.build ? sql.json(run.build) : null},
             ${run.build?.url ?? null}, ${run.build?.branch ?? null}, ${run.build?.commit ?? null}, ${sql.json(run.metadata)},
             ${sql.json(run.overrides)}, ${run.tags}, ${run.testCaseIds}, ${run.sendNotifications}, ${run.totalShards},
             ${run.rerunSourceId}, ${run.rerunOnlyFailed}, ${run.scmActor}, ${run.scheduledFor}, ${now})
@@ -151,6 +153,21 @@ export async function claimRun(sql: Tx, workerId: string, now: Date): Promise<Cl
     )
     select c.*, p.repo_url, e.runner_projects_match, e.runner_projects_ignore, e.env_files, e.burn_in_repeats
     from claimed c join projects p on p.id = c.project_id join environments e on e.id = c.environment_id`;
+  return run ?? null;
+}
+
+/**
+ * Takes the oldest pending run of agents, for the server's executor to serve as one more agent.
+ * Unclaimed by any one process: the agents' leases, not a heartbeat of the run, keep it alive.
+ */
+export async function claimAgentRun(sql: Tx, now: Date): Promise<{ id: number; project_id: number } | null> {
+  const [run] = await sql<{ id: number; project_id: number }[]>`
+    with next as (
+      select id from test_runs where state = 'pending' and distribution = 'agents' order by id for update skip locked limit 1
+    )
+    update test_runs r set state = 'queued', queued_at = ${now}, last_activity_at = ${now}, executions = r.executions + 1
+    from next where r.id = next.id
+    returning r.id, r.project_id`;
   return run ?? null;
 }
 

@@ -236,6 +236,12 @@ export const triggerSchema = z
     rerun_source_id: bodyId.optional(),
     rerun_only_failed: z.boolean().optional(),
     scm_actor: z.string().max(200).optional(),
+    distribution: z
+      .enum(['shards', 'agents'])
+      .optional()
+      .describe(
+        '`shards` (default): the server runs total_shards static shards. `agents`: agents pull the run unit by unit, longest first (`proctor agent --run ID`, and the server itself when it executes runs). A rerun keeps its source\'s.',
+      ),
   })
   .strict()
   .refine((body) => !(body.build && body.branch), { message: 'cannot be combined with build', path: ['branch'] })

@@ -16,6 +16,7 @@ interface SourceRun {
   tags: string[];
   test_case_ids: string[];
   total_shards: number;
+  distribution: 'shards' | 'agents';
   details_deleted_at: Date | null;
 }
 
@@ -43,7 +44,7 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
   let source: SourceRun | null = null;
   if (body.rerun_source_id !== undefined) {
     [source = null] = await sql<SourceRun[]>`
-      select id, test_run_branch, build, tags, test_case_ids, total_shards, details_deleted_at from test_runs
+      select id, test_run_branch, build, tags, test_case_ids, total_shards, distribution, details_deleted_at from test_runs
       where project_id = ${scope.projectId} and id = ${body.rerun_source_id}`;
     if (!source) throw new NotFoundError(`body.rerun_source_id: test run ${body.rerun_source_id} not found`);
   }
@@ -61,6 +62,7 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
   const run: NewRun = {
     environmentId: environment.id,
     origin: 'api',
+    distribution: body.distribution ?? source?.distribution ?? 'shards',
     branch: await triggerBranch(branches, project.repo_url, body.branch ?? (build ? null : (source?.test_run_branch ?? null)), build?.branch ?? null),
     build,
     metadata: body.metadata ?? {},

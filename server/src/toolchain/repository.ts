@@ -71,11 +71,36 @@ export const lookUpBranches: BranchLookup = async (repoUrl) => {
 /** One refresh of a cache at a time in this process (a data directory has one server: its lock). */
 const cacheLocks = new Map<string, Promise<void>>();
 
+/** One refresh of a cache at a time: in this process, and across processes sharing a work folder (agents on one machine). */
 async function withLock(key: string, work: () => Promise<void>): Promise<void> {
   const previous = cacheLocks.get(key) ?? Promise.resolve();
-  const current = previous.then(work, work);
+  const locked = () => withFileLock(`${key}.lock`, work);
+  const current = previous.then(locked, locked);
   cacheLocks.set(key, current.catch(() => undefined));
   await current;
+}
+
+/** A lock that lasts longer than any fetch is left by a process that died holding it. */
+const STALE_LOCK_MS = 10 * 60_000;
+
+async function withFileLock(file: string, work: () => Promise<void>): Promise<void> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  for (;;) {
+    try {
+      fs.closeSync(fs.openSync(file, 'wx'));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const age = Date.now() - (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > STALE_LOCK_MS) fs.rmSync(file, { force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    await work();
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
 }
 
 /** The bare clone appears whole (cloned aside, then renamed into place) or is fetched. */
