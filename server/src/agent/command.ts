@@ -45,8 +45,13 @@ function runIdFlag(value: string): number {
   return Number(value);
 }
 
+/**
+ * The run key of the agents of one CI build: given, or PROCTOR_RUN_KEY, or the build's id (as the
+ * reporter's, prefixed: a build's agents and a reporter of its own never share a run).
+ */
 function buildTarget(environment: string, runKey: string | undefined, env: NodeJS.ProcessEnv): AgentSettings['target'] {
-  const key = runKey ?? ciRunKey(env);
+  const build = ciRunKey({ ...env, PROCTOR_RUN_KEY: undefined });
+  const key = runKey ?? env.PROCTOR_RUN_KEY ?? (build ? `agents-${build}` : null);
   if (!key) throw new AgentUsageError('--run-key is needed outside CI (no CI build id found): the agents of one build share a run through it');
   return { kind: 'build', environment, runKey: key, branch: env.PROCTOR_BRANCH ?? null, commit: env.PROCTOR_COMMIT ?? null, buildUrl: ciBuildUrl(env) };
 }
