@@ -63,9 +63,9 @@ export interface IngestionComparison {
 }
 
 /**
- * `rounds` rounds (after one untimed), each a run of `batches` batches of 500 results through the
- * server's HTTP ingestion, IN_FLIGHT under way at once as the reporter sends, then the same rows
- * by one COPY into the same table.
+ * `rounds` rounds (after `warmRounds` untimed), each a run of `batches` batches of 500 results
+ * through the server's HTTP ingestion, IN_FLIGHT under way at once as the reporter sends, then the
+ * same rows by one COPY into the same table.
  */
 export async function compareIngestion(
   db: BenchDatabase,
@@ -73,6 +73,7 @@ export async function compareIngestion(
   project: { key: string; projectId: number; environmentId: number; environmentSlug: string },
   batchCount: number,
   rounds: number,
+  warmRounds = 1,
 ): Promise<IngestionComparison> {
   const { key, projectId, environmentId } = project;
   const transport = { url: server.url, apiKey: key, projectId: null, maxAttempts: 1, maxBackoffMs: 0 };
@@ -115,8 +116,10 @@ export async function compareIngestion(
       return total / ((performance.now() - started) / 1000);
     }
 
-    await timeHttp();
-    await timeCopy();
+    for (let round = 0; round < warmRounds; round++) {
+      await timeHttp();
+      await timeCopy();
+    }
     const httpRates: number[] = [];
     const copyRates: number[] = [];
     for (let round = 0; round < rounds; round++) {

@@ -88,13 +88,27 @@ describe('agents', () => {
     expect(order[0].unit.tests[0]).toBe(`[chromium] › new.spec.ts › test ${testId(4).slice(16, 20)}`);
     expect(order.map((l) => l.remaining)).toEqual([3, 3, 3]);
     const none = await lease(runId, b.agent.id);
-    expect(none).toEqual({ unit: null, remaining: 3, test_run: { state: 'queued' } });
+    expect(none).toEqual({ unit: null, remaining: 3, test_run: { state: 'queued', planned: true }, plan: false });
+  });
+
+  it('when no agent has planned the run, then the first agent still heard from is the one asked to, and another takes over when it goes silent', async () => {
+    const runId = await agentRun('build-planner');
+    const a = await join(runId, 'a');
+    const b = await join(runId, 'b');
+    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'queued', planned: false }, plan: true });
+    expect(await lease(runId, b.agent.id)).toMatchObject({ unit: null, test_run: { planned: false }, plan: false });
+    // A lists the suite for longer than a lease without a word: B is asked to plan instead.
+    clock.advance(LEASE_S * 1000 + 1000);
+    expect((await lease(runId, b.agent.id)).plan).toBe(true);
+    await api.put(`/api/test-runs/${runId}/units`, { agent_id: b.agent.id, units: [unit('one.spec.ts', [testId(500)])] });
+    expect(await lease(runId, a.agent.id)).toMatchObject({ unit: { unit: 1 }, remaining: 1, test_run: { planned: true }, plan: false });
   });
 
   it('when agents lease at once, then every unit goes to exactly one of them', async () => {
     const runId = await agentRun('build-race');
     const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => join(runId, `agent-${i}`)));
-    const units = Array.from({ length: 20 }, (_, i) => unit(`f${i}.spec.ts`, [testId(100 + i)]));
+    // Some of a config's default project, which Playwright names ''.
+    const units = Array.from({ length: 20 }, (_, i) => unit(`f${i}.spec.ts`, [testId(100 + i)], i % 2 ? 'chromium' : ''));
     await api.put(`/api/test-runs/${runId}/units`, { agent_id: agents[0]?.agent.id, units });
     const leased: string[] = [];
     await Promise.all(
@@ -148,7 +162,7 @@ describe('agents', () => {
     }
     const run = await runOf(runId);
     expect(run).toMatchObject({ state: 'failed', total_count: 3, success_count: 2, failed_count: 1, total_shards: 2 });
-    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'failed' } });
+    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'failed', planned: true }, plan: false });
     // The reporter's key ended with the run.
     expect((await reporter.get(`/api/test-runs/${runId}`)).status).toBe(401);
   });
@@ -160,7 +174,7 @@ describe('agents', () => {
     expect((await lease(runId, a.agent.id)).unit).not.toBeNull();
     expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'not needed' })).status).toBe(200);
     expect((await api.post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data).toEqual({ test_run: { state: 'cancelled' }, leased_units: [] });
-    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'cancelled' } });
+    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'cancelled', planned: true }, plan: false });
   });
 
   it('when an agent joins a run it cannot serve, or plans nothing, then the answer says why', async () => {

@@ -1,4 +1,9 @@
 #!/usr/bin/env node
-import { runCli } from './cli.ts';
-
-runCli(process.argv.slice(2));
+// `proctor agent` runs on machines that only run tests: it loads the agent alone, not the server.
+if (process.argv[2] === 'agent') {
+  const { runAgentCli } = await import('./agent/command.ts');
+  runAgentCli(process.argv.slice(3));
+} else {
+  const { runCli } = await import('./cli.ts');
+  runCli(process.argv.slice(2));
+}

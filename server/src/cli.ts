@@ -11,7 +11,6 @@ import { DataDirLockedError } from './embedded.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './migrate.ts';
 import { addMember, createProject, getProject, removeMember } from './projects/store.ts';
-import { AGENT_USAGE, agentCommand, type AgentFlags, AgentUsageError } from './agent/command.ts';
 import { startServer } from './server.ts';
 import { createLoginLink } from './sessions/store.ts';
 import { describeReport, runRetentionPass, serverPolicy } from './retention/index.ts';
@@ -34,7 +33,9 @@ const USAGE = `usage: proctor <command>
   analytics rebuild --project P                 recompute the project's analytics rollups from its results
   retention run [--project P] [--dry-run]       delete what the retention policies expired (the server does it hourly);
                                                 --dry-run prints what would go (runs, results, files, bytes)
-${AGENT_USAGE}
+  agent --url URL --key KEY (--run ID | --environment SLUG [--run-key K]) [--name N]
+        [--workdir DIR] [--workspace DIR]       join a run and run its units until none is left
+                                                (URL, KEY from PROCTOR_URL, PROCTOR_API_KEY; --run-key: the CI build's id)
   --help, --version
 
 Settings come from the environment: DATABASE_URL (unset: an embedded PostgreSQL in
@@ -203,9 +204,7 @@ export async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       ...Object.fromEntries(
-        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'url', 'run', 'environment', 'run-key', 'workdir', 'workspace'].map(
-          (flag) => [flag, { type: 'string' as const }],
-        ),
+        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key'].map((flag) => [flag, { type: 'string' as const }]),
       ),
       'dry-run': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -222,7 +221,6 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('no command given');
-  if (positionals[0] === 'agent' && positionals.length === 1) return agentCommand(values as AgentFlags, process.env);
   if (positionals[0] === 'serve') {
     await serve();
     return -1;
@@ -238,7 +236,7 @@ export function runCli(argv: string[]): void {
       if (code >= 0) process.exit(code);
     },
     (error: unknown) => {
-      if (error instanceof UsageError || error instanceof AgentUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
         process.stderr.write(`proctor: ${(error as Error).message}\n${USAGE}\n`);
         process.exit(2);
       }

@@ -63,7 +63,7 @@ export async function runAgent(settings: AgentSettings, log: Logger): Promise<Ag
     if (!joined) return { code: 0, reason: `run ${runId} has ended: no work left` };
     log.info({ test_run_id: runId, agent_id: joined.agent.id }, 'joined the run');
     prepared = await prepare(settings, runId, joined, log);
-    if (!joined.test_run.planned) await plan(api, runId, joined, prepared, log);
+    log.info({ dir: prepared.dir }, 'ready to run units');
     return await pullUnits(api, runId, joined, prepared, log, settings.signal);
   } catch (error) {
     return { code: 1, reason: (error as Error).message };
@@ -128,7 +128,10 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
   log.info({ units: planned.units, ours: planned.planned }, planned.planned ? 'planned the run' : 'another agent planned the run first');
 }
 
-/** Leases and runs units until none is left; an agent that waits for others' units takes one whose agent went silent. */
+/**
+ * Leases and runs units until none is left: the first agent plans the run while the others wait,
+ * and an agent that waits for others' units takes one whose agent went silent.
+ */
 async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger, signal?: AbortSignal): Promise<AgentExit> {
   const leaseMs = joined.lease_seconds * 1000;
   const current: Current = { unit: null, shard: null, ended: null, lost: false };
@@ -153,6 +156,10 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
       if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
       const lease = await api.lease(runId, joined.agent.id);
       if (isTerminal(lease.test_run.state)) return { code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` };
+      if (lease.plan) {
+        await plan(api, runId, joined, prepared, log);
+        continue;
+      }
       if (lease.unit) {
         Object.assign(current, { unit: lease.unit.unit, lost: false });
         await runUnit(api, runId, lease.unit, prepared, current, log);
@@ -160,8 +167,9 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
         if (current.ended) return { code: 0, reason: `run ${runId} has ended (${current.ended})` };
         continue;
       }
-      if (lease.remaining === 0) return { code: 0, reason: `run ${runId} has no work left` };
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, leaseMs / 3)));
+      if (lease.test_run.planned && lease.remaining === 0) return { code: 0, reason: `run ${runId} has no work left` };
+      // Units held by others (one may go silent), or the plan to come: soon, but not in a spin.
+      await new Promise((resolve) => setTimeout(resolve, lease.test_run.planned ? Math.min(2000, leaseMs / 3) : 250));
     }
   } finally {
     clearInterval(beat);

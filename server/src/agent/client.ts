@@ -27,7 +27,8 @@ export interface JoinAnswer {
 export interface LeaseAnswer {
   unit: Unit | null;
   remaining: number;
-  test_run: { state: RunState };
+  test_run: { state: RunState; planned: boolean };
+  plan: boolean;
 }
 
 export class AgentApi {

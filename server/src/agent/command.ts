@@ -1,13 +1,15 @@
 // `proctor agent`'s flags and environment, read once into the agent's settings.
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { ciBuildUrl, ciRunKey } from '@proctor/reporter/ci';
 import { createLogger } from '../logger.ts';
 import { type AgentSettings, runAgent } from './agent.ts';
 
-export const AGENT_USAGE = `  agent --url URL --key KEY (--run ID | --environment SLUG [--run-key K]) [--name N]
-        [--workdir DIR] [--workspace DIR]        join a run and run its units until none is left
-                                                (URL, KEY from PROCTOR_URL, PROCTOR_API_KEY; --run-key: the CI build's id)`;
+const USAGE = `usage: proctor agent --url URL --key KEY (--run ID | --environment SLUG [--run-key K]) [--name N] [--workdir DIR] [--workspace DIR]
+  URL and KEY also from PROCTOR_URL and PROCTOR_API_KEY; --run-key defaults to PROCTOR_RUN_KEY, else the CI build's id.`;
+
+const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace'] as const;
 
 export interface AgentFlags {
   url?: string;
@@ -62,4 +64,23 @@ export async function agentCommand(flags: AgentFlags, env: NodeJS.ProcessEnv): P
   const exit = await runAgent(settings, createLogger(env.LOG_LEVEL ?? 'info', process.stderr));
   (exit.code === 0 ? process.stdout : process.stderr).write(`proctor agent: ${exit.reason.replace(/\s+/g, ' ').trim()}\n`);
   return exit.code;
+}
+
+/** `proctor agent …` from bin.ts: exits with the agent's status, 2 for a wrong command line. */
+export function runAgentCli(argv: string[]): void {
+  let flags: AgentFlags;
+  try {
+    flags = parseArgs({ args: argv, options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), strict: true }).values as AgentFlags;
+    agentSettings(flags, process.env);
+  } catch (error) {
+    process.stderr.write(`proctor agent: ${(error as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  agentCommand(flags, process.env).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`proctor agent: ${(error as Error).message}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -10,7 +10,7 @@ import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
 import { distributeToAgents, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.ts';
-import { addAgent, type EstimatedUnit, extendLeases, insertUnits, leaseNext, remainingUnits, touchAgent } from './store.ts';
+import { addAgent, type EstimatedUnit, extendLeases, insertUnits, isPlanner, leaseNext, remainingUnits, touchAgent } from './store.ts';
 
 /** The CI build's run: the first agent makes it, the others find it by its run key. */
 export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date): Promise<{ id: number; state: string }> {
@@ -56,12 +56,14 @@ async function checkoutOf(sql: Tx, runId: number): Promise<Checkout> {
 interface AgentOfRun {
   state: RunState;
   environment_id: number;
+  planned: boolean;
 }
 
 /** The run, locked against its end while an agent's request is answered; a stranger to the run is a 404. */
 async function runOfAgent(sql: Tx, projectId: number, runId: number, agentId: number, now: Date): Promise<AgentOfRun> {
   const [run] = await sql<AgentOfRun[]>`
-    select state, environment_id from test_runs where project_id = ${projectId} and id = ${runId} and distribution = 'agents' for key share`;
+    select state, environment_id, planned_at is not null as planned from test_runs
+    where project_id = ${projectId} and id = ${runId} and distribution = 'agents' for key share`;
   if (!run || !(await touchAgent(sql, runId, agentId, now))) throw new NotFoundError(`agent ${agentId} of test run ${runId} not found`);
   return run;
 }
@@ -103,15 +105,23 @@ export interface Lease {
   unit: Unit | null;
   remaining: number;
   state: RunState;
+  planned: boolean;
+  /** Not planned yet, and this agent is the one to plan it: the others wait for its plan. */
+  plan: boolean;
 }
 
-/** The next unit for the agent, held for `leaseMs`; none when every unit is done or held, or the run ended. */
+/**
+ * The next unit for the agent, held for `leaseMs`; none when every unit is done or held, or the
+ * run ended, or it is not planned yet (then `plan` says whether this agent is to plan it).
+ */
 export function leaseUnit(sql: Sql, projectId: number, runId: number, agentId: number, leaseMs: number, now: Date): Promise<Lease> {
   return sql.begin(async (tx) => {
     const run = await runOfAgent(tx, projectId, runId, agentId, now);
-    if (isTerminal(run.state)) return { unit: null, remaining: 0, state: run.state };
+    const lease = { unit: null, remaining: 0, state: run.state, planned: run.planned, plan: false };
+    if (isTerminal(run.state)) return lease;
+    if (!run.planned) return { ...lease, plan: await isPlanner(tx, runId, agentId, now, leaseMs) };
     const unit = await leaseNext(tx, runId, agentId, now, new Date(now.getTime() + leaseMs));
-    return { unit, remaining: await remainingUnits(tx, runId), state: run.state };
+    return { ...lease, unit, remaining: await remainingUnits(tx, runId) };
   });
 }
 

@@ -80,7 +80,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: leaseResponse,
     handler: async ({ params, body, scope }) => {
       const lease = await leaseUnit(sql, scope.projectId, params.id, body.agent_id, leaseMs, clock());
-      return { data: { unit: lease.unit, remaining: lease.remaining, test_run: { state: lease.state } } };
+      return { data: { unit: lease.unit, remaining: lease.remaining, test_run: { state: lease.state, planned: lease.planned }, plan: lease.plan } };
     },
   });
 

@@ -54,7 +54,8 @@ export const joinResponse = z.object({
 
 const plannedUnitSchema = z
   .object({
-    runner_project: z.string().min(1).max(LIMIT.runnerProject),
+    // A config without projects has one named '' (Playwright's own default).
+    runner_project: z.string().max(LIMIT.runnerProject),
     file: z.string().min(1).max(LIMIT.title),
     tests: z
       .array(z.object({ id: runnerTestId, line: z.string().min(1).max(MAX_LINE) }).strict())
@@ -95,8 +96,9 @@ export const unitSchema = z
 export const leaseResponse = z.object({
   data: z.object({
     unit: unitSchema.nullable().describe('null when no unit is free now'),
-    remaining: z.number().int().describe('units not ended yet, this one included; 0: the run has no work left'),
-    test_run: z.object({ state: z.enum(RUN_STATES) }),
+    remaining: z.number().int().describe('units not ended yet, this one included; 0 once planned: the run has no work left'),
+    test_run: z.object({ state: z.enum(RUN_STATES), planned: z.boolean() }),
+    plan: z.boolean().describe('the run is not planned yet and this agent is to plan it (the first agent still heard from); the others wait for its plan'),
   }),
 });
 

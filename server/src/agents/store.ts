@@ -74,3 +74,13 @@ export async function extendLeases(sql: Tx, runId: number, agentId: number, now:
     returning u.unit`;
   return rows.map((row) => row.unit).sort((a, b) => a - b);
 }
+
+/**
+ * Whether the agent is the one to plan the run: the first of its agents still heard from within
+ * `leaseMs` (so that one planner lists the suite, and another takes over if it goes silent).
+ */
+export async function isPlanner(sql: Tx, runId: number, agentId: number, now: Date, leaseMs: number): Promise<boolean> {
+  const [row] = await sql<{ id: number | null }[]>`
+    select min(id) as id from test_run_agents where test_run_id = ${runId} and last_seen_at >= ${new Date(now.getTime() - leaseMs)}`;
+  return row?.id === agentId;
+}
