@@ -168,8 +168,8 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
         continue;
       }
       if (lease.test_run.planned && lease.remaining === 0) return { code: 0, reason: `run ${runId} has no work left` };
-      // Units held by others (one may go silent), or the plan to come: soon, but not in a spin.
-      await new Promise((resolve) => setTimeout(resolve, lease.test_run.planned ? Math.min(2000, leaseMs / 3) : 250));
+      // Units held by others (one may go silent, and the run's end is heard here), or the plan to come.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500, leaseMs / 3)));
     }
   } finally {
     clearInterval(beat);
