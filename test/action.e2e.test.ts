@@ -5,6 +5,7 @@ import { createProject } from '../server/src/projects/store.ts';
 import { runActionStep, toggleableProxy } from './helpers/action.ts';
 import { client } from './helpers/http.ts';
 import { EXAMPLES } from './helpers/playwright.ts';
+import { ROOT } from './helpers/playwright.ts';
 import { waitForRun, waitUntil } from './helpers/runs.ts';
 import { seedEnvironment, startTestServer, TestClock, type TestServer } from './helpers/server.ts';
 
@@ -119,5 +120,35 @@ describe('the action against a live server', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('the action as an agent', () => {
+  it('when two jobs of one workflow run use mode agent, then they serve one run of agents in their workspace, and each reports its end', async () => {
+    // The server package as the workflow would run it, from this checkout.
+    const command = `${process.execPath} --import tsx ${path.join(ROOT, 'server/src/bin.ts')}`;
+    const env = { GITHUB_RUN_ID: '555001', GITHUB_WORKSPACE: path.resolve(EXAMPLES) };
+    const steps = ['1', '2'].map((n) => runActionStep(inputs({ mode: 'agent', 'agent-command': command, 'agent-name': `job-${n}` }), { env }));
+    const codes = await Promise.all(steps.map((step) => step.exited));
+    // The sample suite fails: each job says so, with the run's counts.
+    expect(codes, steps.map((step) => step.output()).join('\n')).toEqual([1, 1]);
+    for (const step of steps) {
+      expect(step.output()).toMatch(/Proctor run #\d+: this agent is done/);
+      expect(step.outputs()).toMatchObject({ state: 'failed', total: '10', passed: '4', failed: '2', flaky: '2', skipped: '2' });
+      // The key reached the agent through its environment only: never in the log.
+      expect(visible(step.output())).not.toContain(key);
+    }
+    const runId = Number(steps[0]?.outputs()['run-id']);
+    expect(Number(steps[1]?.outputs()['run-id'])).toBe(runId);
+    const [run] = await server.sql<{ distribution: string; run_key: string }[]>`select distribution, run_key from test_runs where id = ${runId}`;
+    expect(run).toEqual({ distribution: 'agents', run_key: 'agents-github-555001-1' });
+    const agents = await server.sql<{ name: string }[]>`select name from test_run_agents where test_run_id = ${runId} order by name`;
+    expect(agents.map((agent) => agent.name)).toEqual(expect.arrayContaining(['job-1', 'job-2']));
+  });
+
+  it('when the agent cannot start, then the step fails with its reason', async () => {
+    const step = runActionStep(inputs({ mode: 'agent', 'agent-command': '/nonexistent/proctor' }), { env: { GITHUB_RUN_ID: '555002' } });
+    expect(await step.exited).toBe(1);
+    expect(step.output()).toMatch(/::error::the Proctor agent stopped: could not start \/nonexistent\/proctor/);
   });
 });

@@ -86,7 +86,14 @@ describe('the inputs', () => {
   it('when only the required inputs are given, then the defaults of action.yml apply', () => {
     expect(parseSettings(read({}), 'abc')).toMatchObject({
       url: 'https://proctor.example.com', environment: 'prod', build: null, wait: true, timeoutMs: 3_600_000, pollMs: 10_000, failOnFlaky: false, sendNotifications: true,
+      mode: 'trigger',
+      agent: { command: ['npx', '--yes', '@proctor/server@0.1.0'], name: null, workspace: process.cwd() },
     });
+  });
+
+  it('when mode is agent, then the agent command is split into its words and the workspace is the one given', () => {
+    const settings = parseSettings(read({ mode: 'agent', 'agent-command': '  npx  proctor ', 'agent-name': 'shard-2' }), null, '/home/runner/work/shop');
+    expect(settings).toMatchObject({ mode: 'agent', agent: { command: ['npx', 'proctor'], name: 'shard-2', workspace: '/home/runner/work/shop' } });
   });
 
   it('when a build is given without a commit, then the workflow commit is its commit', () => {
@@ -110,6 +117,7 @@ describe('the inputs', () => {
     [{ metadata: '[1]' }, 'input metadata must be a JSON object'],
     [{ metadata: '{"a":{"b":1}}' }, '"a" must be a string or a number'],
     [{ 'env-overrides': 'not a pair' }, 'input env-overrides'],
+    [{ mode: 'agents' }, 'input mode must be trigger or agent'],
   ])('when the inputs are %j, then it says %s', (extra, message) => {
     expect(() => parseSettings(read(extra), null)).toThrow(SettingsError);
     expect(() => parseSettings(read(extra), null)).toThrow(message);

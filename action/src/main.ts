@@ -2,6 +2,7 @@ import * as core from '@actions/core';
 import * as github from '@actions/github';
 import { FatalError, ProctorClient, type RunView, TransientError } from './client.ts';
 import { parseSettings, type Settings } from './settings.ts';
+import { runAgent } from './agent.ts';
 import { jobSummary } from './summary.ts';
 import { isTerminal } from '../../server/src/states.ts';
 import { waitForRun } from './wait.ts';
@@ -61,10 +62,11 @@ function setOutputs(run: RunView | null, runId: number, state: string): void {
 }
 
 async function main(): Promise<void> {
-  const settings = parseSettings((name) => core.getInput(name), github.context.sha || null);
+  const settings = parseSettings((name) => core.getInput(name), github.context.sha || null, process.env.GITHUB_WORKSPACE || process.cwd());
   core.setSecret(settings.apiKey);
   for (const { value } of settings.envOverrides) if (value) core.setSecret(value);
   const client = new ProctorClient(settings);
+  if (settings.mode === 'agent') return serveAsAgent(client, settings);
 
   const { id } = await triggerWithRetry(client, triggerBody(settings));
   core.saveState('run-id', String(id));
@@ -84,6 +86,33 @@ async function main(): Promise<void> {
   );
   core.saveState('finished', 'true');
   if (result.kind === 'timeout') return timedOut(client, id, settings, result.last);
+  finishWith(result.run, settings);
+}
+
+/**
+ * One of the workflow run's agents: it pulls units until none is left, then waits for the run's end
+ * (other agents may hold its last units) and reports it as the trigger mode does. The run is the
+ * agents' to end: a cancelled job leaves it to them.
+ */
+async function serveAsAgent(client: ProctorClient, settings: Settings): Promise<void> {
+  core.saveState('finished', 'true');
+  const agent = await runAgent(settings, core.info);
+  if (agent.code !== 0 || agent.runId === null) throw new Error(`the Proctor agent stopped: ${agent.reason}`);
+  core.info(`Proctor run #${agent.runId}: this agent is done (${agent.reason})`);
+  if (!settings.wait) {
+    const run = await client.read(agent.runId).catch(() => null);
+    setOutputs(run, agent.runId, run?.testRun.state ?? 'running');
+    return;
+  }
+  const result = await waitForRun(
+    { read: () => client.read(agent.runId as number), now: Date.now, sleep, log: core.info, warn: core.warning },
+    { timeoutMs: settings.timeoutMs, pollMs: settings.pollMs, maxBackoffMs: 60_000 },
+  );
+  if (result.kind === 'timeout') {
+    setOutputs(result.last, agent.runId, result.last?.testRun.state ?? 'running');
+    core.setFailed(`Proctor run #${agent.runId} did not end within ${settings.timeoutMs / 60_000} min after this agent's last unit`);
+    return;
+  }
   finishWith(result.run, settings);
 }
 

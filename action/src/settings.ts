@@ -15,9 +15,15 @@ export interface Settings {
   timeoutMs: number;
   pollMs: number;
   failOnFlaky: boolean;
+  /** `agent`: this job runs `proctor agent` in its workspace, one of the agents of the workflow run's run. */
+  mode: 'trigger' | 'agent';
+  agent: { command: string[]; name: string | null; workspace: string };
 }
 
 export class SettingsError extends Error {}
+
+/** The server package's `proctor`, of the version this action is. */
+export const DEFAULT_AGENT_COMMAND = 'npx --yes @proctor/server@0.1.0';
 
 type Input = (name: string) => string;
 
@@ -73,8 +79,24 @@ function envOverrides(raw: string): { name: string; value: string }[] {
     });
 }
 
-/** Every input, read and checked once. `workflowCommit` is the build's commit when a build is given without one. */
-export function parseSettings(input: Input, workflowCommit: string | null): Settings {
+/** The command that runs `proctor`: its words, split on spaces. */
+function agentCommand(raw: string): string[] {
+  const words = raw.trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) throw new SettingsError('input agent-command must name the command that runs proctor');
+  return words;
+}
+
+function mode(raw: string): Settings['mode'] {
+  const value = raw.trim() || 'trigger';
+  if (value !== 'trigger' && value !== 'agent') throw new SettingsError(`input mode must be trigger or agent, not "${value}"`);
+  return value;
+}
+
+/**
+ * Every input, read and checked once. `workflowCommit` is the build's commit when a build is given
+ * without one; `workspace` is where an agent runs the suite (the job's checkout).
+ */
+export function parseSettings(input: Input, workflowCommit: string | null, workspace: string = process.cwd()): Settings {
   const required = (name: string) => {
     const value = input(name).trim();
     if (!value) throw new SettingsError(`input ${name} is required`);
@@ -112,5 +134,7 @@ export function parseSettings(input: Input, workflowCommit: string | null): Sett
     timeoutMs: (number(input, 'timeout-minutes', 0.01) ?? 60) * 60_000,
     pollMs: Math.max(1, number(input, 'poll-interval-seconds', 1) ?? 10) * 1000,
     failOnFlaky: boolean(input, 'fail-on-flaky', false),
+    mode: mode(input('mode')),
+    agent: { command: agentCommand(input('agent-command') || DEFAULT_AGENT_COMMAND), name: input('agent-name').trim() || null, workspace },
   };
 }

@@ -47,7 +47,7 @@ export interface ActionStep {
  * GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files, the standard context variables, and
  * for a post step the saved state as STATE_*.
  */
-export function runActionStep(inputs: Record<string, string>, options: { state?: Record<string, string> } = {}): ActionStep {
+export function runActionStep(inputs: Record<string, string>, options: { state?: Record<string, string>; env?: Record<string, string> } = {}): ActionStep {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-action-'));
   const files = { output: path.join(dir, 'output'), summary: path.join(dir, 'summary'), state: path.join(dir, 'state') };
   for (const file of Object.values(files)) fs.writeFileSync(file, '');
@@ -72,6 +72,7 @@ export function runActionStep(inputs: Record<string, string>, options: { state?:
     GITHUB_REF: 'refs/heads/main',
     GITHUB_JOB: 'e2e',
     RUNNER_TEMP: dir,
+    ...options.env,
   };
   for (const [name, value] of Object.entries({ ...actionDefaults(), ...inputs })) env[`INPUT_${name.replace(/ /g, '_').toUpperCase()}`] = value;
   for (const [name, value] of Object.entries(options.state ?? {})) env[`STATE_${name}`] = value;

@@ -111,7 +111,7 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
     checkoutDir: dir,
     envFiles: wanted.env_files,
     overrides: wanted.environment_variables_overrides,
-    buildUrl: settings.target.kind === 'build' ? settings.target.buildUrl : null,
+    buildUrl: wanted.build_url,
     reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch: wanted.branch },
   });
   if (missingFiles.length > 0) throw new Error(`env files not found in the repository: ${missingFiles.join(', ')}`);

@@ -47,7 +47,7 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
 async function checkoutOf(sql: Tx, runId: number): Promise<Checkout> {
   const [row] = await sql<Checkout[]>`
     select p.repo_url, coalesce(r.test_run_branch, r.build_branch) as branch, r.test_run_head_sha as "commit", r.tags, r.test_case_ids,
-           e.runner_projects_match, e.runner_projects_ignore, e.env_files, r.environment_variables_overrides
+           e.runner_projects_match, e.runner_projects_ignore, e.env_files, r.environment_variables_overrides, r.build ->> 'url' as build_url
     from test_runs r join projects p on p.id = r.project_id join environments e on e.id = r.environment_id
     where r.id = ${runId}`;
   return row as Checkout;

@@ -38,6 +38,7 @@ const checkoutSchema = z
     runner_projects_match: z.array(z.string()),
     runner_projects_ignore: z.array(z.string()),
     env_files: z.array(z.string()),
+    build_url: z.string().nullable().describe("the deployed build's URL a trigger gave (build.url): the tests' BASE_URL and PLAYWRIGHT_BASE_URL"),
     environment_variables_overrides: z.array(z.object({ name: z.string(), value: z.string() })),
   })
   .openapi('AgentCheckout');
