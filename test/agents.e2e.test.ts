@@ -220,6 +220,28 @@ describe('agents pulling one run of a real suite', () => {
     // The killed copy of the slow test never finished: the survivor's is its one execution.
     expect(attemptsPerTest(executions())['takes its time']).toEqual([0]);
   });
+  it('when the run is cancelled, then every agent stops its Playwright at its next heartbeat and exits 0', async () => {
+    const started = [startAgent('build-cancelled', 'a', { SLOW_MS: '60000' }), startAgent('build-cancelled', 'b', { SLOW_MS: '60000' })];
+    const runId = await runOfKey('build-cancelled');
+    await waitUntil(() => fs.readdirSync(records).some((name) => name.startsWith('slow-started-')), 120_000, 'the slow unit under way');
+    const slowPid = Number(fs.readdirSync(records).find((name) => name.startsWith('slow-started-'))?.slice('slow-started-'.length));
+    expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'enough' })).status).toBe(200);
+    const codes = await Promise.all(started.map((agent) => agent.exited));
+    expect(codes).toEqual([0, 0]);
+    for (const agent of started) expect(agent.output()).toContain(`proctor agent: run ${runId} has ended (cancelled)`);
+    // Gone, or a zombie its parent's death left to a reaper.
+    const state = fs.existsSync(`/proc/${slowPid}/stat`) ? fs.readFileSync(`/proc/${slowPid}/stat`, 'utf8').split(') ')[1]?.[0] : 'gone';
+    expect(['gone', 'Z', 'X']).toContain(state);
+    executions();
+  });
+
+  it('when the key is refused, then the agent exits 1 with the reason in one line', async () => {
+    const agent = agentProcess(server.url, 'prc_p_wrong_key', ['--environment', 'ci', '--run-key', 'build-refused', '--workdir', workdir]);
+    expect(await agent.exited).toBe(1);
+    const lines = agent.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^proctor agent: POST \/api\/test-runs\/agent-run: HTTP 401: /);
+  });
 });
 
 describe("the server's executor as one more agent", () => {
