@@ -55,6 +55,13 @@ export interface ReportRun {
   created: boolean;
 }
 
+/** The run that a run key names already, found by those that came after the one that made it. */
+async function runOfKey(sql: Tx, projectId: number, runKey: string): Promise<ReportRun> {
+  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
+    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${runKey}`;
+  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
+}
+
 /** The run of a report-only invocation: created by the first shard, shared by the others through the run key. */
 export async function findOrCreateReportRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
   const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
@@ -64,10 +71,7 @@ export async function findOrCreateReportRun(sql: Tx, projectId: number, input: R
             ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
     on conflict (project_id, run_key) do nothing
     returning id, environment_id, state`;
-  if (created) return { ...created, created: true };
-  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
-    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
-  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
+  return created ? { ...created, created: true } : runOfKey(sql, projectId, input.runKey as string);
 }
 
 /** The run a CI build's agents share: made pending by the first, found by the others through the run key. */
@@ -79,10 +83,7 @@ export async function findOrCreateAgentRun(sql: Tx, projectId: number, input: Re
             ${input.buildUrl}, ${now})
     on conflict (project_id, run_key) do nothing
     returning id, environment_id, state`;
-  if (created) return { ...created, created: true };
-  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
-    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${input.runKey}`;
-  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
+  return created ? { ...created, created: true } : runOfKey(sql, projectId, input.runKey as string);
 }
 
 /** How a run is executed, as an agent joining it finds it (locked until the join commits). */
