@@ -89,10 +89,17 @@ export async function listTestCases(sql: Tx, projectId: number, q: TestCaseListQ
         : sql``
     }`;
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from test_cases where ${where}`;
-  const rows = await sql<TestCaseRow[]>`
-    select ${columns(sql)} from test_cases where ${where}
-    order by file_path, line nulls last, name, runner_project
-    limit ${q.per_page} offset ${(q.page - 1) * q.per_page}`;
+  // A search matches few tests of many: they are found first (one pass over the project's tests),
+  // then ordered, where walking the list's index in order would visit every test to find them.
+  const rows = search
+    ? await sql<TestCaseRow[]>`
+        with matches as materialized (select ${columns(sql)}, line from test_cases where ${where})
+        select ${columns(sql)} from matches order by file_path, line nulls last, name, runner_project
+        limit ${q.per_page} offset ${(q.page - 1) * q.per_page}`
+    : await sql<TestCaseRow[]>`
+        select ${columns(sql)} from test_cases where ${where}
+        order by file_path, line nulls last, name, runner_project
+        limit ${q.per_page} offset ${(q.page - 1) * q.per_page}`;
   return { rows, total: count?.total ?? 0 };
 }
 
