@@ -20,7 +20,9 @@ export function record(testInfo, extra = {}) {
   const name = [testInfo.title, testInfo.retry, process.pid, Date.now(), Math.random().toString(36).slice(2)].join('~');
   fs.writeFileSync(path.join(process.env.RECORD_DIR, name), JSON.stringify({
     title: testInfo.title, retry: testInfo.retry, key: process.env.PROCTOR_API_KEY ?? null,
-    database: process.env.DATABASE_URL ?? null, agentSecret: process.env.AGENT_ONLY_SECRET ?? null, ...extra,
+    database: process.env.DATABASE_URL ?? null, agentSecret: process.env.AGENT_ONLY_SECRET ?? null,
+    // The setup project ran before this test, in the same Playwright (the unit's shard).
+    setupFirst: fs.existsSync(path.join(process.env.RECORD_DIR, 'setup-for-' + process.env.PROCTOR_SHARD)), ...extra,
   }));
 }
 `;
@@ -29,9 +31,17 @@ const FILES: Record<string, string> = {
   'playwright.config.ts': `import fs from 'node:fs';
 import { defineConfig } from '@playwright/test';
 const executablePath = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((candidate) => fs.existsSync(candidate));
-export default defineConfig({ testDir: './tests', retries: 1, timeout: 60_000, use: { launchOptions: executablePath ? { executablePath } : {} }, projects: [{ name: 'alpha' }] });
+export default defineConfig({ testDir: './tests', retries: 1, timeout: 60_000, use: { launchOptions: executablePath ? { executablePath } : {} }, projects: [{ name: 'setup', testMatch: /.*\\.setup\\.ts/ }, { name: 'alpha', dependencies: ['setup'] }] });
 `,
   'tests/record.mjs': RECORD,
+  'tests/auth.setup.ts': `import fs from 'node:fs';
+import { test } from '@playwright/test';
+import { record } from './record.mjs';
+test('signs in', async ({}, testInfo) => {
+  record(testInfo);
+  fs.writeFileSync(process.env.RECORD_DIR + '/setup-for-' + process.env.PROCTOR_SHARD, '');
+});
+`,
   'tests/pages.spec.ts': `import { expect, test } from '@playwright/test';
 import { record } from './record.mjs';
 test('renders a page', async ({ page }, testInfo) => {
@@ -74,7 +84,9 @@ const ATTEMPTS: Record<string, number> = {
   'fails every time': 2,
   'takes its time': 1,
 };
-const COUNTS = { total_count: 8, success_count: 6, failed_count: 1, flaky_count: 1, skipped_count: 0 };
+/** The setup project's test: run with every unit of the project depending on it, as in every shard of --shard; recorded once. */
+const SETUP = 'signs in';
+const COUNTS = { total_count: 9, success_count: 7, failed_count: 1, flaky_count: 1, skipped_count: 0 };
 
 /** `proctor agent` in a process group of its own (so that a test can kill it as a machine dies), its key in its environment. */
 function agentProcess(url: string, key: string, args: string[], extraEnv: Record<string, string> = {}): ServerProcess {
@@ -161,7 +173,7 @@ describe('agents pulling one run of a real suite', () => {
   }
 
 
-  it('when three agents join one run, then every test runs exactly once per attempt, and the counts are a whole run of the suite', async () => {
+  it('when three agents join one run, then every test runs exactly once per attempt, setup first in each unit, and the counts are a whole run of the suite', async () => {
     const started = [startAgent('build-three', 'a'), startAgent('build-three', 'b'), startAgent('build-three', 'c')];
     const runId = await runOfKey('build-three');
     const codes = await Promise.all(started.map((agent) => agent.exited));
@@ -174,6 +186,9 @@ describe('agents pulling one run of a real suite', () => {
     expect(attemptsPerTest(seen)).toEqual(EVERY_ATTEMPT_ONCE);
     const units = await server.sql<{ file: string; agent_id: number; leases: number }[]>`select file, agent_id, leases from test_run_units where test_run_id = ${runId}`;
     expect(units.map((u) => u.file).sort()).toEqual(['flaky.spec.ts', 'pages.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'slow.spec.ts']);
+    // Setup ran first in each unit, as Playwright runs a project's dependencies; its result is one.
+    expect(seen.filter((e) => e.title === SETUP)).toHaveLength(units.length);
+    expect(seen.filter((e) => e.title !== SETUP).every((e) => (e as { setupFirst?: boolean }).setupFirst)).toBe(true);
     expect(new Set(units.map((u) => u.agent_id)).size).toBeGreaterThan(1);
     expect(units.every((u) => u.leases === 1)).toBe(true);
 
@@ -216,7 +231,7 @@ describe('agents pulling one run of a real suite', () => {
     const results = await server.sql<{ title: string; retries: number }[]>`
       select t.title, count(*)::int as retries from test_results r join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
       where r.test_run_id = ${runId} group by t.title`;
-    expect(Object.fromEntries(results.map((r) => [r.title, r.retries]))).toEqual(ATTEMPTS);
+    expect(Object.fromEntries(results.map((r) => [r.title, r.retries]))).toEqual({ ...ATTEMPTS, [SETUP]: 1 });
     // The killed copy of the slow test never finished: the survivor's is its one execution.
     expect(attemptsPerTest(executions())['takes its time']).toEqual([0]);
   });
@@ -277,7 +292,8 @@ describe("the server's executor as one more agent", () => {
       const remote = agentProcess(server.url, suite.key, ['--run', String(rerunId), '--name', 'remote', '--workdir', workdir]);
       expect(await remote.exited, remote.output()).toBe(0);
       const again = (await waitForRun(api, rerunId)).testRun;
-      expect(again).toMatchObject({ state: 'failed', total_count: 1, failed_count: 1, total_shards: 1 });
+      // The failed test, with the setup its project depends on.
+      expect(again).toMatchObject({ state: 'failed', total_count: 2, failed_count: 1, total_shards: 1 });
       const ran = attemptsPerTest(executionsIn(suite.records));
       expect(Object.entries(ran).filter(([, retries]) => retries.length > 0)).toEqual([['fails every time', [0, 1]]]);
       const [row] = await server.sql<{ distribution: string }[]>`select distribution from test_runs where id = ${rerunId}`;
