@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { EmbeddedSocketServer } from '../server/src/embedded-socket.ts';
 import { createKey } from '../server/src/auth/store.ts';
 import { loadConfig } from '../server/src/config.ts';
 import { connect, type Sql } from '../server/src/db.ts';
@@ -31,9 +31,9 @@ export async function benchDatabase(): Promise<BenchDatabase> {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-'));
   const db = await PGlite.create({ dataDir: dir });
-  const socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
-  await socket.start();
-  const url = `postgres://postgres@${socket.getServerConn()}/postgres`;
+  const socket = new EmbeddedSocketServer(db, 4);
+  const port = await socket.listen({ host: '127.0.0.1', port: 0 });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const sql = connect(url, 1);
   await migrate(sql);
   return {
@@ -41,7 +41,7 @@ export async function benchDatabase(): Promise<BenchDatabase> {
     sql,
     close: async () => {
       await sql.end();
-      await socket.stop();
+      await socket.close();
       await db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

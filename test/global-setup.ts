@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { EmbeddedSocketServer } from '../server/src/embedded-socket.ts';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -27,11 +27,11 @@ export default async function setup(project: TestProject) {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-test-pglite-'));
   const db = await PGlite.create({ dataDir: dir });
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 40 });
-  await server.start();
-  project.provide('embeddedDatabaseUrl', `postgres://postgres@${server.getServerConn()}/postgres`);
+  const server = new EmbeddedSocketServer(db, 40);
+  const port = await server.listen({ host: '127.0.0.1', port: 0 });
+  project.provide('embeddedDatabaseUrl', `postgres://postgres@127.0.0.1:${port}/postgres`);
   return async () => {
-    await server.stop();
+    await server.close();
     await db.close();
     fs.rmSync(dir, { recursive: true, force: true });
   };

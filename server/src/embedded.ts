@@ -1,10 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { EmbeddedSocketServer } from './embedded-socket.ts';
 
-/** Room for the server's connection plus CLI commands run while it serves. */
-const SOCKET_CONNECTIONS = 4;
+/**
+ * Room for the server's connection and CLI commands run while it serves: their exchanges take turns
+ * on the one session, so more connections only queue, never interleave.
+ */
+const SOCKET_CONNECTIONS = 32;
 
 interface LockContent {
   pid: number;
@@ -115,14 +118,14 @@ export async function openEmbedded(dataDir: string): Promise<Embedded> {
     const socketPath = path.join(socketDir, '.s.PGSQL.5432');
     // A socket left by a server that died holds the name; the lock says no live server owns it.
     fs.rmSync(socketPath, { force: true });
-    const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: SOCKET_CONNECTIONS });
-    await server.start();
+    const server = new EmbeddedSocketServer(db, SOCKET_CONNECTIONS);
+    await server.listen({ path: socketPath });
     writeLock(dataDir, { pid: process.pid, socketDir, startedAt: new Date().toISOString() });
     process.once('exit', release);
     return {
       url: embeddedUrl(socketDir),
       close: async () => {
-        await server.stop();
+        await server.close();
         await db.close();
         release();
       },
