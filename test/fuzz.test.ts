@@ -114,7 +114,51 @@ function shaped(raw: JsonSchema, depth = 0): fc.Arbitrary<unknown> {
   return fc.oneof({ weight: 19, arbitrary: types.length > 1 ? fc.oneof(...types.map(pick)) : pick(types[0] ?? (schema.properties ? 'object' : undefined)) }, { weight: 1, arbitrary: jsonValue });
 }
 
-function requestsFor(operation: Operation): fc.Arbitrary<{ path: string; query: string; body: string | undefined }> {
+interface FuzzRequest {
+  path: string;
+  query: string;
+  body: string | undefined;
+  /** Headers beside the bearer key, or instead of it: null sends the key alone, as a client would. */
+  headers: Record<string, string> | null;
+}
+
+/** A header's value as HTTP carries it: visible ASCII and spaces, never a line break. */
+const headerText = text.map((value) => value.replace(/[^\x20-\x7e]/g, '').slice(0, 2000));
+
+/** Session cookies as a browser may hold them: planted from a sibling subdomain, cut, mis-encoded, huge. */
+const cookie = fc.oneof(
+  fc.constantFrom(
+    'proctor_session=%',
+    'proctor_session=%E0%A4%A',
+    'proctor_session=%ZZ',
+    'proctor_session=%00',
+    `proctor_session=${'a'.repeat(6000)}`,
+    'proctor_session="unterminated',
+    'proctor_session=; proctor_session=%',
+    '=; ;;=',
+    'proctor_oidc=%; proctor_session=%C0%AF',
+    'proctor_session',
+  ),
+  headerText.map((value) => `proctor_session=${value}`),
+);
+
+/** Headers a careless or hostile client sends: a broken cookie instead of a key, odd keys, types and encodings. */
+const chaoticHeaders = (key: string) =>
+  fc.record(
+    {
+      cookie,
+      authorization: fc.constantFrom(`Bearer ${key}`, 'Bearer', 'Bearer  ', 'Basic dXNlcjpwYXNz', 'Bearer prc_p_1_x', `Bearer ${'x'.repeat(5000)}`, 'bearer\t'),
+      'x-project-id': headerText,
+      'x-csrf-token': headerText,
+      'content-type': fc.constantFrom('application/json', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'text/plain', 'multipart/form-data; boundary=x', ';;'),
+      'content-encoding': fc.constantFrom('gzip', 'br', 'deflate', 'identity', 'x-unknown'),
+      accept: fc.constantFrom('text/html', 'application/json', '*/*', ''),
+      'accept-language': headerText,
+    },
+    { requiredKeys: [] },
+  );
+
+function requestsFor(operation: Operation): fc.Arbitrary<FuzzRequest> {
   const pathParams = [...operation.route.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
   const queryNames = [...operation.query, 'unexpected'];
   return fc.record({
@@ -125,10 +169,11 @@ function requestsFor(operation: Operation): fc.Arbitrary<{ path: string; query: 
       { weight: 1, arbitrary: jsonValue.map((value) => JSON.stringify(value)) },
       { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
     ),
-  }).map(({ params, query, body }) => {
+    headers: fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: chaoticHeaders(key) }),
+  }).map(({ params, query, body, headers }) => {
     let index = 0;
     const path = operation.route.replace(/\{\w+\}/g, () => pathSegment(params[index++] as string));
-    return { path, query: new URLSearchParams(query).toString(), body: operation.bodySchema ? body : undefined };
+    return { path, query: new URLSearchParams(query).toString(), body: operation.bodySchema ? body : undefined, headers };
   });
 }
 
@@ -141,11 +186,13 @@ function pathSegment(value: string): string {
   }
 }
 
-async function send(operation: Operation, request: { path: string; query: string; body: string | undefined }): Promise<number | 'hang'> {
+async function send(operation: Operation, request: FuzzRequest): Promise<number | 'hang'> {
+  const headers = request.headers ?? { authorization: `Bearer ${key}`, ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) };
   try {
     const response = await fetch(`${server.url}${request.path}${request.query ? `?${request.query}` : ''}`, {
       method: operation.method,
-      headers: { authorization: `Bearer ${key}`, ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers,
+      redirect: 'manual',
       body: request.body,
       signal: AbortSignal.timeout(HANG_MS),
     });
@@ -170,11 +217,13 @@ describe('fuzzing every documented operation', () => {
         const statuses = await Promise.all(batch.map((request) => send(operation, request)));
         sent += batch.length;
         statuses.forEach((status, j) => {
-          if (status === 'hang' || status >= 500) failures.push(`${status} ${operation.method} ${batch[j]?.path}?${batch[j]?.query} ${batch[j]?.body?.slice(0, 200) ?? ''}`);
+          if (status === 'hang' || status >= 500) {
+            failures.push(`${status} ${operation.method} ${batch[j]?.path}?${batch[j]?.query} ${JSON.stringify(batch[j]?.headers)?.slice(0, 300)} ${batch[j]?.body?.slice(0, 200) ?? ''}`);
+          }
         });
       }
     }
-    console.log(`fuzz: ${sent} generated requests over ${operations.length} operations (${REQUESTS_PER_OPERATION} each): ${failures.filter((f) => !f.startsWith('hang')).length} × 5xx, ${failures.filter((f) => f.startsWith('hang')).length} hangs`);
+    console.log(`fuzz: ${sent} generated requests over ${operations.length} operations and pages (${REQUESTS_PER_OPERATION} each, a third with malformed cookies and headers): ${failures.filter((f) => !f.startsWith('hang')).length} × 5xx, ${failures.filter((f) => f.startsWith('hang')).length} hangs`);
     expect(failures.slice(0, 20)).toEqual([]);
   }, 600_000);
 });

@@ -3,11 +3,19 @@ import { SESSION_DAYS } from './store.ts';
 /** The cookie that carries a dashboard session's secret. */
 export const SESSION_COOKIE = 'proctor_session';
 
-/** A cookie's value from a request's Cookie header; null when absent. */
+/**
+ * A cookie's value from a request's Cookie header; null when absent or malformed. A cookie can be
+ * planted from a sibling subdomain: one that does not decode is ignored, as if it were not there.
+ */
 export function readCookie(header: string | undefined, name: string): string | null {
   for (const part of (header ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
+    if (key !== name) continue;
+    try {
+      return decodeURIComponent(value.join('='));
+    } catch {
+      return null;
+    }
   }
   return null;
 }
