@@ -1,3 +1,4 @@
+import http from 'node:http';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/http.ts';
@@ -205,4 +206,42 @@ describe('validation and scope', () => {
     expect((await other.patch(`/api/files/${created.id}`, { name: 'mine now' })).status).toBe(404);
     expect((await api.patch(`/api/files/${created.id}`, { status: 'pending' })).status).toBe(400);
   });
+});
+
+describe('downloads that end early', () => {
+  /** The open file descriptors of this process, which serves the app. */
+  const openDescriptors = () => fs.readdirSync('/proc/self/fd').length;
+
+  async function uploaded(name: string, size: number): Promise<string> {
+    const created = await createPending(name, { size_bytes: size });
+    expect((await put(created.upload_url, 'x'.repeat(size))).status).toBe(200);
+    expect((await api.patch(`/api/files/${created.id}`, { status: 'uploaded' })).status).toBe(200);
+    return created.url;
+  }
+
+  /** GETs the URL; `abort` cuts the connection after the first bytes, as a closed tab does. */
+  function get(url: string, abort: boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const request = http.get(url, { agent: false }, (response) => {
+        response.once('data', () => {
+          if (abort) request.destroy();
+        });
+        response.on('end', resolve);
+        response.on('close', resolve);
+      });
+      request.on('error', (error: NodeJS.ErrnoException) => (abort ? resolve() : reject(error)));
+    });
+  }
+
+  it('when 2,000 downloads are made and half of them are aborted mid-body, then every file the server opened is closed again', async () => {
+    const small = await uploaded('small.bin', 16 * 1024);
+    // Larger than loopback's socket buffers: an aborted download leaves most of the file unsent.
+    const large = await uploaded('large.bin', 8 * 1024 * 1024);
+    await get(small, false);
+    const before = openDescriptors();
+    for (let batch = 0; batch < 100; batch++) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? get(large, true) : get(small, false))));
+    }
+    await expect.poll(openDescriptors, { timeout: 10_000, interval: 200 }).toBeLessThanOrEqual(before + 2);
+  }, 120_000);
 });

@@ -1,3 +1,4 @@
+import { pipeline } from 'node:stream/promises';
 import type { Response } from 'express';
 import type { BlobStorage } from '../storage/blobs.ts';
 
@@ -21,7 +22,9 @@ export async function deliverStored(res: Response, storage: BlobStorage, key: st
   // Opened before the answer starts, so that a missing object is an error and not a cut-off body.
   const bytes = await storage.open(key);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  await new Promise<void>((resolve, reject) => {
-    bytes.on('error', reject).pipe(res).on('finish', resolve).on('error', reject);
+  // pipeline, not pipe: a download the client aborts destroys the stream, which closes its file
+  // (pipe would leave it open until the garbage collector found it).
+  await pipeline(bytes, res).catch((error: unknown) => {
+    if (!res.destroyed) throw error;
   });
 }
