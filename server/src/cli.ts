@@ -12,6 +12,7 @@ import { createLogger } from './logger.ts';
 import { migrate } from './migrate.ts';
 import { addMember, createProject, getProject, removeMember } from './projects/store.ts';
 import { startServer } from './server.ts';
+import { PortInUseError } from './serving.ts';
 import { createLoginLink } from './sessions/store.ts';
 import { describeReport, runRetentionPass, serverPolicy } from './retention/index.ts';
 import { openStorage } from './storage/open.ts';
@@ -240,7 +241,7 @@ export function runCli(argv: string[]): void {
         process.stderr.write(`proctor: ${(error as Error).message}\n${USAGE}\n`);
         process.exit(2);
       }
-      if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+      if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof PortInUseError) {
         process.stderr.write(`proctor: ${error.message}\n`);
         process.exit(1);
       }

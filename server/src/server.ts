@@ -10,7 +10,7 @@ import { type Database, isPglite, openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
 import { startSweeper } from './executor/sweeper.ts';
-import { serveApp, type Serving } from './serving.ts';
+import { checkPortFree, serveApp, type Serving } from './serving.ts';
 import { openStorage } from './storage/open.ts';
 import { resolveSigningSecret } from './system/store.ts';
 import { forkHttpWorkers, startHttpWorker } from './workers.ts';
@@ -47,6 +47,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     const worker = await startHttpWorker(config, logger, clock);
     return { url: `http://127.0.0.1:${worker.port}`, port: worker.port, close: worker.close };
   }
+  await checkPortFree(config.port, config.host);
   // Traversable by the user that runs suites, which reaches its own folders below; listable by no one else.
   fs.mkdirSync(config.dataDir, { recursive: true });
   fs.chmodSync(config.dataDir, 0o711);

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import net from 'node:net';
 import { type AppInput, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openStorage } from './storage/open.ts';
@@ -10,11 +11,33 @@ export interface Serving {
   close(): Promise<void>;
 }
 
+/** The configured port is taken: said in one line, before anything touched the data directory. */
+export class PortInUseError extends Error {
+  constructor(port: number, host: string) {
+    super(`port ${port} on ${host} is already in use by another process: stop it, or set PORT to a free port`);
+  }
+}
+
+function listenError(error: unknown, port: number, host: string): unknown {
+  return (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? new PortInUseError(port, host) : error;
+}
+
+/** Fails with PortInUseError when the port is taken; a server starts with this before it opens its data. */
+export async function checkPortFree(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error) => reject(listenError(error, port, host)));
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: Error) => reject(listenError(error, port, host));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : port);
     });
