@@ -32,7 +32,7 @@ const layers = [
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
-  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|playwright-packages|signing|states|xml)\\.ts$|storage/)' },
+  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|playwright-packages|signing|states|xml)\\.ts$|storage/|outbound/)' },
 ];
 
 const everyLayer = `(${layers.map((layer) => layer.path).join('|')})`;

@@ -257,6 +257,33 @@ describe('a run, and acting on it', () => {
     expect((await api.get('/api/notification-destinations')).body.data.destinations).toEqual([]);
   });
 
+  it('when destinations carry credentials in their URLs, then answers, the settings page and the log show them masked', async () => {
+    const secrets = ['XoXbSlackSecret42', 'basic-auth-password', 'query-token-value', 'api-key-value'];
+    const slack = await api.post('/api/notification-destinations', { type: 'slack', url: `https://hooks.slack.com/services/T0ABC/B0DEF/${secrets[0]}` });
+    const hook = await api.post('/api/notification-destinations', {
+      type: 'webhook',
+      url: `https://ci:${secrets[1]}@hooks.example.com/proctor?token=${secrets[2]}&api_key=${secrets[3]}&team=web`,
+    });
+    expect(slack.body.data.destination).toMatchObject({ url: 'https://hooks.slack.com/services/T…/B…/••••', has_secret: true });
+    expect(hook.body.data.destination).toMatchObject({ url: 'https://••••@hooks.example.com/proctor?token=••••&api_key=••••&team=web', has_secret: true });
+    const changed = await api.patch(`/api/notification-destinations/${hook.body.data.destination.id}`, { when: 'failed' });
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/settings`);
+    expect(await page.locator(`tr[data-destination="${slack.body.data.destination.id}"]`).textContent()).toContain('https://hooks.slack.com/services/T…/B…/••••');
+    const shown = [
+      slack.text,
+      hook.text,
+      changed.text,
+      (await api.get('/api/notification-destinations')).text,
+      (await api.get(`/api/notification-destinations/${slack.body.data.destination.id}`)).text,
+      await page.content(),
+      server.logs.join('\n'),
+    ].join('\n');
+    for (const secret of secrets) expect(shown).not.toContain(secret);
+    await api.delete(`/api/notification-destinations/${slack.body.data.destination.id}`);
+    await api.delete(`/api/notification-destinations/${hook.body.data.destination.id}`);
+  });
+
   it('when a run holds more passed tests than a page lists, then the first 200 show with a link to every test', async () => {
     const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch: 'big' })).body.data.test_run.id as number;
     const ids = Array.from({ length: 205 }, (_, i) => testId(1000 + i));

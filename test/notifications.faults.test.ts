@@ -54,6 +54,7 @@ describe('a server killed while it delivers', () => {
       PROCTOR_DEMO: 'false',
       PROCTOR_EXECUTOR_CONCURRENCY: '0',
       PROCTOR_SIGNING_SECRET: 'test-signing-secret-0123456789',
+      PROCTOR_NOTIFY_ALLOW_HOSTS: '127.0.0.1',
     });
     await waitForHealth(`http://127.0.0.1:${port}`);
     return started;
@@ -91,7 +92,7 @@ describe('deliveries that cannot go through', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startTestServer({ clock, env: { PROCTOR_NOTIFY_RETRY_HOURS: '0.01' } });
+    server = await startTestServer({ clock, env: { PROCTOR_NOTIFY_RETRY_HOURS: '0.01', PROCTOR_NOTIFY_ALLOW_HOSTS: '127.0.0.1' } });
     const { projectId, key } = await seedProject(server.sql);
     await seedEnvironment(server.sql, projectId, 'staging');
     api = client(server.url, key);
@@ -113,7 +114,7 @@ describe('deliveries that cannot go through', () => {
       clock.advance(20_000);
       await waitUntil(async () => ((await deliveryOf(api, runId))?.attempts ?? 0) > attempts, 10_000, 'another attempt');
     }
-    expect(await deliveryOf(api, runId)).toMatchObject({ state: 'failed', last_error: 'HTTP 503: the receiver is down' });
+    expect(await deliveryOf(api, runId)).toMatchObject({ state: 'failed', last_error: 'the receiver answered HTTP 503' });
     const attempts = (await deliveryOf(api, runId))?.attempts ?? 0;
     expect(attempts).toBeGreaterThanOrEqual(3);
     expect(receiver.requests).toHaveLength(attempts);
@@ -123,23 +124,4 @@ describe('deliveries that cannot go through', () => {
     expect(text).toContain('and 5 more');
     await api.delete(`/api/notification-destinations/${id}`);
   }, 60_000);
-});
-
-describe('PROCTOR_NOTIFY_DENY_PRIVATE', () => {
-  it('when it is true, then receivers on loopback or private addresses are refused, naming the field', async () => {
-    const server = await startTestServer({ env: { PROCTOR_NOTIFY_DENY_PRIVATE: 'true' } });
-    try {
-      const { projectId, key } = await seedProject(server.sql);
-      await seedEnvironment(server.sql, projectId, 'staging');
-      const api = client(server.url, key);
-      for (const url of ['http://127.0.0.1:9/hook', 'http://localhost/hook', 'http://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data']) {
-        const refused = await api.post('/api/notification-destinations', { type: 'webhook', url });
-        expect(refused.status, url).toBe(400);
-        expect(refused.body.error.message, url).toMatch(/^body\.url: .*PROCTOR_NOTIFY_DENY_PRIVATE/);
-      }
-      expect((await api.post('/api/notification-destinations', { type: 'webhook', url: 'http://93.184.215.14/hook' })).status).toBe(201);
-    } finally {
-      await server.close();
-    }
-  });
 });

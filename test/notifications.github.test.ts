@@ -97,6 +97,21 @@ describe('GitHub', () => {
     expect(problemsWithGitHubRequest({ ...github.requests[0]!, path: '/repos/acme/shop/statuz/abc' }).join()).toMatch(/no such operation/);
   });
 
+  it('when the pull request answer has no base repository and the comment fails once, then the default branch comes from the repository and the retry does not post the status again', async () => {
+    github.openPull('feature-bare', 8, 'main', true);
+    github.failCommentsNext(1, 502);
+    const runId = await report('feature-bare', 'f'.repeat(40), [4]);
+    await waitUntil(async () => (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0]?.attempts >= 1, 20_000, 'a first attempt');
+    // The retry is due 2 s later on the server's clock.
+    server.clock.advance(5000);
+    expect(await settled(runId)).toMatchObject({ state: 'delivered', attempts: 2 });
+    expect(github.statuses.filter((s) => s.sha === 'f'.repeat(40))).toHaveLength(1);
+    expect(github.requests.filter((r) => r.method === 'GET' && r.path === '/repos/acme/shop')).not.toHaveLength(0);
+    const comment = github.comments.find((c) => c.issue === 8);
+    expect(comment?.body).toContain('failures are not on `main`');
+    expect(github.requests.flatMap(problemsWithGitHubRequest)).toEqual([]);
+  }, 30_000);
+
   it('when GitHub refuses the token, then the delivery fails at once with its answer, and the token is never shown', async () => {
     expect((await api.patch(`/api/notification-destinations/${destinationId}`, { token: 'ghp_refused' })).status).toBe(200);
     const runId = await report('feature-x', 'd'.repeat(40), [4]);

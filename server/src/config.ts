@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import { type AllowList, AllowListError, parseAllowList } from './outbound/addresses.ts';
 
 const portSchema = z.coerce.number().int().min(0).max(65535);
 
@@ -38,7 +39,7 @@ const envSchema = z.object({
   PROCTOR_RETENTION_ARTIFACTS_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   PROCTOR_RETENTION_INTERVAL_MIN: z.coerce.number().min(0.001).default(60),
   PROCTOR_NOTIFY_RETRY_HOURS: z.coerce.number().min(0.001).max(720).default(24),
-  PROCTOR_NOTIFY_DENY_PRIVATE: z.enum(['true', 'false']).default('false'),
+  PROCTOR_NOTIFY_ALLOW_HOSTS: z.string().default(''),
   PROCTOR_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
   PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
   PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
@@ -75,8 +76,11 @@ export interface RetentionSettings {
 export interface NotifySettings {
   /** A delivery that has not gone through this long after the run ended is given up on. */
   retryMs: number;
-  /** Refuse receiver URLs whose host is a private or loopback address. */
-  denyPrivate: boolean;
+  /**
+   * Receivers a project admin may name beyond public addresses (the operator's internal ones):
+   * host names and networks. Everything else private, loopback, link-local... is refused.
+   */
+  allow: AllowList;
   /** GitHub's REST API (another for GitHub Enterprise Server). */
   githubApiUrl: string;
   /** A GitHub App whose installations authenticate GitHub destinations that have no token. */
@@ -163,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retention: retentionSettings(e),
     notify: {
       retryMs: e.PROCTOR_NOTIFY_RETRY_HOURS * 3_600_000,
-      denyPrivate: e.PROCTOR_NOTIFY_DENY_PRIVATE === 'true',
+      allow: notifyAllowList(e, cleaned),
       githubApiUrl: e.PROCTOR_GITHUB_API_URL.replace(/\/+$/, ''),
       githubApp: githubApp(e),
     },
@@ -199,6 +203,20 @@ function retentionSettings(e: Env): RetentionSettings {
     );
   }
   return { resultsDays, artifactsDays, intervalMs: e.PROCTOR_RETENTION_INTERVAL_MIN * 60_000 };
+}
+
+function notifyAllowList(e: Env, given: Record<string, string | undefined>): AllowList {
+  if (given.PROCTOR_NOTIFY_DENY_PRIVATE !== undefined) {
+    throw new ConfigError(
+      'invalid configuration: PROCTOR_NOTIFY_DENY_PRIVATE is gone: private and loopback receivers are refused by default; name the ones to allow in PROCTOR_NOTIFY_ALLOW_HOSTS',
+    );
+  }
+  try {
+    return parseAllowList(e.PROCTOR_NOTIFY_ALLOW_HOSTS);
+  } catch (error) {
+    if (error instanceof AllowListError) throw new ConfigError(`invalid configuration: PROCTOR_NOTIFY_ALLOW_HOSTS: ${error.message}`);
+    throw error;
+  }
 }
 
 function githubApp(e: Env): NotifySettings['githubApp'] {

@@ -27,8 +27,13 @@ export interface GitHubStandIn {
   requests: GitHubRequest[];
   statuses: { sha: string; state: string; context: string; description: string; target_url: string }[];
   comments: Comment[];
-  /** An open pull request from `branch`, into a repository whose default branch is `defaultBranch`. */
-  openPull(branch: string, number: number, defaultBranch?: string): void;
+  /**
+   * An open pull request from `branch`, into a repository whose default branch is `defaultBranch`;
+   * `bare`: its answer leaves out `base.repo`, which GitHub's description allows.
+   */
+  openPull(branch: string, number: number, defaultBranch?: string, bare?: boolean): void;
+  /** The next `count` comment creations and edits are answered `status`. */
+  failCommentsNext(count: number, status: number): void;
   /** A GitHub App, installed on every repository as `installationId`: its JWTs are checked with `publicKey`. */
   installApp(appId: number, publicKey: string, installationId: number): void;
   close(): Promise<void>;
@@ -38,7 +43,9 @@ export async function startGitHub(): Promise<GitHubStandIn> {
   const requests: GitHubRequest[] = [];
   const statuses: GitHubStandIn['statuses'] = [];
   const comments: Comment[] = [];
-  const pulls = new Map<string, { number: number; defaultBranch: string }>();
+  const pulls = new Map<string, { number: number; defaultBranch: string; bare: boolean }>();
+  let repositoryDefault = 'main';
+  let failingComments = { count: 0, status: 502 };
   let nextId = 1000;
   let app: { appId: number; publicKey: string; installationId: number } | null = null;
   const installationToken = 'ghs_an-installation-token';
@@ -75,7 +82,13 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/pulls$/.test(path)) {
       const branch = (request.query.get('head') ?? '').split(':')[1] ?? '';
       const pull = pulls.get(branch);
-      return [200, pull ? [{ number: pull.number, head: { ref: branch }, base: { ref: pull.defaultBranch, repo: { default_branch: pull.defaultBranch } } }] : []];
+      if (!pull) return [200, []];
+      return [200, [{ number: pull.number, head: { ref: branch }, base: pull.bare ? { ref: pull.defaultBranch } : { ref: pull.defaultBranch, repo: { default_branch: pull.defaultBranch } } }]];
+    }
+    if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+$/.test(path)) return [200, { id: 1, full_name: path.slice('/repos/'.length), default_branch: repositoryDefault }];
+    if (/\/comments/.test(path) && method !== 'GET' && failingComments.count > 0) {
+      failingComments.count--;
+      return [failingComments.status, { message: 'Server Error' }];
     }
     match = /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/.exec(path);
     if (match && method === 'GET') return [200, comments.filter((c) => c.issue === Number(match?.[1]))];
@@ -112,7 +125,13 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     requests,
     statuses,
     comments,
-    openPull: (branch, number, defaultBranch = 'main') => void pulls.set(branch, { number, defaultBranch }),
+    openPull: (branch, number, defaultBranch = 'main', bare = false) => {
+      pulls.set(branch, { number, defaultBranch, bare });
+      repositoryDefault = defaultBranch;
+    },
+    failCommentsNext: (count, status) => {
+      failingComments = { count, status };
+    },
     installApp: (appId, publicKey, installationId) => {
       app = { appId, publicKey, installationId };
     },

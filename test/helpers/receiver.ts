@@ -6,22 +6,37 @@ export interface Received {
   body: string;
 }
 
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export interface Receiver {
   url: string;
+  port: number;
   /** Every request, in order, answered or not. */
   requests: Received[];
-  /** The next `count` requests are answered with `status` (then 200 again). */
+  /** The next `count` requests are answered with `status` and a body of the receiver's own (then 200 again). */
   failNext(count: number, status?: number): void;
+  /** The next `count` requests are answered so. */
+  answerNext(count: number, answer: Answer): void;
   /** The next `count` requests are recorded and never answered. */
   holdNext(count: number): void;
   close(): Promise<void>;
 }
 
-/** An HTTP receiver on loopback that records every request and answers 200 (or, when told, an error). */
-export async function startReceiver(): Promise<Receiver> {
+/** What a failing receiver says in its answer: an internal page a webhook must never read back. */
+export const RECEIVER_ERROR_PAGE = 'the receiver is down';
+
+/**
+ * An HTTP receiver on loopback (127.0.0.1 unless another loopback address is given) that records
+ * every request and answers 200 (or, when told, something else).
+ */
+export async function startReceiver(options: { host?: string; port?: number } = {}): Promise<Receiver> {
   const requests: Received[] = [];
-  let failing = 0;
-  let failStatus = 500;
+  let answering = 0;
+  let answer: Answer = { status: 500 };
   let holding = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -32,22 +47,28 @@ export async function startReceiver(): Promise<Receiver> {
         holding--;
         return;
       }
-      if (failing > 0) {
-        failing--;
-        res.writeHead(failStatus, { 'content-type': 'text/plain' }).end('the receiver is down');
+      if (answering > 0) {
+        answering--;
+        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end(answer.body ?? RECEIVER_ERROR_PAGE);
         return;
       }
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   const address = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
+    port: address.port,
     requests,
     failNext: (count, status = 500) => {
-      failing = count;
-      failStatus = status;
+      answering = count;
+      answer = { status };
+    },
+    answerNext: (count, given) => {
+      answering = count;
+      answer = given;
     },
     holdNext: (count) => {
       holding = count;

@@ -8,6 +8,7 @@ import { rollUpNext } from '../analytics/index.ts';
 import { deliverNext } from '../notifications/index.ts';
 import { describeReport, runRetentionPass, serverPolicy } from '../retention/index.ts';
 import { summaryUrl } from '../runs/index.ts';
+import { systemResolver } from '../outbound/addresses.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
 import { DrainLoop } from './drain.ts';
 import { Executor } from './executor.ts';
@@ -92,6 +93,7 @@ export class Jobs implements JobControl {
       sql: this.sql,
       clock: this.clock,
       settings: this.config.notify,
+      receivers: { allow: this.config.notify.allow, resolve: systemResolver },
       runUrl: (runId: number) => summaryUrl(this.config.publicUrl, signingSecret, runId, this.clock()),
     };
     this.notifications = new DrainLoop(() => deliverNext(deps), NOTIFY_POLL_MS, (error) => this.logger.error({ err: error }, 'sending notifications failed'));

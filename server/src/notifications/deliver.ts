@@ -1,17 +1,20 @@
+import { createHmac } from 'node:crypto';
 import type { NotifySettings } from '../config.ts';
 import type { Clock } from '../context.ts';
 import type { Sql, Tx } from '../db.ts';
-import { privateAddressOf } from './addresses.ts';
 import { composeStory, type RunStory } from './compose.ts';
 import { tellGitHub } from './github.ts';
 import { slackMessage, webhookEvent } from './messages.ts';
-import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, takeDue } from './outbox.ts';
-import { postJson, type Sent, signatureOf } from './send.ts';
+import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, markStepDone, takeDue } from './outbox.ts';
+import type { ReceiverPolicy } from '../outbound/addresses.ts';
+import { postToReceiver } from '../outbound/receiver.ts';
 
 export interface NotifyDeps {
   sql: Sql;
   clock: Clock;
   settings: NotifySettings;
+  /** Where Slack and webhook receivers may be, and how their names resolve. */
+  receivers: ReceiverPolicy;
   /** The run page's link, for people to open from the message. */
   runUrl: (runId: number) => string;
 }
@@ -39,7 +42,7 @@ export function deliverNext(deps: NotifyDeps): Promise<boolean> {
       payload = await composePayload(tx, due, deps);
       await keepPayload(tx, due.id, payload);
     }
-    const sent = await attempt(tx, due, payload, deps.settings);
+    const sent = await attempt(tx, due, payload, deps);
     if (sent.ok) {
       await markDelivered(tx, due.id, deps.clock());
       return true;
@@ -61,20 +64,24 @@ async function composePayload(tx: Tx, due: DueDelivery, deps: NotifyDeps): Promi
 
 type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean };
 
-function attempt(tx: Tx, due: DueDelivery, payload: string, settings: NotifySettings): Promise<Attempt> {
+function attempt(tx: Tx, due: DueDelivery, payload: string, deps: NotifyDeps): Promise<Attempt> {
   const { destination } = due;
-  if (destination.type === 'github') return tellGitHub(tx, destination, JSON.parse(payload) as RunStory, settings);
-  return post(due, payload, settings);
+  if (destination.type === 'github') {
+    const progress = { done: new Set(due.steps_done), mark: (step: string) => markStepDone(tx, due.id, step) };
+    return tellGitHub(tx, destination, JSON.parse(payload) as RunStory, deps.settings, progress);
+  }
+  return post(due, payload, deps.receivers);
+}
+
+/** The header a webhook's receiver checks: the HMAC-SHA256 of the body in hex, as GitHub signs its own webhooks. */
+export function signatureOf(secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
 /** Slack and webhooks: one POST of the payload, a webhook's signed. */
-async function post(due: DueDelivery, body: string, settings: NotifySettings): Promise<Attempt> {
+async function post(due: DueDelivery, body: string, receivers: ReceiverPolicy): Promise<Attempt> {
   const { destination } = due;
   if (destination.url === null) return { ok: false, error: `a ${destination.type} destination without a URL`, permanent: true };
-  if (settings.denyPrivate) {
-    const address = await privateAddressOf(destination.url).catch(() => null);
-    if (address) return { ok: false, error: `the receiver's host is the private address ${address} (PROCTOR_NOTIFY_DENY_PRIVATE)`, permanent: true };
-  }
   const headers: Record<string, string> =
     destination.type === 'webhook'
       ? {
@@ -84,6 +91,5 @@ async function post(due: DueDelivery, body: string, settings: NotifySettings): P
           ...(destination.secret ? { 'x-proctor-signature-256': signatureOf(destination.secret, body) } : {}),
         }
       : {};
-  const sent: Sent = await postJson(destination.url, body, headers);
-  return sent.ok ? sent : { ...sent, permanent: false };
+  return postToReceiver(destination.url, body, headers, receivers);
 }

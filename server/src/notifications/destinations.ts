@@ -1,7 +1,7 @@
 import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
-import { privateAddressOf } from './addresses.ts';
+import { checkReceiverUrl, type ReceiverPolicy } from '../outbound/addresses.ts';
 import type { DestinationUpdate, NewDestination } from './schema.ts';
 import type { StoredDestination } from './store.ts';
 import { knownEnvironments } from './store.ts';
@@ -26,18 +26,21 @@ function problemOf(d: Shape, githubApp: boolean): string | null {
 
 /**
  * The destination as it would be stored is whole (a GitHub one without a token needs the server's
- * App), names the project's environments, and (when denied) reaches no private address.
+ * App) and names the project's environments.
  */
-export async function checkDestination(sql: Tx, projectId: number, d: Shape, settings: Pick<NotifySettings, 'denyPrivate' | 'githubApp'>): Promise<void> {
+export async function checkDestination(sql: Tx, projectId: number, d: Shape, settings: Pick<NotifySettings, 'githubApp'>): Promise<void> {
   const problem = problemOf(d, settings.githubApp !== null);
   if (problem) throw new InvalidInputError(problem);
   const known = await knownEnvironments(sql, projectId, d.environments);
   const unknown = d.environments.findIndex((slug) => !known.has(slug));
   if (unknown >= 0) throw new InvalidInputError(`body.environments.${unknown}: no environment with slug "${d.environments[unknown]}" in this project`);
-  if (settings.denyPrivate && d.url !== null) {
-    const address = await privateAddressOf(d.url).catch(() => null);
-    if (address) throw new InvalidInputError(`body.url: its host is the private or loopback address ${address}, which PROCTOR_NOTIFY_DENY_PRIVATE refuses`);
-  }
+}
+
+/** A receiver URL given in a request reaches no forbidden address (checked again at each delivery). */
+export async function checkReceiver(url: string | undefined, receivers: ReceiverPolicy): Promise<void> {
+  if (url === undefined) return;
+  const problem = await checkReceiverUrl(url, receivers);
+  if (problem) throw new InvalidInputError(`body.url: ${problem}`);
 }
 
 export function shapeOfNew(given: NewDestination): Shape {

@@ -46,12 +46,18 @@ async function clientFor(destination: StoredDestination, owner: string, repo: st
   return caller(new Octokit({ ...common, authStrategy: createAppAuth, auth: { ...app, installationId: installation.id } }));
 }
 
-export async function tellGitHub(sql: Tx, destination: StoredDestination, story: RunStory, settings: NotifySettings): Promise<Told> {
+/** The steps of the delivery that went through at earlier attempts, and how a step is marked done. */
+export interface Progress {
+  done: Set<string>;
+  mark(step: string): Promise<void>;
+}
+
+export async function tellGitHub(sql: Tx, destination: StoredDestination, story: RunStory, settings: NotifySettings, progress: Progress): Promise<Told> {
   const [owner, repo] = (destination.repo as string).split('/') as [string, string];
   try {
     const call = await clientFor(destination, owner, repo, settings);
     const { run } = story;
-    if (run.commit) {
+    if (run.commit && !progress.done.has('status')) {
       await call('POST /repos/{owner}/{repo}/statuses/{sha}', {
         owner,
         repo,
@@ -61,9 +67,10 @@ export async function tellGitHub(sql: Tx, destination: StoredDestination, story:
         description: countsLine(story).slice(0, 140),
         context: `proctor/${run.environment_slug}`,
       });
+      await progress.mark('status');
     }
     if (!run.branch) return { ok: true };
-    const { data: pulls } = await call<{ number: number; base: { repo: { default_branch: string } } }[]>('GET /repos/{owner}/{repo}/pulls', {
+    const { data: pulls } = await call<{ number: number; base?: { repo?: { default_branch?: string } | null } }[]>('GET /repos/{owner}/{repo}/pulls', {
       owner,
       repo,
       state: 'open',
@@ -72,7 +79,7 @@ export async function tellGitHub(sql: Tx, destination: StoredDestination, story:
     });
     const pull = pulls[0];
     if (!pull) return { ok: true };
-    const defaultBranch = pull.base.repo.default_branch;
+    const defaultBranch = pull.base?.repo?.default_branch ?? (await repositoryDefaultBranch(call, owner, repo));
     const onDefault = defaultBranch === run.branch ? null : await failuresOnBranch(sql, run.environment_slug, run.project_id, defaultBranch, run.id);
     const comment = await lockPullComment(sql, destination.id, pull.number);
     comment.sections[run.environment_slug] = section(story, defaultBranch, onDefault);
@@ -101,6 +108,12 @@ export async function tellGitHub(sql: Tx, destination: StoredDestination, story:
     const permanent = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
     return { ok: false, error: status ? `GitHub ${status}: ${message}` : `GitHub: ${message}`, permanent };
   }
+}
+
+/** A pull request answer may leave out its base repository: the repository itself says its default branch. */
+async function repositoryDefaultBranch(call: Call, owner: string, repo: string): Promise<string> {
+  const { data } = await call<{ default_branch: string }>('GET /repos/{owner}/{repo}', { owner, repo });
+  return data.default_branch;
 }
 
 async function findOwnComment(call: Call, owner: string, repo: string, pullNumber: number, destinationId: number): Promise<number | null> {

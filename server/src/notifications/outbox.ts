@@ -63,6 +63,8 @@ export interface DueDelivery {
   attempts: number;
   /** The JSON body, once composed. */
   payload: string | null;
+  /** Steps of a several-step delivery that went through at an earlier attempt. */
+  steps_done: string[];
   created_at: Date;
   destination: StoredDestination;
 }
@@ -70,7 +72,7 @@ export interface DueDelivery {
 /** The next delivery due that no other process holds, with its destination, locked until the transaction ends. */
 export async function takeDue(sql: Tx, now: Date): Promise<DueDelivery | null> {
   const [row] = await sql<(Omit<DueDelivery, 'destination'> & { destination: StoredDestination })[]>`
-    select d.id::int as id, d.event_id::text as event_id, d.test_run_id, d.attempts, d.payload, d.created_at,
+    select d.id::int as id, d.event_id::text as event_id, d.test_run_id, d.attempts, d.payload, d.steps_done, d.created_at,
            to_jsonb(t) as destination
     from notification_deliveries d
     join lateral (select ${destinationColumns(sql)} from notification_destinations where id = d.destination_id) t on true
@@ -82,6 +84,11 @@ export async function takeDue(sql: Tx, now: Date): Promise<DueDelivery | null> {
 
 export async function keepPayload(sql: Tx, id: number, payload: string): Promise<void> {
   await sql`update notification_deliveries set payload = ${payload} where id = ${id}`;
+}
+
+/** A step of the delivery went through; kept with the attempt's outcome, in its transaction. */
+export async function markStepDone(sql: Tx, id: number, step: string): Promise<void> {
+  await sql`update notification_deliveries set steps_done = array_append(steps_done, ${step}::text) where id = ${id} and not ${step}::text = any(steps_done)`;
 }
 
 export async function markDelivered(sql: Tx, id: number, now: Date): Promise<void> {

@@ -4,7 +4,8 @@ import { notFound } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { checkDestination, shapeAfter, shapeOfNew } from './destinations.ts';
+import { type ReceiverPolicy, systemResolver } from '../outbound/addresses.ts';
+import { checkDestination, checkReceiver, shapeAfter, shapeOfNew } from './destinations.ts';
 import {
   createDestinationSchema,
   deliveryListQuery,
@@ -21,6 +22,7 @@ const PATH = '/api/notification-destinations';
 
 export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config } = deps;
+  const receivers: ReceiverPolicy = { allow: config.notify.allow, resolve: systemResolver };
 
   addRoute(ctx, {
     method: 'get',
@@ -45,6 +47,7 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     status: 201,
     handler: async ({ body, scope }) => {
       await checkDestination(sql, scope.projectId, shapeOfNew(body), config.notify);
+      await checkReceiver(body.url, receivers);
       return { data: { destination: store.presentDestination(await store.createDestination(sql, scope.projectId, body, clock())) } };
     },
   });
@@ -72,6 +75,7 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: updateDestinationSchema,
     response: destinationResponse,
     handler: async ({ params, body, scope }) => {
+      await checkReceiver(body.url, receivers);
       const destination = await sql.begin(async (tx) => {
         const current = await store.getDestination(tx, scope.projectId, params.id);
         if (!current) throw notFound('notification destination');

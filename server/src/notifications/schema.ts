@@ -16,11 +16,16 @@ export const destinationSchema = z
   .object({
     id: z.number().int(),
     type: z.enum(DESTINATION_TYPES),
-    url: z.string().nullable().describe('the Slack incoming webhook or the webhook receiver; null for GitHub'),
+    url: z
+      .string()
+      .nullable()
+      .describe(
+        'the Slack incoming webhook or the webhook receiver, masked where it carries a credential (a Slack URL always, user:password@, a query parameter named like a secret); null for GitHub',
+      ),
     repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
     environments: z.array(z.string()).describe('environment slugs whose runs are told; empty: every environment'),
     when: z.enum(NOTIFY_WHEN).describe("always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch"),
-    has_secret: z.boolean().describe('a webhook secret (or a GitHub token) is set'),
+    has_secret: z.boolean().describe('a webhook secret, a GitHub token or a credential in the URL is set'),
     created_at: z.string(),
   })
   .openapi('NotificationDestination');

@@ -1,4 +1,5 @@
 import type { Tx } from '../db.ts';
+import { maskReceiverUrl } from './masking.ts';
 import type { Delivery, Destination, DestinationUpdate, NewDestination } from './schema.ts';
 
 // The one module that writes `notification_destinations`.
@@ -20,16 +21,17 @@ export interface StoredDestination {
 /** A destination's columns, as `StoredDestination` holds them. */
 export const destinationColumns = (sql: Tx) => sql`id, project_id, type, url, repo, environments, "when", secret, token, created_at`;
 
-/** What the API shows of a destination: never its secret or token. */
+/** What the API shows of a destination: never its secret, its token or a credential in its URL. */
 export function presentDestination(row: StoredDestination): Destination {
+  const url = row.url === null ? null : maskReceiverUrl(row.type, row.url);
   return {
     id: row.id,
     type: row.type,
-    url: row.url,
+    url: url?.url ?? null,
     repo: row.repo,
     environments: row.environments,
     when: row.when,
-    has_secret: row.secret !== null || row.token !== null,
+    has_secret: row.secret !== null || row.token !== null || url?.masked === true,
     created_at: row.created_at.toISOString(),
   };
 }
