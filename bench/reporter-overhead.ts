@@ -2,14 +2,12 @@
 // suite with the list reporter alone, pair by pair in the same run. Target: under 3% overhead.
 // Twice: as the sample suite is, and with screenshots, traces and videos of its failures recorded
 // (in both arms) and uploaded by the reporter.
-import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { videoEnv } from '../test/helpers/playwright.ts';
-import { freePort } from '../test/helpers/process.ts';
 import { benchDatabase, benchProject, benchServer, hodgesLehmann, settleWrites } from './lib.ts';
+import { buildReporter, EXAMPLES, REPORTER, ROOT, timeSampleSuite } from './suite.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const TARGET = 0.03;
 // One suite run varies by 2–5% on a 2-core machine (its 8 Chromium starts), and a pair's two runs
 // often differ by more than the overhead they measure: ten pairs give a steady estimate, four the
@@ -29,8 +27,6 @@ interface Variant {
   /** What the reporter's attachments line must say, if anything. */
   uploads: RegExp | null;
 }
-
-const EXAMPLES = path.join(ROOT, 'server', 'examples');
 
 /** The sample suite's config with every failure's screenshot, trace and video kept. */
 function artifactsConfig(): string {
@@ -52,17 +48,7 @@ export default {
 }
 
 async function runSuite(variant: Variant, reporters: string, env: Record<string, string>): Promise<number> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', ...variant.args, `--reporter=${reporters}`], {
-    cwd: path.join(ROOT, 'server', 'examples'),
-    env: { ...process.env, DEMO_SITE_PORT: String(await freePort()), BASE_URL: '', PLAYWRIGHT_BASE_URL: '', ...variant.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  await new Promise((resolve) => child.on('exit', resolve));
-  const elapsed = performance.now() - started;
+  const { ms: elapsed, output } = await timeSampleSuite(variant.args, reporters, { ...variant.env, ...env });
   if (reporters.includes('reporter/dist')) {
     if (!/\[proctor\] 14\/14 results delivered/.test(output)) throw new Error(`the reporter did not deliver:\n${output}`);
     if (variant.uploads && !variant.uploads.test(output)) throw new Error(`the reporter did not upload the attachments:\n${output}`);
@@ -71,8 +57,8 @@ async function runSuite(variant: Variant, reporters: string, env: Record<string,
 }
 
 async function main(): Promise<void> {
-  const reporter = path.join(ROOT, 'reporter/dist/index.js');
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'reporter/tsconfig.json')], { stdio: 'inherit' });
+  const reporter = REPORTER;
+  buildReporter();
   const variants: Variant[] = [
     { label: 'the sample suite (10 tests, 14 attempts)', args: [], env: {}, uploads: null },
     {

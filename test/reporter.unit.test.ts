@@ -7,7 +7,7 @@ import { listIsComplete } from '../reporter/src/collect.ts';
 import type { Attempt } from '../reporter/src/collect.ts';
 import { ciRunKey } from '../reporter/src/ci.ts';
 import { resolveSettings } from '../reporter/src/settings.ts';
-import { DeliveryError, postJson } from '../reporter/src/transport.ts';
+import { ConnectBudget, DeliveryError, postJson } from '../reporter/src/transport.ts';
 import { Uploader } from '../reporter/src/uploader.ts';
 import { plainText, stripAnsi } from '../reporter/src/ansi.ts';
 import { judge, worthSaying } from '../reporter/src/forgiveness.ts';
@@ -100,6 +100,32 @@ describe('delivery', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('when nothing listens, then retries stop once the connect budget is spent, and every later request fails at once', async () => {
+    const server = await scriptedServer([200]);
+    await server.close();
+    const budget = new ConnectBudget(1000);
+    const options = { url: server.url, apiKey: 'k', projectId: null, maxAttempts: 50, maxBackoffMs: 300, budget };
+    const started = Date.now();
+    const refused = await postJson(options, '/first', {}).catch((error: unknown) => error);
+    const spent = Date.now() - started;
+    expect(refused).toBeInstanceOf(DeliveryError);
+    expect(refused).toMatchObject({ unreachable: true, message: expect.stringMatching(/could not be reached \(ECONNREFUSED on \/first\) for 1 s.*PROCTOR_CONNECT_BUDGET_S/) });
+    expect(spent).toBeGreaterThanOrEqual(900);
+    const next = Date.now();
+    await expect(postJson(options, '/second', {})).rejects.toBe(refused);
+    expect(Date.now() - next).toBeLessThan(100);
+  });
+
+  it('when the server answers between connection failures, then the budget starts again', async () => {
+    const budget = new ConnectBudget(1000);
+    expect(budget.failed('/x', 'ECONNREFUSED', Date.now() - 5000)).toMatchObject({ unreachable: true });
+    const fresh = new ConnectBudget(1000);
+    expect(fresh.failed('/x', 'ECONNREFUSED', Date.now() - 800)).toBeNull();
+    fresh.answered();
+    expect(fresh.remainingMs()).toBe(1000);
+    expect(fresh.failed('/x', 'ECONNREFUSED', Date.now())).toBeNull();
   });
 
   it('when nothing listens, then network errors are retried and reported as such', async () => {
@@ -204,6 +230,16 @@ describe('settings', () => {
     expect(resolveSettings({ url: 'http://a' }, {})).toEqual({ ok: false, reason: expect.stringContaining('PROCTOR_API_KEY') });
     expect(resolveSettings({ url: 'http://a', apiKey: 'k' }, {})).toEqual({ ok: false, reason: expect.stringContaining('PROCTOR_ENVIRONMENT') });
     expect(resolveSettings({ url: 'http://a', apiKey: 'k' }, { PROCTOR_RUN_ID: '5' }).ok).toBe(true);
+  });
+
+  it('when the URL is malformed, then the reporter is disabled at once, saying so', () => {
+    for (const url of ['htp://proctor.example.com', 'proctor.example.com', 'http://']) {
+      expect(resolveSettings({ url, apiKey: 'k', environment: 'staging' }, {}), url).toEqual({ ok: false, reason: expect.stringContaining('is not an http:// or https:// URL') });
+    }
+    expect(resolveSettings({ url: 'https://proctor.example.com', apiKey: 'k', environment: 'staging' }, { PROCTOR_CONNECT_BUDGET_S: '0' })).toEqual({
+      ok: false,
+      reason: expect.stringContaining('PROCTOR_CONNECT_BUDGET_S'),
+    });
   });
 
   it('when no CI build id is set, then there is no run key and each invocation is its own run', () => {

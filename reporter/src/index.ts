@@ -83,12 +83,11 @@ export default class ProctorReporter implements Reporter {
     // The shard's end waits for the attachments, within a bound: the run page shows them once it ends.
     const artifacts = await this.artifacts?.settle(this.artifactWaitMs);
     const report = await this.uploader.finish(result.status, this.errors);
-    process.stdout.write(`${describe(report)}\n`);
-    if (artifacts) {
-      const line = describeArtifacts(artifacts);
-      if (line) process.stdout.write(`${line}\n`);
-    }
-    return this.forgive(result);
+    // An unreachable server is said last, and once: the attachments met it too.
+    const artifactLine = artifacts && !report.unreachable ? describeArtifacts(artifacts) : null;
+    process.stdout.write(`${[describe(report), artifactLine].filter(Boolean).join('\n')}\n`);
+    // Nothing is forgiven against a server that could not be reached, and the line above says why.
+    return report.unreachable ? undefined : this.forgive(result);
   }
 
   /** Playwright's result passes when every failed test is snoozed in Proctor; otherwise it stands. */
@@ -102,6 +101,7 @@ export default class ProctorReporter implements Reporter {
 }
 
 function describe(report: DeliveryReport): string {
+  if (report.unreachable) return `[proctor] ${report.delivered}/${report.total} results delivered; gave up: ${report.unreachable}`;
   const where = report.runId ? `run #${report.runId}` : 'no run';
   const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
   const state = report.state ? ` (${report.state})` : '';

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { ARTIFACT_MODES, type ArtifactMode } from './wire.ts';
-import { ciBuildUrl, ciRunKey } from './ci.ts';
+import { ciBuildUrl, ciRevision, ciRunKey } from './ci.ts';
 
 export interface ProctorReporterOptions {
   url?: string;
@@ -15,6 +15,11 @@ export interface ProctorReporterOptions {
   maxAttempts?: number;
   /** Longest single wait between attempts, in ms. */
   maxBackoffMs?: number;
+  /**
+   * Seconds a job may lose to a server it cannot connect to (refused, unresolvable, unreachable)
+   * before the reporter gives up the whole upload (default 10; PROCTOR_CONNECT_BUDGET_S).
+   */
+  connectBudgetS?: number;
   /** Attachments to upload: `failures` (every attempt of a failed or flaky test, the default), `all`, `none`. */
   artifacts?: ArtifactMode;
   /** Largest attachment uploaded, in MB (default 100); a larger one is refused in the summary line. */
@@ -43,6 +48,7 @@ export interface ReporterSettings {
   flushIntervalMs: number;
   maxAttempts: number;
   maxBackoffMs: number;
+  connectBudgetMs: number;
   artifacts: ArtifactMode;
   artifactLimitBytes: number;
   artifactWaitMs: number;
@@ -70,6 +76,15 @@ export async function resolveRevision(settings: ReporterSettings, cwd: string): 
   settings.branch = branch;
 }
 
+function isHttpUrl(text: string): boolean {
+  try {
+    const { protocol, hostname } = new URL(text);
+    return (protocol === 'http:' || protocol === 'https:') && hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 function positiveInteger(value: string | undefined): number | null {
   return value && /^[1-9]\d*$/.test(value) ? Number(value) : null;
 }
@@ -79,6 +94,7 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
   const url = (options.url ?? env.PROCTOR_URL ?? '').replace(/\/+$/, '');
   const apiKey = options.apiKey ?? env.PROCTOR_API_KEY ?? '';
   if (!url) return { ok: false, reason: 'no server URL: set the url option or PROCTOR_URL' };
+  if (!isHttpUrl(url)) return { ok: false, reason: `the server URL ${JSON.stringify(url)} is not an http:// or https:// URL (the url option or PROCTOR_URL)` };
   if (!apiKey) return { ok: false, reason: 'no API key: set the apiKey option or PROCTOR_API_KEY' };
   const runId = positiveInteger(env.PROCTOR_RUN_ID);
   const environment = options.environment ?? env.PROCTOR_ENVIRONMENT ?? null;
@@ -87,6 +103,8 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
   if (!(ARTIFACT_MODES as readonly string[]).includes(artifacts)) return { ok: false, reason: `PROCTOR_ARTIFACTS must be one of ${ARTIFACT_MODES.join(', ')}` };
   const artifactLimitMb = options.artifactLimitMb ?? (env.PROCTOR_ARTIFACT_LIMIT_MB ? Number(env.PROCTOR_ARTIFACT_LIMIT_MB) : 100);
   if (!(artifactLimitMb > 0)) return { ok: false, reason: 'PROCTOR_ARTIFACT_LIMIT_MB must be a positive number of MB' };
+  const connectBudgetS = options.connectBudgetS ?? (env.PROCTOR_CONNECT_BUDGET_S ? Number(env.PROCTOR_CONNECT_BUDGET_S) : 10);
+  if (!(connectBudgetS > 0)) return { ok: false, reason: 'PROCTOR_CONNECT_BUDGET_S must be a positive number of seconds' };
   const projectId = options.projectId ?? env.PROCTOR_PROJECT_ID;
   const runKey = ciRunKey(env);
   return {
@@ -99,13 +117,13 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       runId,
       shard: positiveInteger(env.PROCTOR_SHARD),
       runKey: runKey && environment ? `${environment}:${runKey}` : null,
-      commit: env.PROCTOR_COMMIT || env.GITHUB_SHA || env.CI_COMMIT_SHA || null,
-      branch: env.PROCTOR_BRANCH || env.GITHUB_HEAD_REF || env.GITHUB_REF_NAME || env.CI_COMMIT_REF_NAME || null,
+      ...ciRevision(env),
       buildUrl: ciBuildUrl(env),
       batchSize: options.batchSize ?? 200,
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxAttempts: options.maxAttempts ?? positiveInteger(env.PROCTOR_UPLOAD_MAX_ATTEMPTS) ?? 12,
       maxBackoffMs: options.maxBackoffMs ?? 8000,
+      connectBudgetMs: connectBudgetS * 1000,
       artifacts: artifacts as ArtifactMode,
       artifactLimitBytes: Math.floor(artifactLimitMb * 1024 * 1024),
       artifactWaitMs: options.artifactWaitMs ?? 120_000,

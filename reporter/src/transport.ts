@@ -11,8 +11,55 @@ export class DeliveryError extends Error {
     message: string,
     /** The HTTP status, or null for a network error. */
     readonly status: number | null,
+    /** The server could not be reached within the connect budget: nothing more is tried. */
+    readonly unreachable = false,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Errors that say no connection to the server was made: it is down, the name does not resolve, or
+ * the network has no route. A server that answers, even with an error, never causes one.
+ */
+const NO_CONNECTION = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'CONNECT_TIMEOUT']);
+
+/**
+ * The time a CI job may lose to a server it cannot connect to, shared by every request of the
+ * process: from the first connection failure with no answer since, retries go on until the budget
+ * is spent; then the server is taken for unreachable, and what is left fails at once. Any answer
+ * from the server ends the streak (a server that answers keeps its retries).
+ */
+export class ConnectBudget {
+  private failingSince: number | null = null;
+  private gaveUp: DeliveryError | null = null;
+
+  constructor(readonly ms: number) {}
+
+  /** The error every request meets once the budget is spent; null before. */
+  get exhausted(): DeliveryError | null {
+    return this.gaveUp;
+  }
+
+  /** What is left of the budget in this streak of failures (all of it outside one). */
+  remainingMs(): number {
+    return this.failingSince === null ? this.ms : Math.max(0, this.ms - (Date.now() - this.failingSince));
+  }
+
+  answered(): void {
+    this.failingSince = null;
+  }
+
+  /** A connection tried at `since` failed; answers the error that ends the upload once the budget is spent, else null. */
+  failed(where: string, code: string, since: number): DeliveryError | null {
+    this.failingSince ??= since;
+    if (this.remainingMs() > 0) return null;
+    this.gaveUp ??= new DeliveryError(
+      `the server could not be reached (${code} on ${where}) for ${Math.round(this.ms / 1000)} s, so nothing more is sent (PROCTOR_CONNECT_BUDGET_S)`,
+      null,
+      true,
+    );
+    return this.gaveUp;
   }
 }
 
@@ -22,6 +69,8 @@ export interface TransportOptions {
   projectId: string | null;
   maxAttempts: number;
   maxBackoffMs: number;
+  /** Shared by every request of the reporter; none: connection failures are retried like any network error. */
+  budget?: ConnectBudget;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -48,7 +97,13 @@ class UnreadableBodyError extends Error {}
  * One request through node:http, whose global agent keeps connections alive. Lighter per request
  * than fetch, which matters beside the tests this reporter runs with. `send` writes the body.
  */
-function request(method: 'GET' | 'POST' | 'PUT', url: string, headers: Record<string, string>, send: (request: http.ClientRequest) => void): Promise<Reply> {
+function request(
+  method: 'GET' | 'POST' | 'PUT',
+  url: string,
+  headers: Record<string, string>,
+  send: (request: http.ClientRequest) => void,
+  connectTimeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const outgoing = (target.protocol === 'https:' ? https : http).request(target, { method, headers, timeout: REQUEST_TIMEOUT_MS }, (response) => {
@@ -61,22 +116,36 @@ function request(method: 'GET' | 'POST' | 'PUT', url: string, headers: Record<st
       });
     });
     outgoing.on('timeout', () => outgoing.destroy(Object.assign(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })));
+    // A host that drops the connection's packets never refuses it: the connection itself gets what is left of the budget.
+    outgoing.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      const timer = setTimeout(() => outgoing.destroy(Object.assign(new Error('no connection'), { code: 'CONNECT_TIMEOUT' })), connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    });
     outgoing.on('error', reject);
     send(outgoing);
   });
 }
 
+type RetryOptions = Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'budget' | 'sleep'>;
+
 /**
  * Sends until a 2xx answer: network errors and 429/500/502/503/504 are retried with bounded
- * backoff; any other failure is final at once. Every request sent this way is idempotent.
+ * backoff; any other failure is final at once. Connection failures also spend the connect budget,
+ * and none is tried once it is spent. Every request sent this way is idempotent.
  */
-async function withRetries(options: Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'sleep'>, where: string, once: () => Promise<Reply>): Promise<Reply> {
+async function withRetries(options: RetryOptions, where: string, once: (connectTimeoutMs: number) => Promise<Reply>): Promise<Reply> {
   const sleep = options.sleep ?? defaultSleep;
+  const { budget } = options;
   let lastError: DeliveryError = new DeliveryError('not sent', null);
   for (let attempt = 0; attempt < options.maxAttempts; attempt++) {
+    if (budget?.exhausted) throw budget.exhausted;
     let retryAfter: string | null = null;
+    const triedAt = Date.now();
     try {
-      const reply = await once();
+      const reply = await once(budget ? Math.max(1, budget.remainingMs()) : REQUEST_TIMEOUT_MS);
+      budget?.answered();
       if (reply.status >= 200 && reply.status < 300) return reply;
       const message = errorMessageOf(reply.text) ?? http.STATUS_CODES[reply.status] ?? 'no message';
       lastError = new DeliveryError(`HTTP ${reply.status} from ${where}: ${message}`, reply.status);
@@ -88,9 +157,15 @@ async function withRetries(options: Pick<TransportOptions, 'maxAttempts' | 'maxB
       if (!(error instanceof DeliveryError)) {
         const code = (error as NodeJS.ErrnoException).code;
         lastError = new DeliveryError(`network error on ${where}: ${code ?? (error as Error).message}`, null);
+        const spent = budget && code && NO_CONNECTION.has(code) ? budget.failed(where, code, triedAt) : null;
+        if (spent) throw spent;
       }
     }
-    if (attempt < options.maxAttempts - 1) await sleep(backoff(attempt, options.maxBackoffMs, retryAfter));
+    if (attempt < options.maxAttempts - 1) {
+      const wait = backoff(attempt, options.maxBackoffMs, retryAfter);
+      // Within a streak of connection failures the last wait ends with the budget, for one more try.
+      await sleep(budget && lastError.status === null ? Math.min(wait, budget.remainingMs()) : wait);
+    }
   }
   throw lastError;
 }
@@ -107,7 +182,7 @@ export async function getJson<T>(options: TransportOptions, path: string): Promi
     accept: 'application/json',
     ...(options.projectId ? { 'x-project-id': options.projectId } : {}),
   };
-  const reply = await withRetries(options, path, () => request('GET', `${options.url}${path}`, headers, (outgoing) => outgoing.end()));
+  const reply = await withRetries(options, path, (connectMs) => request('GET', `${options.url}${path}`, headers, (outgoing) => outgoing.end(), connectMs));
   return JSON.parse(reply.text) as T;
 }
 
@@ -120,7 +195,7 @@ export async function postGzipped<T>(options: TransportOptions, path: string, pa
     'content-length': String(payload.length),
     ...(options.projectId ? { 'x-project-id': options.projectId } : {}),
   };
-  const reply = await withRetries(options, path, () => request('POST', `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload)));
+  const reply = await withRetries(options, path, (connectMs) => request('POST', `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload), connectMs));
   return (reply.text ? JSON.parse(reply.text) : null) as T;
 }
 
@@ -129,23 +204,29 @@ export async function postGzipped<T>(options: TransportOptions, path: string, pa
  * streamed from `open` afresh on every attempt, retried as `withRetries` says.
  */
 export async function putSigned(
-  options: Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'sleep'>,
+  options: RetryOptions,
   url: string,
   open: () => NodeJS.ReadableStream,
   size: number,
   extraHeaders: Record<string, string> = {},
 ): Promise<void> {
   const headers = { 'content-type': 'application/octet-stream', ...extraHeaders, 'content-length': String(size) };
-  await withRetries(options, new URL(url).pathname, () =>
-    request('PUT', url, headers, (outgoing) => {
-      const body = open();
-      body.on('error', (error) => outgoing.destroy(new UnreadableBodyError((error as NodeJS.ErrnoException).code ?? (error as Error).message)));
-      body.pipe(outgoing);
-    }),
+  await withRetries(options, new URL(url).pathname, (connectMs) =>
+    request(
+      'PUT',
+      url,
+      headers,
+      (outgoing) => {
+        const body = open();
+        body.on('error', (error) => outgoing.destroy(new UnreadableBodyError((error as NodeJS.ErrnoException).code ?? (error as Error).message)));
+        body.pipe(outgoing);
+      },
+      connectMs,
+    ),
   );
 }
 
 /** POSTs nothing to a signed URL (a confirmation), retried as `withRetries` says. */
-export async function postSigned(options: Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'sleep'>, url: string): Promise<void> {
-  await withRetries(options, new URL(url).pathname, () => request('POST', url, { 'content-length': '0' }, (outgoing) => outgoing.end()));
+export async function postSigned(options: RetryOptions, url: string): Promise<void> {
+  await withRetries(options, new URL(url).pathname, (connectMs) => request('POST', url, { 'content-length': '0' }, (outgoing) => outgoing.end(), connectMs));
 }

@@ -1,6 +1,6 @@
 import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
-import { DeliveryError, postJson, type TransportOptions } from './transport.ts';
+import { ConnectBudget, DeliveryError, postJson, type TransportOptions } from './transport.ts';
 import {
   type ReportRunAnswer,
   type ReportRunBody,
@@ -33,6 +33,8 @@ export interface DeliveryReport {
   failures: string[];
   state: string | null;
   summaryUrl: string | null;
+  /** Why nothing more was sent: the server could not be reached within the connect budget. */
+  unreachable: string | null;
 }
 
 /**
@@ -67,6 +69,7 @@ export class Uploader {
       projectId: settings.projectId,
       maxAttempts: settings.maxAttempts,
       maxBackoffMs: settings.maxBackoffMs,
+      budget: new ConnectBudget(settings.connectBudgetMs),
     };
     this.runId = settings.runId;
   }
@@ -142,6 +145,7 @@ export class Uploader {
       failures: this.failures,
       state: this.endResponse?.state ?? null,
       summaryUrl: this.endResponse?.summary_url ?? null,
+      unreachable: this.transport.budget?.exhausted?.message ?? null,
     };
   }
 
@@ -194,6 +198,7 @@ export class Uploader {
       const message = (error as Error).message;
       this.failures.push(`could not ${what}: ${message}`);
       const status = error instanceof DeliveryError ? error.status : null;
+      if (error instanceof DeliveryError && error.unreachable) this.stopReason = message;
       if (!mayStop) return;
       if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
     }
