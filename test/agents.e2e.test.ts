@@ -162,6 +162,12 @@ describe('agents pulling one run of a real suite', () => {
 
   const executions = () => executionsIn(records);
 
+  async function revisionOf(runId: number) {
+    const [row] = await server.sql<{ test_run_branch: string | null; commit: string | null; test_run_head_sha: string | null }[]>`
+      select test_run_branch, "commit", test_run_head_sha from test_runs where id = ${runId}`;
+    return row;
+  }
+
   async function runOfKey(runKey: string): Promise<number> {
     let id = 0;
     await waitUntil(async () => {
@@ -182,6 +188,9 @@ describe('agents pulling one run of a real suite', () => {
 
     const run = (await waitForRun(api, runId)).testRun;
     expect(run).toMatchObject({ state: 'failed', ...COUNTS, total_shards: 6 });
+    // No CI named a branch or a commit: the run has its agents' checkout's.
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+    expect(await revisionOf(runId)).toEqual({ test_run_branch: 'main', commit: head, test_run_head_sha: head });
     const seen = executions();
     expect(attemptsPerTest(seen)).toEqual(EVERY_ATTEMPT_ONCE);
     const units = await server.sql<{ file: string; agent_id: number; leases: number }[]>`select file, agent_id, leases from test_run_units where test_run_id = ${runId}`;
@@ -204,7 +213,10 @@ describe('agents pulling one run of a real suite', () => {
   });
 
   it('when an agent is killed in the middle of a unit, then another agent runs the unit and no result is lost or recorded twice', async () => {
-    const first = startAgent('build-killed', 'doomed', { SLOW_MS: '6000' });
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+    // The CI names the pull request's branch and the commit it built.
+    git(repo, 'branch', '--force', 'feature/agents');
+    const first = startAgent('build-killed', 'doomed', { SLOW_MS: '6000', GITHUB_HEAD_REF: 'feature/agents', GITHUB_SHA: head });
     const runId = await runOfKey('build-killed');
     // The slow unit is the longest by the first run's history (or, before its rollup, the last unknown one).
     let doomedUnit = 0;
@@ -225,6 +237,7 @@ describe('agents pulling one run of a real suite', () => {
     expect(await second.exited, second.output()).toBe(0);
     const run = (await waitForRun(api, runId)).testRun;
     expect(run).toMatchObject({ state: 'failed', ...COUNTS });
+    expect(await revisionOf(runId)).toEqual({ test_run_branch: 'feature/agents', commit: head, test_run_head_sha: head });
     const [slow] = await server.sql<{ leases: number; agent: string }[]>`
       select u.leases, a.name as agent from test_run_units u join test_run_agents a on a.id = u.agent_id where u.test_run_id = ${runId} and u.unit = ${doomedUnit}`;
     expect(slow).toEqual({ leases: 2, agent: 'survivor' });

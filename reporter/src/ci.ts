@@ -17,3 +17,36 @@ export function ciBuildUrl(env: NodeJS.ProcessEnv): string | null {
   }
   return env.CI_PIPELINE_URL ?? env.BUILDKITE_BUILD_URL ?? env.CIRCLE_BUILD_URL ?? env.BUILD_URL ?? null;
 }
+
+/** The first of the variables that is set and not empty. */
+function firstOf(env: NodeJS.ProcessEnv, names: string[]): string | null {
+  for (const name of names) {
+    const value = env[name];
+    if (value) return value;
+  }
+  return null;
+}
+
+/**
+ * The branch and commit a CI build runs, from PROCTOR_BRANCH and PROCTOR_COMMIT or each CI's own
+ * variables (a pull request's source branch before the branch built); null where none says.
+ */
+export function ciRevision(env: NodeJS.ProcessEnv): { branch: string | null; commit: string | null } {
+  return {
+    branch: firstOf(env, [
+      'PROCTOR_BRANCH',
+      'GITHUB_HEAD_REF',
+      'GITHUB_REF_NAME',
+      'CI_MERGE_REQUEST_SOURCE_BRANCH_NAME',
+      'CI_COMMIT_REF_NAME',
+      'BUILDKITE_BRANCH',
+      'CIRCLE_BRANCH',
+      'CHANGE_BRANCH',
+      'BRANCH_NAME',
+      'BITBUCKET_BRANCH',
+      'SYSTEM_PULLREQUEST_SOURCEBRANCH',
+      'BUILD_SOURCEBRANCHNAME',
+    ]),
+    commit: firstOf(env, ['PROCTOR_COMMIT', 'GITHUB_SHA', 'CI_COMMIT_SHA', 'BUILDKITE_COMMIT', 'CIRCLE_SHA1', 'GIT_COMMIT', 'BITBUCKET_COMMIT', 'BUILD_SOURCEVERSION']),
+  };
+}

@@ -11,7 +11,7 @@ import type { Unit } from '../agents/schema.ts';
 import { runEnvironment } from '../executor/environment.ts';
 import { isTerminal } from '../states.ts';
 import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
-import { checkout, installDependencies, resolveRepository } from '../toolchain/repository.ts';
+import { checkout, currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
 import { AgentApi, AgentApiError, type JoinAnswer } from './client.ts';
 import { planUnits } from './units.ts';
@@ -47,6 +47,8 @@ interface Current {
 
 interface Prepared {
   dir: string;
+  /** The branch checked out, which the run records when the CI named none; null when detached. */
+  branch: string | null;
   /** A checkout of this agent's, removed at its end (not a workspace or a project's own folder). */
   ownCheckout: boolean;
   env: NodeJS.ProcessEnv;
@@ -92,16 +94,20 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
   const { checkout: wanted } = joined;
   let dir: string;
   let headSha: string | null;
+  let branch: string | null;
   let ownCheckout = false;
   if (settings.workspace) {
     dir = path.resolve(settings.workspace);
     headSha = await promisify(execFile)('git', ['rev-parse', 'HEAD'], { cwd: dir }).then(({ stdout }) => stdout.trim(), () => wanted.commit);
+    branch = await currentBranch(dir);
     await installDependencies(dir, (line) => log.info(line), { ownFolder: true, runner });
   } else {
     const repository = await resolveRepository(wanted.repo_url);
     // A folder of this agent's own: agents on one machine may share a work folder.
     const checkedOut = await checkout(repository, wanted.branch, settings.workdir, `${runId}-agent-${process.pid}`, repository.kind === 'git' ? wanted.commit : null);
     ({ dir, headSha } = checkedOut);
+    // Read before the checkout is handed to the runner user: git refuses a folder another user owns.
+    branch = wanted.branch ?? (await currentBranch(dir));
     ownCheckout = repository.kind === 'git';
     if (ownCheckout) await handOver(runner, dir);
     await installDependencies(dir, (line) => log.info(line), { ownFolder: repository.kind === 'folder', runner, cacheRoot: path.join(settings.workdir, 'dependencies') });
@@ -112,19 +118,19 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
     envFiles: wanted.env_files,
     overrides: wanted.environment_variables_overrides,
     buildUrl: wanted.build_url,
-    reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch: wanted.branch },
+    reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch },
   });
   if (missingFiles.length > 0) throw new Error(`env files not found in the repository: ${missingFiles.join(', ')}`);
   if (refused.length > 0) throw new Error(`environment variable overrides not allowed: ${refused.join(', ')}`);
   joined.checkout.commit = headSha;
-  return { dir, ownCheckout, env, runner };
+  return { dir, branch, ownCheckout, env, runner };
 }
 
 async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger): Promise<void> {
   const listing = await listTests(prepared.dir, prepared.env, prepared.runner);
   const { checkout: wanted } = joined;
   const units = planUnits(listing, { match: wanted.runner_projects_match, ignore: wanted.runner_projects_ignore, tags: wanted.tags, testIds: wanted.test_case_ids });
-  const planned = await api.plan(runId, joined.agent.id, wanted.commit, units);
+  const planned = await api.plan(runId, joined.agent.id, { commit: wanted.commit, branch: prepared.branch }, units);
   log.info({ units: planned.units, ours: planned.planned }, planned.planned ? 'planned the run' : 'another agent planned the run first');
 }
 

@@ -46,8 +46,8 @@ export class AgentApi {
     return (await this.call<{ data: JoinAnswer }>('POST', `/api/test-runs/${runId}/agents`, { name })).data;
   }
 
-  async plan(runId: number, agentId: number, commit: string | null, units: PlannedUnit[]): Promise<{ planned: boolean; units: number }> {
-    return (await this.call<{ data: { planned: boolean; units: number } }>('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, commit, units })).data;
+  async plan(runId: number, agentId: number, revision: { commit: string | null; branch: string | null }, units: PlannedUnit[]): Promise<{ planned: boolean; units: number }> {
+    return (await this.call<{ data: { planned: boolean; units: number } }>('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, ...revision, units })).data;
   }
 
   async lease(runId: number, agentId: number): Promise<LeaseAnswer> {

@@ -2,7 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ciBuildUrl, ciRunKey } from '@proctor/reporter/ci';
+import { ciBuildUrl, ciRevision, ciRunKey } from '@proctor/reporter/ci';
 import { createLogger } from '../logger.ts';
 import { type AgentSettings, runAgent } from './agent.ts';
 
@@ -55,7 +55,8 @@ function buildTarget(environment: string, runKey: string | undefined, env: NodeJ
   const build = ciRunKey({ ...env, PROCTOR_RUN_KEY: undefined });
   const key = runKey ?? env.PROCTOR_RUN_KEY ?? (build ? `agents-${build}` : null);
   if (!key) throw new AgentUsageError('--run-key is needed outside CI (no CI build id found): the agents of one build share a run through it');
-  return { kind: 'build', environment, runKey: key, branch: env.PROCTOR_BRANCH ?? null, commit: env.PROCTOR_COMMIT ?? null, buildUrl: ciBuildUrl(env) };
+  // What the CI names; else the run takes the branch and commit of the first agent's checkout.
+  return { kind: 'build', environment, runKey: key, ...ciRevision(env), buildUrl: ciBuildUrl(env) };
 }
 
 /** Runs the agent; its one-line reason goes to stdout (exit 0) or stderr. */

@@ -76,7 +76,7 @@ export async function planRun(sql: Sql, projectId: number, runId: number, plan: 
   const result = await sql.begin(async (tx) => {
     const run = await runOfAgent(tx, projectId, runId, plan.agent_id, now);
     if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`);
-    if (!(await recordPlan(tx, runId, plan.units.length, plan.commit, now))) {
+    if (!(await recordPlan(tx, runId, plan.units.length, { commit: plan.commit, branch: plan.branch }, now))) {
       return { planned: false, units: (await tx<{ n: number }[]>`select total_shards as n from test_runs where id = ${runId}`)[0]?.n ?? 0 };
     }
     await insertUnits(tx, runId, await estimated(tx, projectId, run.environment_id, plan.units));

@@ -68,7 +68,8 @@ const plannedUnitSchema = z
 export const planSchema = z
   .object({
     agent_id: bodyId.describe('the agent whose checkout was listed'),
-    commit: z.string().max(LIMIT.commit).nullable().default(null),
+    commit: z.string().max(LIMIT.commit).nullable().default(null).describe("the checkout's commit: the run's, unless the CI named one"),
+    branch: z.string().max(LIMIT.branch).nullable().default(null).describe("the checkout's branch: the run's, unless the CI named one"),
     units: z.array(plannedUnitSchema).max(MAX_UNITS),
   })
   .strict()

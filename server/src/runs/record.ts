@@ -107,12 +107,14 @@ export async function distributeToAgents(sql: Tx, projectId: number, runId: numb
 
 /**
  * The first plan of a run of agents: its units are its shards. The commit its agent listed is the
- * one the others check out. False when another agent planned it first.
+ * one the others check out; it and the branch are the run's where the CI named none. False when
+ * another agent planned it first.
  */
-export async function recordPlan(sql: Tx, runId: number, units: number, commit: string | null, now: Date): Promise<boolean> {
+export async function recordPlan(sql: Tx, runId: number, units: number, checkout: { commit: string | null; branch: string | null }, now: Date): Promise<boolean> {
   const rows = await sql`
-    update test_runs set total_shards = greatest(1, ${units}::int), planned_at = ${now}, test_run_head_sha = coalesce(test_run_head_sha, ${commit}),
-                         last_activity_at = ${now}
+    update test_runs set total_shards = greatest(1, ${units}::int), planned_at = ${now},
+                         test_run_head_sha = coalesce(test_run_head_sha, ${checkout.commit}), "commit" = coalesce("commit", ${checkout.commit}),
+                         test_run_branch = coalesce(test_run_branch, build_branch, ${checkout.branch}), last_activity_at = ${now}
     where id = ${runId} and planned_at is null returning id`;
   return rows.length > 0;
 }

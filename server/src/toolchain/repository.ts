@@ -126,6 +126,12 @@ export interface Checkout {
  * folder of its own: a cached bare clone per repository, fetched and checked out into the run's
  * folder (`runs/<folder>` under the work root). A plain folder is used where it is.
  */
+/** The branch checked out in `dir`; null when its HEAD is detached or it is no git checkout. */
+export async function currentBranch(dir: string): Promise<string | null> {
+  const name = await git(['rev-parse', '--abbrev-ref', 'HEAD'], dir).catch(() => null);
+  return name && name !== 'HEAD' ? name : null;
+}
+
 export async function checkout(repository: Repository, branch: string | null, workRoot: string, folder: string, commit: string | null = null): Promise<Checkout> {
   if (repository.kind === 'folder') {
     const headSha = await git(['rev-parse', 'HEAD'], repository.path).catch(() => null);
