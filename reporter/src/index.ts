@@ -80,6 +80,8 @@ export default class ProctorReporter implements Reporter {
       process.stdout.write(`[proctor] results not uploaded: ${this.disabledReason ?? 'the reporter did not start'}\n`);
       return;
     }
+    // From here on, time spent on a server that cannot be reached is added to the job.
+    this.uploader.transportOptions.budget?.testsEnded();
     // The shard's end waits for the attachments, within a bound: the run page shows them once it ends.
     const artifacts = await this.artifacts?.settle(this.artifactWaitMs);
     const report = await this.uploader.finish(result.status, this.errors);

@@ -26,39 +26,57 @@ const NO_CONNECTION = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTU
 
 /**
  * The time a CI job may lose to a server it cannot connect to, shared by every request of the
- * process: from the first connection failure with no answer since, retries go on until the budget
- * is spent; then the server is taken for unreachable, and what is left fails at once. Any answer
- * from the server ends the streak (a server that answers keeps its retries).
+ * process. While the tests run, waiting costs the job nothing, and connection failures are retried
+ * as any network error. Once they have ended (`testsEnded`), a streak of connection failures with
+ * no answer since goes on for the budget at most; then the server is taken for unreachable, and
+ * what is left fails at once. Any answer from the server ends a streak: a server that answers,
+ * even with errors, keeps its retries.
  */
 export class ConnectBudget {
   private failingSince: number | null = null;
+  private countingSince: number | null = null;
   private gaveUp: DeliveryError | null = null;
+  private wake: () => void = () => {};
+  /** Settles when the tests end: a wait between attempts is cut short then, to be measured against the budget. */
+  private readonly ended = new Promise<void>((resolve) => (this.wake = resolve));
 
   constructor(readonly ms: number) {}
+
+  /** The tests have ended: from now on, time spent on a server that cannot be reached is the job's. */
+  testsEnded(): void {
+    this.countingSince ??= Date.now();
+    this.wake();
+  }
 
   /** The error every request meets once the budget is spent; null before. */
   get exhausted(): DeliveryError | null {
     return this.gaveUp;
   }
 
-  /** What is left of the budget in this streak of failures (all of it outside one). */
+  /** What is left of the budget in this streak of failures: all of it outside one, or before the tests end. */
   remainingMs(): number {
-    return this.failingSince === null ? this.ms : Math.max(0, this.ms - (Date.now() - this.failingSince));
+    if (this.failingSince === null || this.countingSince === null) return this.ms;
+    return Math.max(0, this.ms - (Date.now() - Math.max(this.failingSince, this.countingSince)));
   }
 
   answered(): void {
     this.failingSince = null;
   }
 
+  /** A wait between attempts, cut short when the tests end. */
+  wait(ms: number, sleep: (ms: number) => Promise<void>): Promise<void> {
+    return this.countingSince === null ? Promise.race([sleep(ms), this.ended]) : sleep(Math.min(ms, this.remainingMs()));
+  }
+
   /** A connection tried at `since` failed; answers the error that ends the upload once the budget is spent, else null. */
   failed(where: string, code: string, since: number): DeliveryError | null {
     this.failingSince ??= since;
-    if (this.remainingMs() > 0) return null;
-    this.gaveUp ??= new DeliveryError(
-      `the server could not be reached (${code} on ${where}) for ${Math.round(this.ms / 1000)} s, so nothing more is sent (PROCTOR_CONNECT_BUDGET_S)`,
-      null,
-      true,
-    );
+    return this.countingSince !== null && this.remainingMs() === 0 ? this.giveUp(where, code) : null;
+  }
+
+  /** The server is taken for unreachable: this request and every later one fail with the answer. */
+  giveUp(where: string, code: string): DeliveryError {
+    this.gaveUp ??= new DeliveryError(`the server could not be reached (${code} on ${where}), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=${Math.round(this.ms / 1000)})`, null, true);
     return this.gaveUp;
   }
 }
@@ -139,6 +157,7 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
   const sleep = options.sleep ?? defaultSleep;
   const { budget } = options;
   let lastError: DeliveryError = new DeliveryError('not sent', null);
+  let connectionFailed: string | null = null;
   for (let attempt = 0; attempt < options.maxAttempts; attempt++) {
     if (budget?.exhausted) throw budget.exhausted;
     let retryAfter: string | null = null;
@@ -146,6 +165,7 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
     try {
       const reply = await once(budget ? Math.max(1, budget.remainingMs()) : REQUEST_TIMEOUT_MS);
       budget?.answered();
+      connectionFailed = null;
       if (reply.status >= 200 && reply.status < 300) return reply;
       const message = errorMessageOf(reply.text) ?? http.STATUS_CODES[reply.status] ?? 'no message';
       lastError = new DeliveryError(`HTTP ${reply.status} from ${where}: ${message}`, reply.status);
@@ -157,16 +177,18 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
       if (!(error instanceof DeliveryError)) {
         const code = (error as NodeJS.ErrnoException).code;
         lastError = new DeliveryError(`network error on ${where}: ${code ?? (error as Error).message}`, null);
-        const spent = budget && code && NO_CONNECTION.has(code) ? budget.failed(where, code, triedAt) : null;
+        connectionFailed = code && NO_CONNECTION.has(code) ? code : null;
+        const spent = budget && connectionFailed ? budget.failed(where, connectionFailed, triedAt) : null;
         if (spent) throw spent;
       }
     }
     if (attempt < options.maxAttempts - 1) {
       const wait = backoff(attempt, options.maxBackoffMs, retryAfter);
-      // Within a streak of connection failures the last wait ends with the budget, for one more try.
-      await sleep(budget && lastError.status === null ? Math.min(wait, budget.remainingMs()) : wait);
+      await (budget ? budget.wait(wait, sleep) : sleep(wait));
     }
   }
+  // Every attempt failed to connect: the server is unreachable, for the requests to come too.
+  if (budget && connectionFailed) throw budget.giveUp(where, connectionFailed);
   throw lastError;
 }
 
