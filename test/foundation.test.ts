@@ -286,7 +286,7 @@ describe('embedded data directory', () => {
       expect(fs.statSync(dataDir).mode & 0o777).toBe(0o711);
     } finally {
       server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
+      expect(await server.exited, `${server.child.signalCode ?? ''} ${server.output()}`).toBe(0);
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -221,6 +221,6 @@ describe('faults', () => {
       args: ['--grep', 'shop title'],
     });
     expect(run.exitCode).toBe(0);
-    expect(run.output.trim().split('\n').pop()).toMatch(/^\[proctor\] 0\/2 results delivered; gave up: the server could not be reached \(ECONNREFUSED on \/api\/test-runs\/report\), so nothing more is sent \(PROCTOR_CONNECT_BUDGET_S=2\)/);
+    expect(run.output.trim().split('\n').pop()).toMatch(/^\[proctor\] 0\/2 results delivered; gave up: the server could not be reached \(ECONNREFUSED on \/api\/[^)]+\), so nothing more is sent \(PROCTOR_CONNECT_BUDGET_S=2\)/);
   });
 });

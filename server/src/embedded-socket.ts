@@ -143,6 +143,8 @@ export class EmbeddedSocketServer {
   /** The connection PostgreSQL's session belongs to until it is idle again; null when it is free. */
   private owner: Connection | null = null;
   private running = false;
+  /** Set once the server closes: nothing more reaches the database, which closes after it. */
+  private closing = false;
 
   constructor(
     private readonly db: PGlite,
@@ -167,6 +169,7 @@ export class EmbeddedSocketServer {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const connection of this.connections) connection.socket.destroy();
     await closed;
@@ -175,6 +178,10 @@ export class EmbeddedSocketServer {
   }
 
   private accept(socket: net.Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
     if (this.connections.size >= this.maxConnections) {
       socket.end(errorResponse('53300', `the embedded database takes ${this.maxConnections} connections at most`));
       return;
@@ -204,10 +211,10 @@ export class EmbeddedSocketServer {
 
   /** Serves messages one at a time until none can be served now; one pump runs at a time. */
   private async pump(): Promise<void> {
-    if (this.running) return;
+    if (this.running || this.closing) return;
     this.running = true;
     try {
-      for (let connection = this.next(); connection; connection = this.next()) {
+      for (let connection = this.next(); connection && !this.closing; connection = this.next()) {
         this.owner = connection;
         if (connection.closed) {
           await this.release(connection);

@@ -26,7 +26,9 @@ export function serverProcess(child: ChildProcess): ServerProcess {
   return { child, exited, output: () => output };
 }
 
-export async function waitForHealth(url: string, timeoutMs = 30_000): Promise<void> {
+// A server started with tsx on a busy 2-core machine (CI runs two test files at once) takes up to
+// half a minute to listen; one that never will has usually exited long before this.
+export async function waitForHealth(url: string, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
