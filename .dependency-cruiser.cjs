@@ -9,6 +9,7 @@ const features = [
   'notifications',
   'artifacts',
   'keys',
+  'members',
   'failuregroups',
   'resources',
   'badges',
@@ -22,17 +23,18 @@ const features = [
   'auth',
   'sessions',
   'projects',
+  'audit',
 ];
 
 const layers = [
-  { name: 'entry points', path: '^server/src/(main|bin|cli|server|workers|serving|app|demo)\\.ts$' },
+  { name: 'entry points', path: '^server/src/((main|bin|cli|server|workers|serving|app|demo)\\.ts$|commands/)' },
   // The agent (agent/) runs a run's units on any machine, the server's executor among them: a client
   // of the server's API over the jobs' toolchain.
   { name: 'jobs', path: '^server/src/(executor|agent)/' },
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
-  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|playwright-packages|signing|states|xml)\\.ts$|storage/|outbound/)' },
+  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)' },
 ];
 
 const everyLayer = `(${layers.map((layer) => layer.path).join('|')})`;

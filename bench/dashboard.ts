@@ -14,7 +14,7 @@ const REQUESTS = Number(process.env.BENCH_DASHBOARD_REQUESTS ?? 15);
 /** A session cookie for a new member of the project. */
 export async function signIn(url: string, sql: Sql, projectId: number): Promise<string> {
   const userId = await createUser(sql, { email: `bench-${Date.now()}@example.com`, name: 'Bench', picture: '' });
-  await addMember(sql, projectId, userId);
+  await addMember(sql, projectId, userId, 'admin');
   const response = await fetch(`${url}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`, { redirect: 'manual' });
   return (response.headers.get('set-cookie') as string).split(';')[0] as string;
 }

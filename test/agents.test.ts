@@ -37,13 +37,19 @@ describe('agents', () => {
     return answer.body.data.test_run.id as number;
   }
 
+  /** Each agent's own client: its token is the only credential its plan, leases and heartbeats take. */
+  const agents = new Map<number, Api>();
+  const as = (agentId: number | undefined) => agents.get(agentId as number) as Api;
+
   async function join(runId: number, name: string) {
     const answer = await api.post(`/api/test-runs/${runId}/agents`, { name });
     expect(answer.status, answer.text).toBe(201);
-    return answer.body.data as { agent: { id: number }; reporter_key: string; checkout: Record<string, unknown>; test_run: { state: string; planned: boolean } };
+    const joined = answer.body.data as { agent: { id: number }; reporter_key: string; agent_token: string; checkout: Record<string, unknown>; test_run: { state: string; planned: boolean } };
+    agents.set(joined.agent.id, client(server.url, joined.agent_token));
+    return joined;
   }
 
-  const lease = async (runId: number, agentId: number) => (await api.post(`/api/test-runs/${runId}/units/lease`, { agent_id: agentId })).body.data;
+  const lease = async (runId: number, agentId: number) => (await as(agentId).post(`/api/test-runs/${runId}/units/lease`, { agent_id: agentId })).body.data;
   const runOf = async (runId: number) => (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun as Record<string, unknown>;
   const state = async (runId: number) => (await runOf(runId)).state as string;
 
@@ -70,9 +76,9 @@ describe('agents', () => {
     const a = await join(runId, 'a');
     const b = await join(runId, 'b');
     const plan = [unit('short.spec.ts', [testId(1), testId(2)]), unit('long.spec.ts', [testId(3)]), unit('new.spec.ts', [testId(4), testId(1)])];
-    const first = await api.put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, commit: 'abc123', units: plan });
+    const first = await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, commit: 'abc123', units: plan });
     expect(first.body).toEqual({ data: { planned: true, units: 3 } });
-    const second = await api.put(`/api/test-runs/${runId}/units`, { agent_id: b.agent.id, commit: 'def456', units: plan.slice(0, 1) });
+    const second = await as(b.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: b.agent.id, commit: 'def456', units: plan.slice(0, 1) });
     expect(second.body).toEqual({ data: { planned: false, units: 3 } });
     const [run] = await server.sql<{ total_shards: number; test_run_head_sha: string }[]>`select total_shards, test_run_head_sha from test_runs where id = ${runId}`;
     expect(run).toEqual({ total_shards: 3, test_run_head_sha: 'abc123' });
@@ -100,7 +106,7 @@ describe('agents', () => {
     // A lists the suite for longer than a lease without a word: B is asked to plan instead.
     clock.advance(LEASE_S * 1000 + 1000);
     expect((await lease(runId, b.agent.id)).plan).toBe(true);
-    await api.put(`/api/test-runs/${runId}/units`, { agent_id: b.agent.id, units: [unit('one.spec.ts', [testId(500)])] });
+    await as(b.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: b.agent.id, units: [unit('one.spec.ts', [testId(500)])] });
     expect(await lease(runId, a.agent.id)).toMatchObject({ unit: { unit: 1 }, remaining: 1, test_run: { planned: true }, plan: false });
   });
 
@@ -109,7 +115,7 @@ describe('agents', () => {
     const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => join(runId, `agent-${i}`)));
     // Some of a config's default project, which Playwright names ''.
     const units = Array.from({ length: 20 }, (_, i) => unit(`f${i}.spec.ts`, [testId(100 + i)], i % 2 ? 'chromium' : ''));
-    await api.put(`/api/test-runs/${runId}/units`, { agent_id: agents[0]?.agent.id, units });
+    await as(agents[0]?.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: agents[0]?.agent.id, units });
     const leased: string[] = [];
     await Promise.all(
       agents.map(async (agent) => {
@@ -124,13 +130,13 @@ describe('agents', () => {
     const a = await join(runId, 'a');
     const b = await join(runId, 'b');
     expect((await join(runId, 'x')).checkout).toBeTruthy();
-    await api.put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('only.spec.ts', [testId(200)])] });
+    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('only.spec.ts', [testId(200)])] });
     expect((await lease(runId, a.agent.id)).unit.unit).toBe(1);
     expect(await lease(runId, b.agent.id)).toMatchObject({ unit: null, remaining: 1 });
 
     // A beats within its lease: it keeps the unit past the first lease's end.
     clock.advance((LEASE_S - 5) * 1000);
-    const beat = await api.post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`);
+    const beat = await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`);
     expect(beat.body.data).toEqual({ test_run: { state: 'queued' }, leased_units: [1] });
     clock.advance(10_000);
     expect((await lease(runId, b.agent.id)).unit).toBeNull();
@@ -141,14 +147,14 @@ describe('agents', () => {
     expect(taken.unit).toMatchObject({ unit: 1, file: 'only.spec.ts' });
     const [row] = await server.sql<{ agent_id: number; leases: number }[]>`select agent_id, leases from test_run_units where test_run_id = ${runId}`;
     expect(row).toEqual({ agent_id: b.agent.id, leases: 2 });
-    expect((await api.post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data.leased_units).toEqual([]);
+    expect((await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data.leased_units).toEqual([]);
   });
 
   it("when every unit's shard ends, then the run ends with the counts of what its agents' reporters sent, a result sent twice counted once", async () => {
     const runId = await agentRun('build-end');
     const a = await join(runId, 'a');
     const reporter = client(server.url, a.reporter_key);
-    await api.put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('one.spec.ts', [testId(301)]), unit('two.spec.ts', [testId(302), testId(303)])] });
+    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('one.spec.ts', [testId(301)]), unit('two.spec.ts', [testId(302), testId(303)])] });
     for (let next = await lease(runId, a.agent.id); next.unit; next = await lease(runId, a.agent.id)) {
       const shard = next.unit.unit as number;
       const ids = next.unit.test_ids as string[];
@@ -170,17 +176,17 @@ describe('agents', () => {
   it('when the run is cancelled, then a heartbeat says so and no unit is handed out', async () => {
     const runId = await agentRun('build-cancel');
     const a = await join(runId, 'a');
-    await api.put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('one.spec.ts', [testId(401)]), unit('two.spec.ts', [testId(402)])] });
+    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('one.spec.ts', [testId(401)]), unit('two.spec.ts', [testId(402)])] });
     expect((await lease(runId, a.agent.id)).unit).not.toBeNull();
     expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'not needed' })).status).toBe(200);
-    expect((await api.post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data).toEqual({ test_run: { state: 'cancelled' }, leased_units: [] });
+    expect((await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data).toEqual({ test_run: { state: 'cancelled' }, leased_units: [] });
     expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'cancelled', planned: true }, plan: false });
   });
 
   it('when an agent joins a run it cannot serve, or plans nothing, then the answer says why', async () => {
     const ended = await agentRun('build-ended');
     const a = await join(ended, 'a');
-    await api.put(`/api/test-runs/${ended}/units`, { agent_id: a.agent.id, units: [] });
+    await as(a.agent.id).put(`/api/test-runs/${ended}/units`, { agent_id: a.agent.id, units: [] });
     expect(await runOf(ended)).toMatchObject({ state: 'error', error_reason: "the run's selection leaves no test to run" });
     const late = await api.post(`/api/test-runs/${ended}/agents`, { name: 'late' });
     expect(late.status).toBe(409);
@@ -193,17 +199,22 @@ describe('agents', () => {
     expect(refused.body.error.message).toContain('static shards');
 
     expect((await api.post('/api/test-runs/999999/agents', { name: 'a' })).status).toBe(404);
-    const stranger = await api.post(`/api/test-runs/${ended}/units/lease`, { agent_id: 999999 });
-    expect(stranger.status).toBe(404);
+    // Leases are an agent's own: a project key's, or another agent's token, are refused.
+    const stranger = await api.post(`/api/test-runs/${ended}/units/lease`, { agent_id: a.agent.id });
+    expect(stranger.status).toBe(403);
+    const b = await agentRun('build-other');
+    const other = await join(b, 'b');
+    expect((await as(other.agent.id).post(`/api/test-runs/${ended}/units/lease`, { agent_id: a.agent.id })).status).toBe(403);
+    expect((await as(a.agent.id).post(`/api/test-runs/${ended}/agents/${a.agent.id}/heartbeat`)).status).toBe(200);
   });
 
   it('when a plan or a join is malformed, then a 400 names the field and nothing is written', async () => {
     const runId = await agentRun('build-bad');
     const a = await join(runId, 'a');
-    const badId = await api.put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [{ runner_project: 'p', file: 'f', tests: [{ id: 'nope', line: 'x' }] }] });
+    const badId = await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [{ runner_project: 'p', file: 'f', tests: [{ id: 'nope', line: 'x' }] }] });
     expect(badId.status).toBe(400);
     expect(badId.body.error.message).toContain('units.0.tests.0.id');
-    const empty = await api.put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [{ runner_project: 'p', file: 'f', tests: [] }] });
+    const empty = await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [{ runner_project: 'p', file: 'f', tests: [] }] });
     expect(empty.status).toBe(400);
     expect(empty.body.error.message).toContain('units.0.tests');
     const [count] = await server.sql<{ n: number }[]>`select count(*)::int as n from test_run_units where test_run_id = ${runId}`;

@@ -20,7 +20,7 @@ beforeAll(async () => {
   projectId = project.id;
   await client(server.url, await createKey(server.sql, { projectId })).post('/api/environments', { name: 'Local', slug: 'local' });
   userId = await createUser(server.sql, { email: 'runner@example.com', name: 'Runner', picture: '' });
-  await addMember(server.sql, projectId, userId);
+  await addMember(server.sql, projectId, userId, 'admin');
 });
 
 afterAll(async () => server?.close());

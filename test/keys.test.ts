@@ -23,12 +23,15 @@ afterAll(async () => server?.close());
 const as = async (scope: 'read' | 'report' | 'admin') => client(server.url, await createKey(server.sql, { projectId }, scope));
 
 describe('key scopes', () => {
-  it('when a report key (a CI reporter\'s) deletes an environment or makes a snooze, then it is a 403 naming the scope it lacks, and nothing changes', async () => {
+  it('when a report key (a CI reporter\'s) deletes an environment or sets the retention policy, then it is a 403 naming the operation and the scope it lacks, and nothing changes', async () => {
     const reporter = await as('report');
     const deleted = await reporter.delete(`/api/environments/${environmentId}`);
     expect(deleted.status).toBe(403);
-    expect(deleted.body).toEqual({ data: null, error: { message: "this key's scope is report; this needs a key of scope admin" } });
-    expect((await reporter.post('/api/snoozes', { test_ids: [], snooze_until: '2030-01-01T00:00:00Z' })).status).toBe(403);
+    expect(deleted.body).toEqual({
+      data: null,
+      error: { message: 'DELETE /api/environments/{id} needs the role admin (a key of scope admin); this request comes with a project key of scope report' },
+    });
+    expect((await reporter.put('/api/retention-policy', { results_days: 1 })).status).toBe(403);
     expect((await admin.get(`/api/environments/${environmentId}`)).status).toBe(200);
   });
 
@@ -49,7 +52,7 @@ describe('key scopes', () => {
     expect((await reader.get('/api/test-runs')).status).toBe(200);
     const refused = await reader.post('/api/test-runs/report', { environment: 'ci' });
     expect(refused.status).toBe(403);
-    expect(refused.body.error.message).toContain('needs a key of scope report');
+    expect(refused.body.error.message).toContain('POST /api/test-runs/report needs the role member (a key of scope report)');
   });
 
   it("when the executor makes a run's key, then its scope is report", async () => {
@@ -57,11 +60,12 @@ describe('key scopes', () => {
     expect((await findKey(server.sql, parseKey(runKey)?.id as string))?.scope).toBe('report');
   });
 
-  it('when the OpenAPI document is read, then each operation says the scope it needs', async () => {
+  it('when the OpenAPI document is read, then each operation says the role it needs', async () => {
     const document = (await admin.get('/api/openapi.json')).body;
-    expect(document.paths['/api/environments/{id}'].delete.summary).toContain('(key scope: admin)');
-    expect(document.paths['/api/test-runs/{id}/results'].post.summary).toContain('(key scope: report)');
-    expect(document.paths['/api/environments'].get.summary).toContain('(key scope: read)');
+    expect(document.paths['/api/environments/{id}'].delete.summary).toContain('(role: admin)');
+    expect(document.paths['/api/environments/{id}'].delete['x-proctor-role']).toBe('admin');
+    expect(document.paths['/api/test-runs/{id}/results'].post.summary).toContain("(role: member; also the run's own key)");
+    expect(document.paths['/api/environments'].get.summary).toContain('(role: viewer)');
   });
 });
 
@@ -90,7 +94,7 @@ describe('keys and members over the API', () => {
   });
 
   it("when an admin removes a member, then the user's personal key no longer reaches the project", async () => {
-    const { userId, key } = await seedUser(server.sql, [projectId]);
+    const { userId, key } = await seedUser(server.sql, [projectId], { role: 'member' });
     const member = client(server.url, key, { 'x-project-id': String(projectId) });
     expect((await member.get('/api/environments')).status).toBe(200);
     expect((await admin.delete(`/api/members/${userId}`)).body).toEqual({ data: { success: true } });
@@ -117,8 +121,8 @@ describe('keys and members from the command line', () => {
     expect(await cli('key', 'revoke', '--key', made.output)).toEqual({ code: 0, output: 'revoked' });
     expect(await findKey(server.sql, id)).toBeNull();
     expect((await cli('key', 'create', '--project', String(projectId), '--scope', 'root')).code).toBe(2);
-    const { userId } = await seedUser(server.sql, [projectId]);
+    const { userId } = await seedUser(server.sql, [projectId], { role: 'member' });
     expect(await cli('member', 'remove', '--project', String(projectId), '--user', userId)).toEqual({ code: 0, output: 'ok' });
-    expect((await cli('member', 'remove', '--project', String(projectId), '--user', userId)).code).toBe(2);
+    expect(await cli('member', 'remove', '--project', String(projectId), '--user', userId)).toEqual({ code: 1, output: 'proctor: member not found' });
   });
 });

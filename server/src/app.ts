@@ -21,6 +21,9 @@ import { analyticsRoutes } from './analytics/routes.ts';
 import { flakyRoutes } from './flaky/index.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
+import { memberRoutes } from './members/routes.ts';
+import { projectRoutes } from './members/projects.ts';
+import { auditRoutes } from './audit/routes.ts';
 import { retentionRoutes } from './retention/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { agentRoutes } from './agents/index.ts';
@@ -52,7 +55,10 @@ export function createApp(input: AppInput) {
   flakyRoutes(ctx, deps);
   retentionRoutes(ctx, deps);
   notificationRoutes(ctx, deps);
-  keyRoutes(ctx, deps.sql);
+  keyRoutes(ctx, deps);
+  memberRoutes(ctx, deps);
+  projectRoutes(ctx, deps);
+  auditRoutes(ctx, deps.sql);
   dashboardRoutes(ctx, deps);
 
   let document: ReturnType<typeof generateDocument> | null = null;

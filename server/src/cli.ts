@@ -5,29 +5,34 @@ import { rebuildRollups } from './analytics/rollups.ts';
 import { parseKey } from './auth/keys.ts';
 import { KEY_SCOPES, type KeyScope } from './http/access.ts';
 import { createKey, type KeyOwner, listKeys, revokeKey } from './auth/store.ts';
+import { peopleCommand, UsageError } from './commands/people.ts';
+import { repoNameOf } from './members/projects.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { DomainError } from './errors.ts';
 import { openDatabaseForCli } from './db.ts';
 import { DataDirLockedError } from './embedded.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './migrate.ts';
-import { addMember, createProject, getProject, removeMember } from './projects/store.ts';
+import { createProject, getProject } from './projects/store.ts';
 import { startServer } from './server.ts';
 import { PortInUseError } from './serving.ts';
-import { createLoginLink } from './sessions/store.ts';
 import { describeReport, runRetentionPass, serverPolicy } from './retention/index.ts';
 import { openStorage } from './storage/open.ts';
-import { chatAccountSchema, newUserSchema, scmAccountSchema } from './users/schema.ts';
-import { createUser, linkAccount, userExists } from './users/store.ts';
+import { chatAccountSchema, scmAccountSchema } from './users/schema.ts';
+import { linkAccount, userExists } from './users/store.ts';
 
 const USAGE = `usage: proctor <command>
   serve                                         start the service
   migrate                                       apply pending migrations
   project create --name N --repo PATH|URL [--repo-name owner/name]
-  user create --email E --name N
-  member add --project P --user U
+  user create --email E --name N [--admin]      --admin: an instance admin (makes projects, manages every one)
+  user list                                     every person: id, email, name, admin, projects
+  user login-link (--email E | --user U)        a one-time dashboard sign-in URL (15 minutes), alone on stdout
   user link --user U (--chat JSON | --scm JSON)
-  user login-link --user U                      a one-time dashboard sign-in URL (15 minutes), alone on stdout
-  member remove --project P --user U
+  member add --project P (--email E | --user U) [--role viewer|member|admin]
+                                                member by default; an email without an account gets an invitation link
+  member list --project P
+  member remove --project P (--email E | --user U)   the project's last admin stays
   key create (--project P | --user U) [--scope read|report|admin]   admin unless given
   key list (--project P | --user U)             the keys' ids, scopes and dates, never secrets
   key revoke --key ID                           the key's id (prc_p_<ID>_…) or the whole key
@@ -42,7 +47,6 @@ const USAGE = `usage: proctor <command>
 Settings come from the environment: DATABASE_URL (unset: an embedded PostgreSQL in
 PROCTOR_DATA_DIR, default .proctor), PORT (default 3000), and the others the README lists.`;
 
-class UsageError extends Error {}
 
 /** The package's own version: package.json sits one folder up from src/ and from the compiled dist/. */
 function packageVersion(): string {
@@ -81,11 +85,6 @@ function parseJsonFlag<S extends z.ZodType>(schema: S, raw: string, flag: string
   return parsed.data;
 }
 
-function defaultRepoName(repo: string): string {
-  const cleaned = repo.replace(/\.git$/, '').replace(/\/+$/, '');
-  const parts = cleaned.split(/[/:]/).filter(Boolean);
-  return parts.slice(-2).join('/') || cleaned;
-}
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -126,26 +125,15 @@ async function keyOwner(sql: Awaited<ReturnType<typeof openDatabaseForCli>>['sql
 async function dataCommand(words: string[], flags: Flags): Promise<string> {
   const command = words.join(' ');
   return withDatabase(async ({ sql }) => {
+    const people = await peopleCommand(sql, command, flags);
+    if (people !== null) return people;
     switch (command) {
       case 'migrate':
         return 'migrations up to date';
       case 'project create': {
         const repo = required(flags, 'repo');
-        const project = await createProject(sql, { name: required(flags, 'name'), repoUrl: repo, repoName: flags['repo-name'] ?? defaultRepoName(repo) });
+        const project = await createProject(sql, { name: required(flags, 'name'), repoUrl: repo, repoName: flags['repo-name'] ?? repoNameOf(repo) });
         return String(project.id);
-      }
-      case 'user create': {
-        const parsed = newUserSchema.safeParse({ email: required(flags, 'email'), name: required(flags, 'name') });
-        if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; '));
-        return createUser(sql, parsed.data);
-      }
-      case 'member add': {
-        const projectId = projectIdFlag(flags);
-        const userId = required(flags, 'user');
-        if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
-        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
-        await addMember(sql, projectId, userId);
-        return 'ok';
       }
       case 'user link': {
         const userId = required(flags, 'user');
@@ -153,17 +141,6 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         if (flags.chat) await linkAccount(sql, userId, { kind: 'chat', account: parseJsonFlag(chatAccountSchema, flags.chat, 'chat') });
         else if (flags.scm) await linkAccount(sql, userId, { kind: 'scm', account: parseJsonFlag(scmAccountSchema, flags.scm, 'scm') });
         else throw new UsageError('give --chat JSON or --scm JSON');
-        return 'ok';
-      }
-      case 'user login-link': {
-        const userId = required(flags, 'user');
-        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
-        return `${loadConfig().publicUrl}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`;
-      }
-      case 'member remove': {
-        const projectId = projectIdFlag(flags);
-        const userId = required(flags, 'user');
-        if (!(await removeMember(sql, projectId, userId))) throw new UsageError(`user ${userId} is not a member of project ${projectId}`);
         return 'ok';
       }
       case 'key create':
@@ -205,9 +182,10 @@ export async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       ...Object.fromEntries(
-        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key'].map((flag) => [flag, { type: 'string' as const }]),
+        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'role'].map((flag) => [flag, { type: 'string' as const }]),
       ),
       'dry-run': { type: 'boolean' },
+      admin: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },
@@ -241,7 +219,7 @@ export function runCli(argv: string[]): void {
         process.stderr.write(`proctor: ${(error as Error).message}\n${USAGE}\n`);
         process.exit(2);
       }
-      if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof PortInUseError) {
+      if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof PortInUseError || error instanceof DomainError) {
         process.stderr.write(`proctor: ${error.message}\n`);
         process.exit(1);
       }

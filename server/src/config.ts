@@ -38,6 +38,7 @@ const envSchema = z.object({
   PROCTOR_RETENTION_RESULTS_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
   PROCTOR_RETENTION_ARTIFACTS_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   PROCTOR_RETENTION_INTERVAL_MIN: z.coerce.number().min(0.001).default(60),
+  PROCTOR_INVITE_DAYS: z.coerce.number().min(0.001).max(365).default(7),
   PROCTOR_NOTIFY_RETRY_HOURS: z.coerce.number().min(0.001).max(720).default(24),
   PROCTOR_NOTIFY_ALLOW_HOSTS: z.string().default(''),
   PROCTOR_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
@@ -99,7 +100,10 @@ export interface Config {
   host: string;
   databaseUrl: string | null;
   dataDir: string;
+  /** PUBLIC_URL, else `http://localhost:$PORT`. */
   publicUrl: string;
+  /** Whether PUBLIC_URL was given: else links name the address the server listens on. */
+  publicUrlGiven: boolean;
   signingSecret: string | null;
   bodyLimit: string;
   uploadLimitBytes: number;
@@ -122,6 +126,8 @@ export interface Config {
   /** Null: people sign in with one-time links only. */
   oidc: OidcSettings | null;
   retention: RetentionSettings;
+  /** How long an invitation's link works. */
+  inviteDays: number;
   notify: NotifySettings;
   logLevel: Env['LOG_LEVEL'];
 }
@@ -143,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL ?? null,
     dataDir: path.resolve(e.PROCTOR_DATA_DIR),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrlGiven: e.PUBLIC_URL !== undefined,
     signingSecret: e.PROCTOR_SIGNING_SECRET ?? null,
     bodyLimit: e.PROCTOR_BODY_LIMIT,
     uploadLimitBytes: e.PROCTOR_UPLOAD_LIMIT_MB * 1024 * 1024,
@@ -165,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     s3: s3Settings(e, cleaned),
     oidc: oidcSettings(e),
     retention: retentionSettings(e),
+    inviteDays: e.PROCTOR_INVITE_DAYS,
     notify: {
       retryMs: e.PROCTOR_NOTIFY_RETRY_HOURS * 3_600_000,
       allow: notifyAllowList(e, cleaned),

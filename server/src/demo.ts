@@ -31,7 +31,7 @@ function sampleSuite(config: Config): string {
  * On the first start with an empty database: a demo project whose test repository is the sample
  * suite, a `local` environment, its key, printed once, and a demo user with a sign-in link.
  */
-export async function seedDemo(sql: Sql, config: Config, port: number): Promise<void> {
+export async function seedDemo(sql: Sql, config: Config, base: string): Promise<void> {
   const seeded = await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.demoSeed})`;
     if ((await countProjects(tx)) > 0) return null;
@@ -46,13 +46,13 @@ export async function seedDemo(sql: Sql, config: Config, port: number): Promise<
       burn_in_repeats: 0,
     });
     // A person to look at it in the dashboard, with a sign-in link valid for the next minutes.
-    const userId = await createUser(tx, { email: 'demo@proctor.invalid', name: 'Demo user', picture: '' });
-    await addMember(tx, project.id, userId);
+    // An instance admin: the one who makes projects and brings people in, until there are others.
+    const userId = await createUser(tx, { email: 'demo@proctor.invalid', name: 'Demo user', picture: '', isAdmin: true });
+    await addMember(tx, project.id, userId, 'admin');
     const loginToken = await createLoginLink(tx, userId, new Date());
     return { suite, projectId: project.id, key: await createKey(tx, { projectId: project.id }), loginToken };
   });
   if (!seeded) return;
-  const base = config.publicUrl.includes(`:${config.port}`) ? config.publicUrl : `http://localhost:${port}`;
   process.stdout.write(
     [
       '',
@@ -66,6 +66,8 @@ export async function seedDemo(sql: Sql, config: Config, port: number): Promise<
       `The dashboard, signed in as the demo user (the link works once, within ${LOGIN_LINK_MINUTES} minutes):`,
       '',
       `  ${base}/sign-in/link?token=${seeded.loginToken}`,
+      '',
+      'Another link later: proctor user login-link --email demo@proctor.invalid',
       '',
     ].join('\n'),
   );

@@ -12,8 +12,19 @@ import { migrate } from './migrate.ts';
 import { startSweeper } from './executor/sweeper.ts';
 import { checkPortFree, serveApp, type Serving } from './serving.ts';
 import { openStorage } from './storage/open.ts';
-import { resolveSigningSecret } from './system/store.ts';
+import { recordPublicUrl, resolveSigningSecret } from './system/store.ts';
 import { forkHttpWorkers, startHttpWorker } from './workers.ts';
+
+/**
+ * Where people reach the server: PUBLIC_URL, else the address it listens on (localhost when it
+ * listens on every interface). The CLI reads it back from the database for the links it prints.
+ */
+function publicUrlOf(config: Config, port: number): string {
+  if (config.publicUrlGiven) return config.publicUrl;
+  const wildcard = ['0.0.0.0', '::', '0:0:0:0:0:0:0:0'].includes(config.host);
+  const host = wildcard ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${port}`;
+}
 
 export interface RunningServer {
   url: string;
@@ -66,8 +77,11 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
         ? await forkHttpWorkers(httpWorkers, config.dbPoolMax, logger, jobs)
         : await serveApp(config, { sql: database.sql, logger, clock, signingSecret, jobs });
     const { port } = serving;
-    logger.info({ port, embedded: database.embedded, http_workers: httpWorkers, storage: config.s3 ? `s3://${config.s3.bucket}/${config.s3.prefix}` : 'files' }, 'listening');
-    if (config.demo) await seedDemo(database.sql, config, port);
+    const publicUrl = publicUrlOf(config, port);
+    await recordPublicUrl(database.sql, publicUrl);
+    logger.info({ port, public_url: publicUrl, embedded: database.embedded, http_workers: httpWorkers, storage: config.s3 ? `s3://${config.s3.bucket}/${config.s3.prefix}` : 'files' }, 'listening');
+    if (config.demo) await seedDemo(database.sql, config, publicUrl);
+    if (!config.oidc) process.stdout.write(`Sign in to the dashboard with a one-time link: proctor user login-link --email <your email>\n`);
     const sweeper = startSweeper(database.sql, clock, logger, {
       intervalMs: config.sweepIntervalMs,
       shardTimeoutMs: config.shardTimeoutMs,

@@ -11,6 +11,7 @@ import type { Sql } from '../../server/src/db.ts';
 import { createLogger } from '../../server/src/logger.ts';
 import { addMember, createProject } from '../../server/src/projects/store.ts';
 import { createUser } from '../../server/src/users/store.ts';
+import type { KeyScope, Role } from '../../server/src/principals.ts';
 import { serveInProcess } from './app.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -122,10 +123,16 @@ export async function seedProject(sql: Sql, name = `project ${++seeded}`): Promi
   return { projectId: project.id, key: await createKey(sql, { projectId: project.id }) };
 }
 
-export async function seedUser(sql: Sql, projectIds: number[]): Promise<{ userId: string; key: string }> {
-  const userId = await createUser(sql, { email: `user${Date.now()}${++seeded}@example.com`, name: `User ${seeded}`, picture: '' });
-  for (const projectId of projectIds) await addMember(sql, projectId, userId);
-  return { userId, key: await createKey(sql, { userId }) };
+/** A person in the projects with `role` (admin unless said), and a personal key of `scope` (admin unless said). */
+export async function seedUser(
+  sql: Sql,
+  projectIds: number[],
+  options: { role?: Role; scope?: KeyScope; email?: string } = {},
+): Promise<{ userId: string; key: string; email: string }> {
+  const email = options.email ?? `user${Date.now()}${++seeded}@example.com`;
+  const userId = await createUser(sql, { email, name: `User ${++seeded}`, picture: '' });
+  for (const projectId of projectIds) await addMember(sql, projectId, userId, options.role ?? 'admin');
+  return { userId, email, key: await createKey(sql, { userId }, options.scope ?? 'admin') };
 }
 
 export async function seedEnvironment(sql: Sql, projectId: number, slug = 'staging'): Promise<number> {

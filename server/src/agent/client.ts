@@ -21,6 +21,7 @@ export interface JoinAnswer {
   test_run: { id: number; state: RunState; planned: boolean };
   checkout: Checkout;
   reporter_key: string;
+  agent_token: string;
   lease_seconds: number;
 }
 
@@ -34,7 +35,7 @@ export interface LeaseAnswer {
 export class AgentApi {
   constructor(
     readonly url: string,
-    private readonly key: string,
+    private key: string,
     private readonly options: { attempts: number; maxBackoffMs: number } = { attempts: 8, maxBackoffMs: 10_000 },
   ) {}
 
@@ -42,8 +43,11 @@ export class AgentApi {
     return (await this.call<{ data: { test_run: { id: number } } }>('POST', '/api/test-runs/agent-run', body)).data.test_run.id;
   }
 
+  /** Joins the run; every later call goes with the agent's own token, which its run's other agents cannot use. */
   async join(runId: number, name: string): Promise<JoinAnswer> {
-    return (await this.call<{ data: JoinAnswer }>('POST', `/api/test-runs/${runId}/agents`, { name })).data;
+    const joined = (await this.call<{ data: JoinAnswer }>('POST', `/api/test-runs/${runId}/agents`, { name })).data;
+    this.key = joined.agent_token;
+    return joined;
   }
 
   async plan(runId: number, agentId: number, revision: { commit: string | null; branch: string | null }, units: PlannedUnit[]): Promise<{ planned: boolean; units: number }> {

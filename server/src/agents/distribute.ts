@@ -3,7 +3,7 @@
 // until none is left. A lease is held by the agent's heartbeat; one not renewed for the lease time
 // goes back to the queue, and its unit to the next agent that asks.
 import { meanDurations } from '../analytics/index.ts';
-import { createRunKey } from '../auth/index.ts';
+import { createAgentToken, createRunKey } from '../auth/index.ts';
 import type { Sql, Tx } from '../db.ts';
 import { getEnvironmentBySlug } from '../environments/index.ts';
 import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
@@ -30,6 +30,8 @@ export interface Joined {
   planned: boolean;
   checkout: Checkout;
   reporterKey: string;
+  /** The agent's own token: its heartbeats, leases and plan, and its run's results. */
+  agentToken: string;
 }
 
 /** An agent joins a pending run or a run of agents that has not ended; a run of static shards under way is not theirs. */
@@ -40,7 +42,14 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
     if (isTerminal(run.state as RunState)) throw new RunEndedError(`test run ${runId} has ended (${run.state}): there is no work left`);
     if (run.distribution !== 'agents') throw new ConflictError(`test run ${runId} is executed by the server in static shards (${run.state}); agents join a pending run or a run of agents`);
     const agentId = await addAgent(tx, runId, name, now);
-    return { agentId, state: run.state as RunState, planned: run.planned, checkout: await checkoutOf(tx, runId), reporterKey: await createRunKey(tx, projectId, runId) };
+    return {
+      agentId,
+      state: run.state as RunState,
+      planned: run.planned,
+      checkout: await checkoutOf(tx, runId),
+      reporterKey: await createRunKey(tx, projectId, runId),
+      agentToken: await createAgentToken(tx, projectId, runId, agentId),
+    };
   });
 }
 

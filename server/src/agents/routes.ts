@@ -25,7 +25,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/agent-run',
-    needs: 'report',
+    needs: 'member',
     tag: TAG,
     summary: "The run a CI build's agents share: made (pending, for agents) by the first, found by the others through run_key",
     body: agentRunSchema,
@@ -36,7 +36,9 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/agents',
-    needs: 'report',
+    needs: 'member',
+    // The server's executor serves a run of agents as one more agent, with that run's own key.
+    run: ({ params }) => params.id,
     tag: TAG,
     summary: 'Join a run as an agent: a pending run becomes a run of agents; answers what to check out and a key for the reporter of its tests',
     params: runParams,
@@ -51,6 +53,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
           test_run: { id: params.id, state: joined.state, planned: joined.planned },
           checkout: joined.checkout,
           reporter_key: joined.reporterKey,
+          agent_token: joined.agentToken,
           lease_seconds: Math.round(leaseMs / 1000),
         },
       };
@@ -60,7 +63,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'put',
     path: '/api/test-runs/:id/units',
-    needs: 'report',
+    agent: ({ params, body }) => ({ runId: params.id, agentId: body.agent_id }),
     tag: TAG,
     summary: "Plan a run of agents: the first agent's units (a file, or a test of a fully parallel file, per runner project) become its shards; a later plan is ignored",
     params: runParams,
@@ -72,7 +75,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/units/lease',
-    needs: 'report',
+    agent: ({ params, body }) => ({ runId: params.id, agentId: body.agent_id }),
     tag: TAG,
     summary: "Lease the run's next unit, longest first by the environment's history (unknown first); held while the agent beats",
     params: runParams,
@@ -87,7 +90,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/agents/:agent/heartbeat',
-    needs: 'report',
+    agent: ({ params }) => ({ runId: params.id, agentId: params.agent }),
     tag: TAG,
     summary: "An agent is alive: its leases are extended; the run's state tells it of a cancel",
     params: agentParams,

@@ -31,7 +31,8 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/attachments',
-    needs: 'report',
+    needs: 'member',
+    run: ({ params }) => params.id,
     tag: TAG,
     summary:
       "Declare attempts' attachments by the sha256 of their bytes: each answer says to upload them to a signed URL, that the project holds them already, or why they are refused",

@@ -1,2 +1,2 @@
 // What other features and the jobs layer may use of keys.
-export { createListedKey, createRunKey, deleteRunKeys, type ListedKey, listKeys, revokeKey } from './store.ts';
+export { createAgentToken, createListedKey, createRunKey, deleteRunKeys, type ListedKey, listKeys, revokeKey } from './store.ts';

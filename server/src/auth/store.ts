@@ -1,6 +1,8 @@
 import type { Tx } from '../db.ts';
-import type { KeyScope } from '../http/access.ts';
+import type { KeyScope } from '../principals.ts';
 import { generateKey, type KeyKind } from './keys.ts';
+
+// The one module that writes `api_keys`.
 
 export interface StoredKey {
   id: string;
@@ -8,30 +10,33 @@ export interface StoredKey {
   project_id: number | null;
   user_id: string | null;
   scope: KeyScope;
+  /** A run's key, or an agent's token (with `agent_id`): bound to that run. */
+  test_run_id: number | null;
+  agent_id: number | null;
 }
 
 export async function findKey(sql: Tx, id: string): Promise<StoredKey | null> {
   const [row] = await sql<StoredKey[]>`
-    select id, secret_hash, project_id, user_id, scope from api_keys where id = ${id}`;
+    select id, secret_hash, project_id, user_id, scope, test_run_id, agent_id from api_keys where id = ${id}`;
   return row ?? null;
 }
 
 export type KeyOwner = { projectId: number } | { userId: string };
 
 /** Creates a key for a project or a user and returns the plain key: the only time it exists. */
-export async function createKey(sql: Tx, owner: KeyOwner, scope: KeyScope = 'admin'): Promise<string> {
-  return (await createListedKey(sql, owner, scope)).key;
+export async function createKey(sql: Tx, owner: KeyOwner, scope: KeyScope = 'admin', createdBy: string | null = null): Promise<string> {
+  return (await createListedKey(sql, owner, scope, createdBy)).key;
 }
 
 /** As createKey, with the key as `listKeys` lists it beside the plain key. */
-export async function createListedKey(sql: Tx, owner: KeyOwner, scope: KeyScope): Promise<ListedKey & { key: string }> {
+export async function createListedKey(sql: Tx, owner: KeyOwner, scope: KeyScope, createdBy: string | null = null): Promise<ListedKey & { key: string }> {
   const kind: KeyKind = 'projectId' in owner ? 'project' : 'user';
   const key = generateKey(kind);
-  const [row] = await sql<ListedKey[]>`
-    insert into api_keys (id, secret_hash, project_id, user_id, scope)
-    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null}, ${scope})
-    returning id, ${kind}::text as kind, scope, test_run_id, created_at`;
-  return { ...(row as ListedKey), key: key.plain };
+  await sql`
+    insert into api_keys (id, secret_hash, project_id, user_id, scope, created_by)
+    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null}, ${scope}, ${createdBy})`;
+  const [listed] = await listKeys(sql, owner, key.id);
+  return { ...(listed as ListedKey), key: key.plain };
 }
 
 /** A key as listed: never its secret or hash. */
@@ -40,15 +45,25 @@ export interface ListedKey {
   kind: KeyKind;
   scope: KeyScope;
   test_run_id: number | null;
+  /** Who made it: a person's name, or null for one made from the command line or by the server. */
+  created_by: { id: string; name: string } | null;
   created_at: Date;
+  last_used_at: Date | null;
 }
 
-/** A project's keys (run keys included) or a user's, oldest first. */
-export async function listKeys(sql: Tx, owner: KeyOwner): Promise<ListedKey[]> {
-  const where = 'projectId' in owner ? sql`project_id = ${owner.projectId}` : sql`user_id = ${owner.userId}`;
+/** A project's keys (its runs' and agents' included) or a user's, oldest first; one key when `id` is given. */
+export async function listKeys(sql: Tx, owner: KeyOwner, id: string | null = null): Promise<ListedKey[]> {
+  const where = 'projectId' in owner ? sql`k.project_id = ${owner.projectId}` : sql`k.user_id = ${owner.userId}`;
   return sql<ListedKey[]>`
-    select id, case when project_id is null then 'user' else 'project' end as kind, scope, test_run_id, created_at
-    from api_keys where ${where} order by created_at, id`;
+    select k.id, case when k.project_id is null then 'user' else 'project' end as kind, k.scope, k.test_run_id,
+           case when u.id is null then null else jsonb_build_object('id', u.id, 'name', u.name) end as created_by, k.created_at, k.last_used_at
+    from api_keys k left join users u on u.id = k.created_by
+    where ${where} and (${id}::text is null or k.id = ${id}) order by k.created_at, k.id`;
+}
+
+/** The key was used now; the caller throttles how often this is written. */
+export async function touchKey(sql: Tx, id: string, now: Date): Promise<void> {
+  await sql`update api_keys set last_used_at = ${now} where id = ${id}`;
 }
 
 /** Revokes a key of `owner`; false when it has no such key. */
@@ -66,6 +81,17 @@ export async function createRunKey(sql: Tx, projectId: number, runId: number): P
   return key.plain;
 }
 
+/** An agent's own token, made when it joins: its run's results and its own agent's calls. */
+export async function createAgentToken(sql: Tx, projectId: number, runId: number, agentId: number): Promise<string> {
+  const key = generateKey('project');
+  await sql`
+    insert into api_keys (id, secret_hash, project_id, test_run_id, agent_id, scope)
+    values (${key.id}, ${key.secretHash}, ${projectId}, ${runId}, ${agentId}, 'report')`;
+  return key.plain;
+}
+
 export async function deleteRunKeys(sql: Tx, runId: number): Promise<void> {
-  await sql`delete from api_keys where test_run_id = ${runId}`;
+  // Agents' tokens stay: an agent learns of the run's end from its next lease or heartbeat, and a
+  // token of an ended run changes nothing (its run takes no more results). They go with the run.
+  await sql`delete from api_keys where test_run_id = ${runId} and agent_id is null`;
 }

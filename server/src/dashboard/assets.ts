@@ -11,7 +11,7 @@ export const DASHBOARD_SCRIPT = `
     fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: { accept: 'application/json', 'x-project-id': project, 'x-csrf-token': meta('csrf-token'), ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { accept: 'application/json', ...(project ? { 'x-project-id': project } : {}), 'x-csrf-token': meta('csrf-token'), ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
 
@@ -74,7 +74,14 @@ export const DASHBOARD_SCRIPT = `
         return;
       }
       if (form.dataset.then === 'open-run') location.href = '/projects/' + project + '/runs/' + answer.data.test_run.id;
-      else location.reload();
+      else if (form.dataset.then === 'open-project') location.href = '/projects/' + answer.data.project.id + '/runs';
+      else if (form.dataset.then === 'show-secret' && (answer.data.invitation || answer.data.key)) {
+        // Shown this once: an invitation's link, or a new key, to copy before leaving the page.
+        const shown = form.querySelector('output');
+        shown.hidden = false;
+        shown.querySelector('input').value = answer.data.invitation ? answer.data.invitation.url : answer.data.key.key;
+        shown.querySelector('input').select();
+      } else location.reload();
     } catch (error) {
       problem.textContent = 'Proctor could not be reached: ' + error.message;
     } finally {

@@ -1,6 +1,6 @@
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE } from './forms.ts';
+import { apiForm, foldedForm, FORM_STYLE, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 export interface EnvironmentView {
@@ -34,7 +34,7 @@ function editForm(env: EnvironmentView): string {
 <label for="${id('match')}">Runner projects (comma-separated)<input id="${id('match')}" name="runner_projects_match" value="${e(env.runner_projects_match.join(', '))}" placeholder="all" data-type="csv"></label>
 <label for="${id('ignore')}">Ignored runner projects<input id="${id('ignore')}" name="runner_projects_ignore" value="${e(env.runner_projects_ignore.join(', '))}" placeholder="none" data-type="csv"></label>
 <label for="${id('burn')}">Burn-in repeats of new tests<input id="${id('burn')}" name="burn_in_repeats" type="number" min="0" max="100" value="${env.burn_in_repeats}" data-type="number"></label>`;
-  return `<details class="edit"><summary>Edit</summary>${apiForm(`PATCH /api/environments/${env.id}`, 'reload', 'Save', fields)}</details>`;
+  return foldedForm('edit', 'Edit', apiForm(`PATCH /api/environments/${env.id}`, 'reload', 'Save', fields));
 }
 
 function badge(project: Project, env: EnvironmentView, publicUrl: string): string {
@@ -53,13 +53,17 @@ export function environmentsPage(viewer: Viewer, project: Project, environments:
 <td>${badge(project, env, publicUrl)}</td><td>${triggerForm(env)}</td></tr>`,
     )
     .join('');
-  const create = `<section class="create" aria-labelledby="new-environment"><h2 id="new-environment">New environment</h2>${apiForm(
-    'POST /api/environments',
-    'reload',
-    'Create',
-    `<label for="new-name">Name<input id="new-name" name="name" required maxlength="200"></label>
+  const create = formSection(
+    'new-environment',
+    'New environment',
+    apiForm(
+      'POST /api/environments',
+      'reload',
+      'Create',
+      `<label for="new-name">Name<input id="new-name" name="name" required maxlength="200"></label>
 <label for="new-slug">Slug<input id="new-slug" name="slug" required maxlength="100"></label>`,
-  )}</section>`;
+    ),
+  );
   const table =
     environments.length === 0
       ? '<p class="empty">No environment yet.</p>'

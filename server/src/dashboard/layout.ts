@@ -1,5 +1,6 @@
 import { STATE_COLOURS } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
+import { mayCall } from './permissions.ts';
 
 /**
  * Pages style themselves inline, run only Proctor's own script, call only Proctor and post forms
@@ -41,7 +42,9 @@ export function stateBadge(state: string): string {
 
 function projectLinks(project: { id: number; name: string }): string {
   const base = `/projects/${project.id}`;
-  return `<span class="muted">${e(project.name)}:</span><a href="${base}/runs">Runs</a><a href="${base}/tests">Tests</a><a href="${base}/environments">Environments</a><a href="${base}/failure-groups">Failure groups</a><a href="${base}/snoozes">Snoozes</a><a href="${base}/analytics">Analytics</a><a href="${base}/settings">Settings</a>`;
+  return `<span class="muted">${e(project.name)}:</span><a href="${base}/runs">Runs</a><a href="${base}/tests">Tests</a><a href="${base}/environments">Environments</a><a href="${base}/failure-groups">Failure groups</a><a href="${base}/snoozes">Snoozes</a><a href="${base}/analytics">Analytics</a><a href="${base}/members">Members</a><a href="${base}/settings">Settings</a>${
+    mayCall('GET /api/keys') ? `<a href="${base}/keys">Keys</a><a href="${base}/audit">Audit</a>` : ''
+  }`;
 }
 
 /** A whole page: the header (projects, the project's sections, sign out) and `body`. */

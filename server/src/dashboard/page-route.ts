@@ -5,6 +5,7 @@ import { positiveId } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import type { Project } from '../projects/index.ts';
 import type { Viewer } from './layout.ts';
+import { renderAs } from './permissions.ts';
 import { memberProject, requireViewer, sendPage } from './viewer.ts';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -43,8 +44,9 @@ export function addPage<P extends AnyObject, Q extends AnyObject>(ctx: RouteCont
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
       const projectId = (params as { projectId?: number }).projectId;
-      const project = projectId === undefined ? null : await memberProject(deps.sql, projectId, viewer.userId);
-      const html = await spec.render({ viewer, project, params, query, req, res });
+      const membership = projectId === undefined ? null : await memberProject(deps.sql, projectId, viewer.userId);
+      const project = membership?.project ?? null;
+      const html = await renderAs(membership?.role ?? null, () => spec.render({ viewer, project, params, query, req, res }));
       if (html !== null) sendPage(res, html, 200, spec.policy);
     },
   });

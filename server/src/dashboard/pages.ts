@@ -1,6 +1,7 @@
 import type { Project } from '../projects/index.ts';
 import type { RunRow } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
+import { apiForm, FORM_STYLE, formSection } from './forms.ts';
 import { layout, stateBadge, type Viewer } from './layout.ts';
 
 export function signInPage(next: string, problem: string | null, provider: { name: string } | null): string {
@@ -10,21 +11,29 @@ export function signInPage(next: string, problem: string | null, provider: { nam
   const body = `<h1>Sign in to Proctor</h1>
 ${problem ? `<p role="alert"><strong>${e(problem)}</strong></p>` : ''}${oidc}
 <p>Ask an administrator for a sign-in link, or make one on the server:</p>
-<pre>proctor user login-link --user &lt;user id&gt;</pre>
+<pre>proctor user login-link --email &lt;your email&gt;</pre>
 <p class="muted">A link signs you in once, within 15 minutes of being made.</p>
 ${next !== '/' ? `<p class="muted">You will be taken back to <code>${e(next)}</code>.</p>` : ''}`;
   return layout({ title: 'Sign in', viewer: null, body });
 }
 
-export function projectsPage(viewer: Viewer, projects: Project[]): string {
+/** A new project, for an instance admin: its maker becomes its first admin. */
+function newProjectForm(): string {
+  const fields = `<label for="project-name">Name<input id="project-name" name="name" required maxlength="200"></label>
+<label for="project-repo">Test repository (git URL or folder)<input id="project-repo" name="repo_url" required maxlength="2000" size="40"></label>`;
+  return formSection('new-project', 'New project', apiForm('POST /api/projects', 'open-project', 'Create project', fields, true));
+}
+
+export function projectsPage(viewer: Viewer, projects: Project[], instanceAdmin: boolean): string {
   const rows = projects
     .map((p) => `<tr><td><a href="/projects/${p.id}/runs">${e(p.name)}</a></td><td class="muted">${e(p.repo_name)}</td></tr>`)
     .join('');
-  const body =
+  const list =
     projects.length === 0
-      ? '<h1>Projects</h1><p class="empty">You are not a member of any project yet: a member of one adds you.</p>'
-      : `<h1>Projects</h1><table><thead><tr><th scope="col">Project</th><th scope="col">Repository</th></tr></thead><tbody>${rows}</tbody></table>`;
-  return layout({ title: 'Projects', viewer, body });
+      ? '<p class="empty">You are not a member of any project yet: an admin of one adds you.</p>'
+      : `<table><thead><tr><th scope="col">Project</th><th scope="col">Repository</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const body = `<h1>Projects</h1>${list}${instanceAdmin ? newProjectForm() : ''}`;
+  return layout({ title: 'Projects', viewer, body, script: instanceAdmin, style: instanceAdmin ? FORM_STYLE : '' });
 }
 
 export interface RunsView {

@@ -4,7 +4,8 @@ import { listEnvironments } from '../environments/index.ts';
 import { notFound } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
 import type { RouteContext } from '../http/route.ts';
-import { projectsOfUser } from '../projects/index.ts';
+import { allProjects, projectsOfUser } from '../projects/index.ts';
+import { isInstanceAdmin } from '../users/index.ts';
 import { getRunById, listRuns, runPageDetails } from '../runs/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
 import { dashboardPolicy } from './layout.ts';
@@ -12,6 +13,7 @@ import { projectsPage, runsPage } from './pages.ts';
 import { runPage } from './run-page.ts';
 import { signInRoutes } from './signin.ts';
 import { projectRoutes } from './project-routes.ts';
+import { teamRoutes } from './team-routes.ts';
 import { addPage, addProjectPage, projectParams } from './page-route.ts';
 
 const RUNS_PER_PAGE = 50;
@@ -31,8 +33,11 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   addPage(ctx, deps, {
     path: '/',
-    summary: 'The projects the signed-in person belongs to',
-    render: async ({ viewer }) => projectsPage(viewer, await projectsOfUser(sql, viewer.userId)),
+    summary: "The projects the signed-in person belongs to (an instance admin's: every project, and a form to make one)",
+    render: async ({ viewer }) => {
+      const instanceAdmin = await isInstanceAdmin(sql, viewer.userId);
+      return projectsPage(viewer, instanceAdmin ? await allProjects(sql) : await projectsOfUser(sql, viewer.userId), instanceAdmin);
+    },
   });
 
   addProjectPage(ctx, deps, {
@@ -78,4 +83,5 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
   });
 
   projectRoutes(ctx, deps);
+  teamRoutes(ctx, deps);
 }

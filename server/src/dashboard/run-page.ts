@@ -1,7 +1,7 @@
 import type { Project } from '../projects/index.ts';
 import { RUN_REPORT_STYLE, type RunPageDetails, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE } from './forms.ts';
+import { apiForm, foldedForm, FORM_STYLE } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 const UNDER_WAY = new Set(['pending', 'queued', 'running']);
@@ -33,7 +33,7 @@ function snoozeForm(run: RunRow, test: SummaryDetail, today: string): string {
 <label for="${id}-until">Until<input id="${id}-until" type="date" name="snooze_until" data-type="end-of-day" min="${today}" required></label>
 <label for="${id}-where">Where<select id="${id}-where" name="scoped_to_environment_id" data-type="number" data-optional><option value="${run.environment_id}">${e(run.environment_name)} only</option><option value="">every environment</option></select></label>
 <label for="${id}-why">Reason<input id="${id}-why" name="description" maxlength="5000" data-optional></label>`;
-  return `<details class="snooze"><summary>Snooze</summary>${apiForm('POST /api/snoozes', 'reload', 'Snooze this test', fields)}</details>`;
+  return foldedForm('snooze', 'Snooze', apiForm('POST /api/snoozes', 'reload', 'Snooze this test', fields));
 }
 
 const STYLE = `${RUN_REPORT_STYLE}${FORM_STYLE}`;

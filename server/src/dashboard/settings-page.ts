@@ -1,6 +1,6 @@
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE } from './forms.ts';
+import { apiForm, FORM_STYLE, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 /** A destination as the settings page lists it (the API's shape: never a secret). */
@@ -31,7 +31,7 @@ function destinationForm(): string {
 <label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option></select></label>
 <label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>
 <label for="dest-token">GitHub token<input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional></label>`;
-  return `<section class="create" aria-labelledby="new-destination"><h3 id="new-destination">New destination</h3>${apiForm('POST /api/notification-destinations', 'reload', 'Add destination', fields)}</section>`;
+  return formSection('new-destination', 'New destination', apiForm('POST /api/notification-destinations', 'reload', 'Add destination', fields), 3);
 }
 
 function retentionForm(policy: { results_days: number; artifacts_days: number }): string {

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { clearedSessionCookie, consumeLoginLink, createSession, deleteSession, readCookie, SESSION_COOKIE, sessionCookie } from '../sessions/index.ts';
-import { userForEmail } from '../users/index.ts';
+import { acceptInvitation } from '../members/index.ts';
+import { makeFirstInstanceAdmin, userForEmail } from '../users/index.ts';
 import { clearedPendingCookie, OIDC_COOKIE, OidcSignIn, OidcSignInError, pendingCookie } from './oidc.ts';
 import { signInPage } from './pages.ts';
 import { sendPage, viewerOf } from './viewer.ts';
@@ -100,7 +101,10 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
         res.setHeader('set-cookie', clearedPendingCookie(secure));
         try {
           const person = await oidc.finish(new URL(req.originalUrl, config.publicUrl), readCookie(req.get('cookie'), OIDC_COOKIE), clock());
-          await signIn(res, await userForEmail(sql, person), person.next);
+          const userId = await userForEmail(sql, person);
+          // The first person in, on a server that has no instance admin yet, becomes one: someone must make the projects.
+          await makeFirstInstanceAdmin(sql, userId);
+          await signIn(res, userId, person.next);
         } catch (error) {
           if (!(error instanceof OidcSignInError)) throw error;
           sendPage(res, signInPage('/', error.message, provider), 400);
@@ -108,6 +112,29 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       },
     });
   }
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/invitations/accept',
+    tag: TAG,
+    summary:
+      "Follow an invitation: the invited person joins its project with its role, once. With OpenID Connect, they sign in through the provider first, as the invited email; without, the link signs them in",
+    public: true,
+    query: z.object({ token: z.string().min(1).max(200) }).strict(),
+    produces: 'text/html',
+    errorShape: 'page',
+    handler: async ({ query, req, res }) => {
+      const here = `/invitations/accept?token=${encodeURIComponent(query.token)}`;
+      if (oidc) {
+        const viewer = await viewerOf(deps, req);
+        if (!viewer) return res.redirect(303, `/sign-in/oidc?next=${encodeURIComponent(here)}`);
+        const { projectId } = await acceptInvitation(sql, query.token, { verifiedEmail: viewer.email, name: viewer.name }, clock());
+        return res.redirect(303, `/projects/${projectId}/runs`);
+      }
+      const { userId, projectId } = await acceptInvitation(sql, query.token, { byLink: true }, clock());
+      await signIn(res, userId, `/projects/${projectId}/runs`);
+    },
+  });
 
   // A form post (the header's button): its body is the CSRF token, read here alone.
   ctx.open.post('/sign-out', express.urlencoded({ extended: false, limit: '2kb' }), async (req, res) => {

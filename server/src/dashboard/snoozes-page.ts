@@ -1,6 +1,6 @@
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE } from './forms.ts';
+import { apiForm, FORM_STYLE, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 export interface SnoozeView {
@@ -30,15 +30,19 @@ function row(snooze: SnoozeView, environments: Map<number, string>, titles: Map<
 
 function createForm(environments: Map<number, string>, today: string): string {
   const options = [...environments.entries()].map(([id, name]) => `<option value="${id}">${e(name)}</option>`).join('');
-  return `<section class="create" aria-labelledby="new-snooze"><h2 id="new-snooze">New snooze</h2>${apiForm(
-    'POST /api/snoozes',
-    'reload',
-    'Snooze',
-    `<label for="new-tests">Test ids (comma-separated)<input id="new-tests" name="test_ids" required data-type="csv" size="44"></label>
+  return formSection(
+    'new-snooze',
+    'New snooze',
+    apiForm(
+      'POST /api/snoozes',
+      'reload',
+      'Snooze',
+      `<label for="new-tests">Test ids (comma-separated)<input id="new-tests" name="test_ids" required data-type="csv" size="44"></label>
 <label for="new-until">Until<input id="new-until" type="date" name="snooze_until" data-type="end-of-day" min="${today}" required></label>
 <label for="new-where">Where<select id="new-where" name="scoped_to_environment_id" data-type="number" data-optional><option value="">every environment</option>${options}</select></label>
 <label for="new-why">Reason<input id="new-why" name="description" maxlength="5000" data-optional></label>`,
-  )}</section>`;
+    ),
+  );
 }
 
 export function snoozesPage(

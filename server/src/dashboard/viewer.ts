@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../context.ts';
 import { notFound } from '../http/errors.ts';
-import { getProject, isMember, type Project } from '../projects/index.ts';
+import type { Role } from '../principals.ts';
+import { getProject, type Project, roleInProject } from '../projects/index.ts';
 import { findSession, readCookie, SESSION_COOKIE } from '../sessions/index.ts';
 import { getUserName } from '../users/index.ts';
 import { DASHBOARD_POLICY, type Viewer } from './layout.ts';
@@ -23,11 +24,12 @@ export async function requireViewer(deps: Pick<AppDeps, 'sql' | 'clock'>, req: R
   return viewer;
 }
 
-/** The project of a path, when the person is a member; else it does not exist for them. */
-export async function memberProject(sql: AppDeps['sql'], projectId: number, userId: string): Promise<Project> {
-  const project = (await isMember(sql, projectId, userId)) ? await getProject(sql, projectId) : null;
-  if (!project) throw notFound('project');
-  return project;
+/** The project of a path and the person's role in it, when they have one; else it does not exist for them. */
+export async function memberProject(sql: AppDeps['sql'], projectId: number, userId: string): Promise<{ project: Project; role: Role }> {
+  const role = await roleInProject(sql, projectId, userId);
+  const project = role === null ? null : await getProject(sql, projectId);
+  if (!project || role === null) throw notFound('project');
+  return { project, role };
 }
 
 /** Sends a page: HTML, never cached, under the dashboard's policy. */

@@ -12,6 +12,7 @@ import {
   updateEnvironmentSchema,
 } from './schema.ts';
 import * as store from './store.ts';
+import { audited } from '../audit/index.ts';
 import { syncAndWait } from './sync-request.ts';
 
 const TAG = 'Environments';
@@ -43,7 +44,10 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: single,
     status: 201,
     handler: async ({ body, scope }) => {
-      const environment = await store.createEnvironment(sql, scope.projectId, body);
+      const environment = await audited(sql, scope, deps.clock(), async (tx) => {
+        const made = await store.createEnvironment(tx, scope.projectId, body);
+        return [made, { action: 'environment.created', target: `environment:${made.id}`, after: made }];
+      });
       return { data: { environment } };
     },
   });
@@ -71,8 +75,12 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: updateEnvironmentSchema,
     response: single,
     handler: async ({ params, body, scope }) => {
-      const environment = await store.updateEnvironment(sql, scope.projectId, params.id, body);
-      if (!environment) throw notFound('environment');
+      const environment = await audited(sql, scope, deps.clock(), async (tx) => {
+        const before = await store.getEnvironment(tx, scope.projectId, params.id);
+        const after = before ? await store.updateEnvironment(tx, scope.projectId, params.id, body) : null;
+        if (!before || !after) throw notFound('environment');
+        return [after, { action: 'environment.updated', target: `environment:${after.id}`, before, after }];
+      });
       return { data: { environment } };
     },
   });
@@ -81,6 +89,7 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     ...common,
     method: 'post',
     path: '/api/environments/:id/sync',
+    needs: 'member',
     summary: "Refresh the environment's runner projects, env files and the project's test cases from the test repository; answers when done",
     params: environmentParams,
     response: z.object({ data: z.object({ success: z.boolean() }) }),
@@ -108,7 +117,11 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: environmentParams,
     response: z.object({ success: z.boolean() }),
     handler: async ({ params, scope }) => {
-      if (!(await store.deleteEnvironment(sql, scope.projectId, params.id))) throw notFound('environment');
+      await audited(sql, scope, deps.clock(), async (tx) => {
+        const before = await store.getEnvironment(tx, scope.projectId, params.id);
+        if (!before || !(await store.deleteEnvironment(tx, scope.projectId, params.id))) throw notFound('environment');
+        return [null, { action: 'environment.deleted', target: `environment:${before.id}`, before }];
+      });
       return { success: true };
     },
   });

@@ -26,7 +26,8 @@ export function failureGroupRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/failure-groups/:id/members',
-    needs: 'report',
+    needs: 'member',
+    run: ({ body }) => body.test_run_id,
     tag: TAG,
     summary: "Attach a run's failing test to a failure group (created on first attach); idempotent per run and test",
     params: groupParams,
@@ -41,6 +42,7 @@ export function failureGroupRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'delete',
     path: '/api/failure-groups/:id/members/:test_case_id',
+    needs: 'member',
     tag: TAG,
     summary: 'Detach a member; a machine attach does not bring back what a human detached',
     params: memberParams,
@@ -83,6 +85,7 @@ export function failureGroupRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'patch',
     path: '/api/failure-groups/:id',
+    needs: 'member',
     tag: TAG,
     summary: "Set the group's triage diagnosis (the author is the key's user) or its status",
     params: groupParams,

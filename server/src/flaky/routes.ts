@@ -1,4 +1,5 @@
 import type { AppDeps } from '../context.ts';
+import { audited } from '../audit/index.ts';
 import { getEnvironment } from '../environments/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
@@ -67,9 +68,10 @@ export function flakyRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: quarantinePolicyUpdateSchema,
     response: quarantinePolicyResponse,
     handler: async ({ body, scope }) => {
-      const policy = await sql.begin(async (tx) => {
-        const current = await store.getPolicy(tx, scope.projectId);
-        return store.putPolicy(tx, scope.projectId, { ...current, ...body }, clock());
+      const policy = await audited(sql, scope, clock(), async (tx) => {
+        const before = await store.getPolicy(tx, scope.projectId);
+        const after = await store.putPolicy(tx, scope.projectId, { ...before, ...body }, clock());
+        return [after, { action: 'quarantine_policy.updated', target: `project:${scope.projectId}`, before, after }];
       });
       return { data: { policy } };
     },

@@ -1,36 +1,86 @@
 import type { Response } from 'express';
+import { type KeyScope, type Principal, type Role, roleAllows, roleOf, type Scope } from '../principals.ts';
 import { HttpError } from './errors.ts';
 
-/** What a key may do, each including the ones before it. */
-export const KEY_SCOPES = ['read', 'report', 'admin'] as const;
-export type KeyScope = (typeof KEY_SCOPES)[number];
+export { actingUserId, KEY_SCOPES, type KeyScope, type Principal, ROLES, type Role, type Scope } from '../principals.ts';
 
-/** Whether a key of scope `held` may do what needs `needed`. */
-export function scopeAllows(held: KeyScope, needed: KeyScope): boolean {
-  return KEY_SCOPES.indexOf(held) >= KEY_SCOPES.indexOf(needed);
+/** The run a request acts on (a run key and an agent's token reach only their own), and the agent it acts as. */
+export interface RunTarget {
+  runId: number;
+  /** Set on an agent's own routes: only that agent's token is taken there. */
+  agentId?: number;
 }
 
-export type Principal = { kind: 'project'; keyId: string; scope: KeyScope } | { kind: 'user'; keyId: string; userId: string; scope: KeyScope };
-
-/** Who is asking, and for which project: every API request is scoped to one. */
-export interface Scope {
-  projectId: number;
-  principal: Principal;
-}
-
-/** The user behind a personal key, or null for a project key (a machine). */
-export function actingUserId(scope: Scope): string | null {
-  return scope.principal.kind === 'user' ? scope.principal.userId : null;
-}
-
-/** The request's scope, when its key may do what `needed` names; else a 403 that says what it lacks. */
-export function requireScope(res: Response, needed: KeyScope): Scope {
-  const scope = res.locals.scope as Scope | undefined;
-  if (!scope) throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
-  if (!scopeAllows(scope.principal.scope, needed)) {
-    throw new HttpError(403, `this key's scope is ${scope.principal.scope}; this needs a key of scope ${needed}`);
+/** How a principal is named in a refusal. */
+function describe(principal: Principal): string {
+  switch (principal.kind) {
+    case 'project':
+      return `a project key of scope ${principal.scope}`;
+    case 'user':
+      return principal.keyId === null ? `a ${principal.role}` : `a personal key acting as ${principal.role}`;
+    case 'run':
+      return `the key of run ${principal.runId}`;
+    case 'agent':
+      return `the token of agent ${principal.agentId} of run ${principal.runId}`;
   }
-  return scope;
+}
+
+/** The request's scope; a 401 when nobody is signed in or no key was given, or why its project could not be told. */
+export function requestScope(res: Response): Scope {
+  const scope = res.locals.scope as Scope | undefined;
+  if (scope) return scope;
+  if (res.locals.scopeRefusal) throw res.locals.scopeRefusal as HttpError;
+  throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
+}
+
+/** A person behind a request, before any project: a session (no key scope) or a personal key. */
+export interface Person {
+  userId: string;
+  keyScope: KeyScope | null;
+}
+
+/** The person behind the request (a session or a personal key), for operations outside any project. */
+export function requestPerson(res: Response): Person {
+  const person = res.locals.person as Person | undefined;
+  if (person) return person;
+  if (res.locals.scope) throw new HttpError(403, "this operation is a person's: a project's key cannot do it");
+  throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
+}
+
+/**
+ * Whether the request may call `operation` (`POST /api/keys`), which needs `needed`: a role for
+ * people and keys, the run (and agent) for a run's key and an agent's token. A 403 names the
+ * operation, what it needs and who asked.
+ */
+export function authorize(scope: Scope, operation: string, needed: Role, target: RunTarget | null, agentOnly: boolean): void {
+  const { principal } = scope;
+  const refuse = (what: string) => {
+    throw new HttpError(403, `${operation} ${what}; this request comes with ${describe(principal)}`);
+  };
+  if (agentOnly) {
+    if (principal.kind !== 'agent' || target === null || principal.runId !== target.runId || principal.agentId !== target.agentId) {
+      refuse(`takes only the token of agent ${target?.agentId ?? '?'} of run ${target?.runId ?? '?'}`);
+    }
+    return;
+  }
+  if (principal.kind === 'run' || principal.kind === 'agent') {
+    if (target === null) refuse(`is not open to a run's key or an agent's token: they act on their own run's results alone`);
+    else if (principal.runId !== target.runId) refuse(`acts on run ${target.runId}, not this key's run`);
+    return;
+  }
+  const role = roleOf(principal) as Role;
+  if (!roleAllows(role, needed)) refuse(`needs the role ${needed} (a key of scope ${SCOPE_OF[needed]})`);
+}
+
+const SCOPE_OF: Record<Role, string> = { viewer: 'read', member: 'report', admin: 'admin' };
+
+/**
+ * A rule inside an operation: some changes need more than the operation (unpinning needs an
+ * admin, pinning a member). Run-bound principals never get here with a role to spare.
+ */
+export function requireRole(scope: Scope, needed: Role, what: string): void {
+  const role = roleOf(scope.principal);
+  if (role === null || !roleAllows(role, needed)) throw new HttpError(403, `${what} needs the role ${needed}; this request comes with ${describe(scope.principal)}`);
 }
 
 /** A body `project_id` is legacy: when set, it must be the project the key resolved to. */

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { Request, Response, Router } from 'express';
 import type { z } from 'zod';
-import { type KeyScope, requireScope, type Scope } from './access.ts';
+import { authorize, type Person, requestPerson, requestScope, type Role, type RunTarget, type Scope } from './access.ts';
 import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
 import { flatError, generalError } from './openapi.ts';
 
@@ -27,14 +27,29 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
   fails?: Record<number, string>;
   /** Public routes take no key and have no project scope. */
   public?: boolean;
-  /** The key scope it needs: by default `read` to GET, `admin` to change anything. */
-  needs?: KeyScope;
+  /** The role it needs (a key: the scope of that rung): by default `viewer` to GET, `admin` to change anything. */
+  needs?: Role;
+  /**
+   * The run it acts on: a run's key and an agent's token are taken here, for their own run alone.
+   * Read from the path and the body as sent, before either is validated: a value that is not the
+   * credential's own run is refused.
+   */
+  run?: (input: { params: z.infer<P>; body: z.infer<B> }) => number;
+  /** An agent's own route: only that agent's token is taken. */
+  agent?: (input: { params: z.infer<P>; body: z.infer<B> }) => Required<RunTarget>;
+  /**
+   * An operation outside any project (making one), for a person (a session or a personal key)
+   * rather than a project's member: who may, as documented; the handler checks it.
+   */
+  person?: 'instance-admin' | 'person';
   errorShape?: ErrorShape;
   handler: (input: {
     params: z.infer<P>;
     query: z.infer<Q>;
     body: z.infer<B>;
     scope: Scope;
+    /** Set on a `person` operation instead of `scope`. */
+    person: Person | null;
     req: Request;
     res: Response;
   }) => Promise<unknown>;
@@ -81,6 +96,37 @@ function toOpenApiPath(path: string): string {
   return path.replace(/:(\w+)/g, '{$1}');
 }
 
+/** Who may call an operation, as its summary says it. */
+function whoMay(needs: Role, spec: { run?: unknown; agent?: unknown }): string {
+  if (spec.agent) return "the agent's own token";
+  return `role: ${needs}${spec.run ? "; also the run's own key" : ''}`;
+}
+
+/** The run (and agent) a request names, as numbers: ids in a path come as text. */
+function runTargetOf<P, B>(spec: { run?: (input: { params: P; body: B }) => number; agent?: (input: { params: P; body: B }) => Required<RunTarget> }, params: P, body: B): RunTarget | null {
+  if (spec.agent) {
+    const target = spec.agent({ params, body });
+    return { runId: Number(target.runId), agentId: Number(target.agentId) };
+  }
+  if (spec.run) return { runId: Number(spec.run({ params, body })) };
+  return null;
+}
+
+/** The role each operation needs, by method and path, for pages that offer only what a person may do. */
+const ROLE_OF_ROUTE: { method: string; pattern: RegExp; role: Role | null }[] = [];
+
+function rememberRole(method: Method, path: string, role: Role | null): void {
+  const pattern = new RegExp(`^${path.replace(/:\w+/g, '[^/]+')}$`);
+  if (!ROLE_OF_ROUTE.some((known) => known.method === method && known.pattern.source === pattern.source)) ROLE_OF_ROUTE.push({ method, pattern, role });
+}
+
+/** The role `METHOD /path` needs; null when no person may call it (an agent's own route) or it is unknown. */
+export function roleNeededFor(api: string): Role | null {
+  const [method = '', path = ''] = api.split(' ');
+  const known = ROLE_OF_ROUTE.find((route) => route.method === method.toLowerCase() && route.pattern.test(path.split('?')[0] ?? ''));
+  return known?.role ?? null;
+}
+
 /**
  * Registers one route: the Express handler and its OpenAPI entry, from the same zod schemas
  * that validate its params, query and body.
@@ -90,15 +136,18 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
   spec: RouteSpec<P, Q, B>,
 ): void {
   const status = spec.status ?? 200;
-  const needs: KeyScope = spec.needs ?? (spec.method === 'get' ? 'read' : 'admin');
+  const needs: Role = spec.needs ?? (spec.method === 'get' ? 'viewer' : 'admin');
+  const operation = `${spec.method.toUpperCase()} ${toOpenApiPath(spec.path)}`;
+  if (!spec.public && !spec.person) rememberRole(spec.method, spec.path, spec.agent ? null : needs);
   const errorBody = spec.errorShape === 'flat' ? flatError : generalError;
   const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorBody } } });
   const config: RouteConfig = {
     method: spec.method,
     path: toOpenApiPath(spec.path),
     tags: [spec.tag],
-    summary: spec.public ? spec.summary : `${spec.summary} (key scope: ${needs})`,
+    summary: spec.public ? spec.summary : `${spec.summary} (${spec.person ? (spec.person === 'person' ? 'any person' : 'an instance admin') : whoMay(needs, spec)})`,
     security: spec.public ? [] : [{ bearer: [] }],
+    ...(spec.public ? {} : { 'x-proctor-role': spec.person ?? (spec.agent ? 'agent' : needs), 'x-proctor-run-key': spec.run !== undefined || spec.agent !== undefined }),
     request: {
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.query ? { query: spec.query } : {}),
@@ -116,7 +165,7 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
       ),
       400: errorResponse('A param, query or body field failed validation; the message names it'),
       ...(spec.public ? {} : { 401: { description: 'Missing or wrong key', content: { 'application/json': { schema: generalError } } } }),
-      ...(spec.public ? {} : { 403: { description: "Not allowed: not this key's project, or a key scope too small for this operation", content: { 'application/json': { schema: generalError } } } }),
+      ...(spec.public ? {} : { 403: { description: "Not allowed: not this key's project, or a role or key scope below this operation's; the message names the operation", content: { 'application/json': { schema: generalError } } } }),
       404: errorResponse('Not found in this project'),
       ...Object.fromEntries(Object.entries(spec.fails ?? {}).map(([code, description]) => [code, errorResponse(description)])),
       503: errorResponse('The database cannot be reached now: retry after the Retry-After seconds'),
@@ -126,11 +175,25 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
 
   (spec.public ? ctx.open : ctx.api)[spec.method](spec.path, async (req: Request, res: Response) => {
     if (spec.errorShape) res.locals.errorShape = spec.errorShape;
-    const scope = spec.public ? (undefined as unknown as Scope) : requireScope(res, needs);
+    if (spec.person) {
+      const person = requestPerson(res);
+      const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
+      const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
+      const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body') : (undefined as z.infer<B>);
+      const result = await spec.handler({ params, query, body, scope: undefined as unknown as Scope, person, req, res });
+      if (!res.headersSent) res.status(status).json(result);
+      return;
+    }
+    const scope = spec.public ? (undefined as unknown as Scope) : requestScope(res);
+    // A role is checked before the input (a viewer is refused whatever it sent); a run's, once the input says which run.
+    const runBound = !spec.public && (scope.principal.kind === 'run' || scope.principal.kind === 'agent');
+    if (!spec.public && (!runBound || (!spec.run && !spec.agent))) authorize(scope, operation, needs, null, spec.agent !== undefined);
+    // A run-bound credential names its run (and agent) before anything else is read: the path and body as sent.
+    if (runBound) authorize(scope, operation, needs, runTargetOf(spec, req.params as z.infer<P>, (req.body ?? {}) as z.infer<B>), spec.agent !== undefined);
     const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
     const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
     const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body', res.locals.bodyMayHoldNul !== false) : (undefined as z.infer<B>);
-    const result = await spec.handler({ params, query, body, scope, req, res });
+    const result = await spec.handler({ params, query, body, scope, person: null, req, res });
     if (!res.headersSent) res.status(status).json(result);
   });
 }

@@ -1,16 +1,18 @@
-import type { Sql } from '../db.ts';
+import { actorOf, recordChange } from '../audit/index.ts';
 import { createListedKey, type ListedKey, listKeys, revokeKey } from '../auth/index.ts';
+import type { AppDeps } from '../context.ts';
 import { notFound } from '../http/errors.ts';
+import { actingUserId } from '../principals.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { removeMember } from '../projects/index.ts';
-import { createdKeyResponse, createKeySchema, keyListResponse, keyParams, memberParams, successResponse } from './schema.ts';
+import { createdKeyResponse, createKeySchema, keyListResponse, keyParams, successResponse } from './schema.ts';
 
-const TAG = 'Keys and members';
+const TAG = 'Keys';
 
-const present = <K extends ListedKey>(key: K) => ({ ...key, created_at: key.created_at.toISOString() });
+const present = <K extends ListedKey>(key: K) => ({ ...key, created_at: key.created_at.toISOString(), last_used_at: key.last_used_at?.toISOString() ?? null });
 
-/** The project's keys and members, for its admins: a key of scope admin. */
-export function keyRoutes(ctx: RouteContext, sql: Sql): void {
+/** The project's keys, for its admins. */
+export function keyRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'clock'>): void {
+  const { sql, clock } = deps;
   addRoute(ctx, {
     method: 'get',
     path: '/api/keys',
@@ -31,7 +33,12 @@ export function keyRoutes(ctx: RouteContext, sql: Sql): void {
     status: 201,
     response: createdKeyResponse,
     handler: async ({ body, scope }) => {
-      const created = await createListedKey(sql, { projectId: scope.projectId }, body.scope);
+      const created = await sql.begin(async (tx) => {
+        const made = await createListedKey(tx, { projectId: scope.projectId }, body.scope, actingUserId(scope));
+        const { key: _secret, ...listed } = present(made);
+        await recordChange(tx, { projectId: scope.projectId, actor: actorOf(scope), action: 'key.created', target: `key:${made.id}`, after: listed }, clock());
+        return made;
+      });
       return { data: { key: present(created) } };
     },
   });
@@ -44,20 +51,11 @@ export function keyRoutes(ctx: RouteContext, sql: Sql): void {
     params: keyParams,
     response: successResponse,
     handler: async ({ params, scope }) => {
-      if (!(await revokeKey(sql, { projectId: scope.projectId }, params.id))) throw notFound('key');
-      return { data: { success: true } };
-    },
-  });
-
-  addRoute(ctx, {
-    method: 'delete',
-    path: '/api/members/:user_id',
-    tag: TAG,
-    summary: 'Remove a user from the project; their personal key no longer reaches it',
-    params: memberParams,
-    response: successResponse,
-    handler: async ({ params, scope }) => {
-      if (!(await removeMember(sql, scope.projectId, params.user_id))) throw notFound('member');
+      await sql.begin(async (tx) => {
+        const [before] = await listKeys(tx, { projectId: scope.projectId }, params.id);
+        if (!before || !(await revokeKey(tx, { projectId: scope.projectId }, params.id))) throw notFound('key');
+        await recordChange(tx, { projectId: scope.projectId, actor: actorOf(scope), action: 'key.revoked', target: `key:${params.id}`, before: present(before) }, clock());
+      });
       return { data: { success: true } };
     },
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KEY_SCOPES } from '../http/access.ts';
+import { KEY_SCOPES } from '../principals.ts';
 import '../http/openapi.ts';
 
 export const keySchema = z
@@ -7,18 +7,19 @@ export const keySchema = z
     id: z.string().describe("the key's public part: prc_p_<id>_…"),
     kind: z.enum(['project', 'user']),
     scope: z.enum(KEY_SCOPES),
-    test_run_id: z.number().int().nullable().describe("set on a run's own reporter key, which goes when the run ends"),
+    test_run_id: z.number().int().nullable().describe("set on a run's own key and its agents' tokens, which go when the run ends"),
+    created_by: z.object({ id: z.string(), name: z.string() }).nullable().describe('the person who made it; null for one made on the command line or by the server'),
     created_at: z.iso.datetime(),
+    last_used_at: z.iso.datetime().nullable().describe('within a minute'),
   })
   .openapi('ApiKey');
 
 export const createKeySchema = z
-  .object({ scope: z.enum(KEY_SCOPES).describe('read: GET only; report: read, create runs, send results; admin: everything') })
+  .object({ scope: z.enum(KEY_SCOPES).describe('read: what a viewer does; report: what a member does (runs, results, snoozes, triage); admin: everything') })
   .strict()
   .openapi('CreateApiKey');
 
 export const keyParams = z.object({ id: z.string().regex(/^[0-9a-f]{12}$/, "must be a key's 12-character id") }).strict();
-export const memberParams = z.object({ user_id: z.string().min(1).max(200) }).strict();
 
 export const keyListResponse = z.object({ data: z.object({ keys: z.array(keySchema) }) });
 export const createdKeyResponse = z.object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { audited } from '../audit/index.ts';
 import type { AppDeps } from '../context.ts';
 import { notFound } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
@@ -48,7 +49,11 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ body, scope }) => {
       await checkDestination(sql, scope.projectId, shapeOfNew(body), config.notify);
       await checkReceiver(body.url, receivers);
-      return { data: { destination: store.presentDestination(await store.createDestination(sql, scope.projectId, body, clock())) } };
+      const destination = await audited(sql, scope, clock(), async (tx) => {
+        const made = store.presentDestination(await store.createDestination(tx, scope.projectId, body, clock()));
+        return [made, { action: 'destination.created', target: `destination:${made.id}`, after: made }];
+      });
+      return { data: { destination } };
     },
   });
 
@@ -76,14 +81,16 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: destinationResponse,
     handler: async ({ params, body, scope }) => {
       await checkReceiver(body.url, receivers);
-      const destination = await sql.begin(async (tx) => {
+      const destination = await audited(sql, scope, clock(), async (tx) => {
         const current = await store.getDestination(tx, scope.projectId, params.id);
         if (!current) throw notFound('notification destination');
         await checkDestination(tx, scope.projectId, shapeAfter(current, body), config.notify);
-        return store.updateDestination(tx, scope.projectId, params.id, body, clock());
+        const updated = await store.updateDestination(tx, scope.projectId, params.id, body, clock());
+        if (!updated) throw notFound('notification destination');
+        const [before, after] = [store.presentDestination(current), store.presentDestination(updated)];
+        return [after, { action: 'destination.updated', target: `destination:${after.id}`, before, after }];
       });
-      if (!destination) throw notFound('notification destination');
-      return { data: { destination: store.presentDestination(destination) } };
+      return { data: { destination } };
     },
   });
 
@@ -95,7 +102,11 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: idParams,
     response: z.object({ success: z.boolean() }),
     handler: async ({ params, scope }) => {
-      if (!(await store.deleteDestination(sql, scope.projectId, params.id))) throw notFound('notification destination');
+      await audited(sql, scope, clock(), async (tx) => {
+        const current = await store.getDestination(tx, scope.projectId, params.id);
+        if (!current || !(await store.deleteDestination(tx, scope.projectId, params.id))) throw notFound('notification destination');
+        return [null, { action: 'destination.deleted', target: `destination:${current.id}`, before: store.presentDestination(current) }];
+      });
       return { success: true };
     },
   });

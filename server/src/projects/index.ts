@@ -1,2 +1,17 @@
 // What other features may use of projects and their memberships.
-export { getProject, isMember, type Project, projectsOfUser, removeMember, userProjectIds } from './store.ts';
+export {
+  addMember,
+  allProjects,
+  countAdmins,
+  createProject,
+  getProject,
+  isMember,
+  listMembers,
+  type Member,
+  type Project,
+  projectsOfUser,
+  removeMember,
+  roleInProject,
+  setMemberRole,
+  userProjectIds,
+} from './store.ts';

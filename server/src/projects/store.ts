@@ -1,4 +1,5 @@
 import type { Tx } from '../db.ts';
+import type { Role } from '../principals.ts';
 
 export interface Project {
   id: number;
@@ -26,10 +27,12 @@ export async function countProjects(sql: Tx): Promise<number> {
   return row?.count ?? 0;
 }
 
-export async function addMember(sql: Tx, projectId: number, userId: string): Promise<void> {
-  await sql`
-    insert into memberships (project_id, user_id) values (${projectId}, ${userId})
-    on conflict (project_id, user_id) do nothing`;
+/** Makes the person a member with `role`; one already a member keeps the role they have. Returns whether a membership was made. */
+export async function addMember(sql: Tx, projectId: number, userId: string, role: Role = 'member', now = new Date()): Promise<boolean> {
+  const rows = await sql`
+    insert into memberships (project_id, user_id, role, created_at) values (${projectId}, ${userId}, ${role}, ${now})
+    on conflict (project_id, user_id) do nothing returning user_id`;
+  return rows.length > 0;
 }
 
 /** Removes a membership; false when there was none. */
@@ -38,9 +41,55 @@ export async function removeMember(sql: Tx, projectId: number, userId: string): 
   return rows.length > 0;
 }
 
+/** Sets a member's role; false when the person is no member. */
+export async function setMemberRole(sql: Tx, projectId: number, userId: string, role: Role): Promise<boolean> {
+  const rows = await sql`update memberships set role = ${role} where project_id = ${projectId} and user_id = ${userId} returning user_id`;
+  return rows.length > 0;
+}
+
 export async function isMember(sql: Tx, projectId: number, userId: string): Promise<boolean> {
-  const [row] = await sql`select 1 from memberships where project_id = ${projectId} and user_id = ${userId}`;
-  return row !== undefined;
+  return (await roleInProject(sql, projectId, userId)) !== null;
+}
+
+/**
+ * The role a person acts with in a project: an instance admin's is admin in every project, a
+ * member's is their membership's; null for anyone else. Read on every request, so that a
+ * demotion takes effect at once.
+ */
+export async function roleInProject(sql: Tx, projectId: number, userId: string): Promise<Role | null> {
+  const [row] = await sql<{ is_admin: boolean; role: Role | null }[]>`
+    select u.is_admin, m.role from users u
+    left join memberships m on m.user_id = u.id and m.project_id = ${projectId}
+    where u.id = ${userId} and exists (select 1 from projects where id = ${projectId})`;
+  if (!row) return null;
+  return row.is_admin ? 'admin' : row.role;
+}
+
+/** A project's members, with who they are, by name. */
+export interface Member {
+  user_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  joined_at: Date;
+}
+
+export async function listMembers(sql: Tx, projectId: number): Promise<Member[]> {
+  return sql<Member[]>`
+    select u.id as user_id, u.email, u.name, m.role, m.created_at as joined_at
+    from memberships m join users u on u.id = m.user_id
+    where m.project_id = ${projectId} order by lower(u.name), u.email`;
+}
+
+/** How many admins the project has: the last one may not go. */
+export async function countAdmins(sql: Tx, projectId: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from memberships where project_id = ${projectId} and role = 'admin'`;
+  return row?.n ?? 0;
+}
+
+/** Every project, by name: an instance admin's list. */
+export async function allProjects(sql: Tx): Promise<Project[]> {
+  return sql<Project[]>`select id, name, repo_url, repo_name, created_at from projects order by name, id`;
 }
 
 export async function userProjectIds(sql: Tx, userId: string): Promise<number[]> {

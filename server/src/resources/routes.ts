@@ -86,7 +86,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/resources',
-    needs: 'report',
+    needs: 'member',
     tag: TAG,
     summary: 'Create a resource: a file to upload (pending, with upload_url) or an external link (url)',
     body: createResourceSchema,
@@ -148,7 +148,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'patch',
     path: '/api/files/:id',
-    needs: 'report',
+    needs: 'member',
     tag: TAG,
     summary: 'Rename, describe, or confirm an upload (status uploaded)',
     params: idParams,

@@ -1,11 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attachmentsToFree, deleteRunAttachments, type Freed, removeQueuedBytes } from '../artifacts/index.ts';
+import { deleteChangesBefore } from '../audit/index.ts';
 import { DAY_MS } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { countResults, deleteDetailsChunk, DETAILS_CHUNK, lockUnpinned, markArtifactsDeleted, markDetailsDeleted } from '../runs/index.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
 import type { RetentionPolicy } from './schema.ts';
 import { type Expiry, expiredRuns, getPolicy, projectIds } from './store.ts';
+
+/** The least an audit trail keeps, whatever the policy. */
+const AUDIT_DAYS = 365;
 
 export interface RetentionDeps {
   sql: Sql;
@@ -64,6 +68,8 @@ export async function runRetentionPass(deps: RetentionDeps, options: PassOptions
     const now = deps.clock();
     const cutoffs = { details: new Date(now.getTime() - policy.results_days * DAY_MS), artifacts: new Date(now.getTime() - policy.artifacts_days * DAY_MS) };
     reports.push(options.dryRun ? await countExpired(deps.sql, projectId, policy, cutoffs) : await deleteExpired(deps, projectId, policy, cutoffs, options));
+    // The audit trail is kept as long as the results, and a year at least.
+    if (!options.dryRun) await deleteChangesBefore(deps.sql, projectId, new Date(now.getTime() - Math.max(AUDIT_DAYS, policy.results_days) * DAY_MS));
   }
   return reports;
 }

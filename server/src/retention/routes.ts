@@ -1,4 +1,5 @@
 import type { AppDeps } from '../context.ts';
+import { audited } from '../audit/index.ts';
 import { InvalidInputError } from '../errors.ts';
 import { notFound } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
@@ -31,15 +32,17 @@ export function retentionRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: retentionPolicyUpdateSchema,
     response: retentionPolicyResponse,
     handler: async ({ body, scope }) => {
-      const policy = await sql.begin(async (tx) => {
-        const merged = { ...(await store.getPolicy(tx, scope.projectId, defaults)), ...body };
+      const policy = await audited(sql, scope, clock(), async (tx) => {
+        const before = await store.getPolicy(tx, scope.projectId, defaults);
+        const merged = { ...before, ...body };
         if (merged.artifacts_days > merged.results_days) {
           const field = body.artifacts_days === undefined ? 'results_days' : 'artifacts_days';
           throw new InvalidInputError(
             `body.${field}: artifacts_days (${merged.artifacts_days}) must not be more than results_days (${merged.results_days}): attachments are never kept longer than results`,
           );
         }
-        return store.putPolicy(tx, scope.projectId, merged, clock());
+        const after = await store.putPolicy(tx, scope.projectId, merged, clock());
+        return [after, { action: 'retention_policy.updated', target: `project:${scope.projectId}`, before, after }];
       });
       return { data: { policy } };
     },
@@ -49,7 +52,8 @@ export function retentionRoutes(ctx: RouteContext, deps: AppDeps): void {
     addRoute(ctx, {
       method,
       path: '/api/test-runs/:id/pin',
-      needs: 'report',
+      // CI pins a release run; only an admin lets retention take one back.
+      needs: pinned ? 'member' : 'admin',
       tag: TAG,
       summary: pinned
         ? 'Pin a run: it keeps its results and attachments whatever the retention policy, until unpinned'
@@ -57,7 +61,10 @@ export function retentionRoutes(ctx: RouteContext, deps: AppDeps): void {
       params: idParams,
       response: pinResponse,
       handler: async ({ params, scope }) => {
-        if (!(await setPinned(sql, scope.projectId, params.id, pinned))) throw notFound('test run');
+        await audited(sql, scope, clock(), async (tx) => {
+          if (!(await setPinned(tx, scope.projectId, params.id, pinned))) throw notFound('test run');
+          return [null, { action: pinned ? 'run.pinned' : 'run.unpinned', target: `run:${params.id}`, after: { pinned } }];
+        });
         const run = await getRun(sql, scope.projectId, params.id);
         if (!run) throw notFound('test run');
         return { data: { test_run: presentRun(run, config.publicUrl, signingSecret, clock()) } };

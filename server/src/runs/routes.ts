@@ -93,7 +93,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'put',
     path: '/api/test-runs',
-    needs: 'report',
+    needs: 'member',
     tag: TAG,
     summary: 'Trigger a run against an environment: it is queued (pending) for an executor',
     body: triggerSchema,
@@ -112,7 +112,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/cancel',
-    needs: 'report',
+    needs: 'member',
     tag: TAG,
     summary: 'Cancel a run that has not ended (412 when it has): its Playwright processes are stopped',
     params: runParams,
@@ -130,7 +130,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/report',
-    needs: 'report',
+    needs: 'member',
     tag: REPORTING,
     summary: 'Start (or join, by run_key) a report-only run: the reporter in your own CI, without a trigger',
     body: reportRunSchema,
@@ -166,7 +166,8 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/shards/:shard/begin',
-    needs: 'report',
+    needs: 'member',
+    run: ({ params }) => params.id,
     tag: REPORTING,
     summary: "A shard begins: its list of tests and the commit; the run is running",
     params: shardParams,
@@ -181,7 +182,8 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/results',
-    needs: 'report',
+    needs: 'member',
+    run: ({ params }) => params.id,
     tag: REPORTING,
     summary: 'A batch of test attempts (gzip accepted); idempotent per run, test and retry',
     params: runParams,
@@ -196,7 +198,8 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/test-runs/:id/shards/:shard/end',
-    needs: 'report',
+    needs: 'member',
+    run: ({ params }) => params.id,
     tag: REPORTING,
     summary: "A shard ends with Playwright's status; the last one completes the run",
     params: shardParams,

@@ -1,3 +1,4 @@
+import { audited } from '../audit/index.ts';
 import { actingUserId, type Scope } from '../http/access.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
@@ -46,6 +47,7 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/snoozes',
+    needs: 'member',
     tag: TAG,
     summary: 'Snooze known failures until a time, in one environment or all',
     body: createSnoozeSchema,
@@ -57,8 +59,9 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (body.created_from_test_run_id !== undefined && !(await store.runExists(sql, scope.projectId, body.created_from_test_run_id))) {
         throw new HttpError(404, `body.created_from_test_run_id: test run ${body.created_from_test_run_id} not found`);
       }
-      const snooze = await store.createSnooze(
-        sql,
+      const snooze = await audited(sql, scope, now, async (tx) => {
+        const made = await store.createSnooze(
+        tx,
         scope.projectId,
         {
           testIds: body.test_ids,
@@ -71,6 +74,8 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
         },
         now,
       );
+        return [made, { action: 'snooze.created', target: `snooze:${made.id}`, after: made }];
+      });
       return { data: { snooze } };
     },
   });
@@ -97,6 +102,7 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'patch',
     path: '/api/snoozes/:id',
+    needs: 'member',
     tag: TAG,
     summary: 'Update a snooze; expire_now ends it at once',
     params: idParams,
@@ -108,8 +114,9 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
         throw new ValidationError('body.expire_now: cannot be combined with snooze_until');
       }
       await checkEnvironment(sql, scope, body.scoped_to_environment_id);
-      const snooze = await store.updateSnooze(
-        sql,
+      const snooze = await audited(sql, scope, now, async (tx) => {
+        const after = await store.updateSnooze(
+        tx,
         scope.projectId,
         params.id,
         {
@@ -120,7 +127,9 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
         },
         now,
       );
-      if (!snooze) throw notFound('snooze');
+        if (!after) throw notFound('snooze');
+        return [after, { action: 'snooze.updated', target: `snooze:${after.id}`, after }];
+      });
       return { data: { snooze } };
     },
   });
@@ -128,14 +137,18 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'post',
     path: '/api/snoozes/:id/test-ids',
+    needs: 'member',
     tag: TAG,
     summary: 'Add test ids to a snooze (as a set)',
     params: idParams,
     body: addTestIdsSchema,
     response: snoozeResponse,
     handler: async ({ params, body, scope }) => {
-      const snooze = await store.addSnoozeTestIds(sql, scope.projectId, params.id, body.test_ids, clock());
-      if (!snooze) throw notFound('snooze');
+      const snooze = await audited(sql, scope, clock(), async (tx) => {
+        const after = await store.addSnoozeTestIds(tx, scope.projectId, params.id, body.test_ids, clock());
+        if (!after) throw notFound('snooze');
+        return [after, { action: 'snooze.updated', target: `snooze:${after.id}`, after }];
+      });
       return { data: { snooze } };
     },
   });
@@ -143,13 +156,17 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'delete',
     path: '/api/snoozes/:id',
+    needs: 'member',
     tag: TAG,
     summary: 'Delete a snooze permanently; returns it',
     params: idParams,
     response: snoozeResponse,
     handler: async ({ params, scope }) => {
-      const snooze = await store.deleteSnooze(sql, scope.projectId, params.id);
-      if (!snooze) throw notFound('snooze');
+      const snooze = await audited(sql, scope, clock(), async (tx) => {
+        const before = await store.deleteSnooze(tx, scope.projectId, params.id);
+        if (!before) throw notFound('snooze');
+        return [before, { action: 'snooze.deleted', target: `snooze:${before.id}`, before }];
+      });
       return { data: { snooze } };
     },
   });

@@ -11,3 +11,17 @@ export async function resolveSigningSecret(sql: Tx, configured: string | null): 
   const [row] = await sql<{ value: string }[]>`select value from settings where name = 'signing_secret'`;
   return (row as { value: string }).value;
 }
+
+/**
+ * The address people reach the running server at: PUBLIC_URL, else the one it listens on,
+ * recorded at each start so that the CLI's links open the server that holds the data.
+ */
+export async function recordPublicUrl(sql: Tx, url: string): Promise<void> {
+  await sql`insert into settings (name, value) values ('public_url', ${url}) on conflict (name) do update set value = excluded.value`;
+}
+
+/** The public URL the server recorded at its last start; null before its first. */
+export async function recordedPublicUrl(sql: Tx): Promise<string | null> {
+  const [row] = await sql<{ value: string }[]>`select value from settings where name = 'public_url'`;
+  return row?.value ?? null;
+}

@@ -29,6 +29,7 @@ export function testCaseRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'put',
     path: '/api/test-cases/:id/tags',
+    needs: 'member',
     tag: TAG,
     summary: "Replace a test case's tags; runs keep them from then on",
     params: testCaseParams,

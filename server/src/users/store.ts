@@ -2,10 +2,38 @@ import { randomUUID } from 'node:crypto';
 import type { Tx } from '../db.ts';
 import type { ChatAccount, ScmAccount, User } from './schema.ts';
 
-export async function createUser(sql: Tx, input: { email: string; name: string; picture: string }): Promise<string> {
+// The one module that writes `users`.
+
+export async function createUser(sql: Tx, input: { email: string; name: string; picture: string; isAdmin?: boolean }): Promise<string> {
   const id = randomUUID();
-  await sql`insert into users (id, email, name, picture) values (${id}, ${input.email}, ${input.name}, ${input.picture})`;
+  await sql`insert into users (id, email, name, picture, is_admin) values (${id}, ${input.email.toLowerCase()}, ${input.name}, ${input.picture}, ${input.isAdmin ?? false})`;
   return id;
+}
+
+/** The user an email names (case aside); null when none has it. */
+export async function userIdOfEmail(sql: Tx, email: string): Promise<string | null> {
+  const [row] = await sql<{ id: string }[]>`select id from users where lower(email) = ${email.toLowerCase()}`;
+  return row?.id ?? null;
+}
+
+export async function isInstanceAdmin(sql: Tx, userId: string): Promise<boolean> {
+  const [row] = await sql<{ is_admin: boolean }[]>`select is_admin from users where id = ${userId}`;
+  return row?.is_admin === true;
+}
+
+/** Makes the person an instance admin when the server has none yet (the first to sign in); returns whether it did. */
+export async function makeFirstInstanceAdmin(sql: Tx, userId: string): Promise<boolean> {
+  const rows = await sql`
+    update users set is_admin = true where id = ${userId} and not exists (select 1 from users where is_admin) returning id`;
+  return rows.length > 0;
+}
+
+/** Every person of the server, with their projects: the CLI's `user list`. */
+export async function listUsers(sql: Tx): Promise<{ id: string; email: string; name: string; is_admin: boolean; projects: number[] }[]> {
+  return sql`
+    select u.id, u.email, u.name, u.is_admin, coalesce(array_agg(m.project_id order by m.project_id) filter (where m.project_id is not null), '{}') as projects
+    from users u left join memberships m on m.user_id = u.id
+    group by u.id order by lower(u.email)`;
 }
 
 export async function linkAccount(

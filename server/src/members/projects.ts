@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { recordChange } from '../audit/index.ts';
+import type { AppDeps } from '../context.ts';
+import { ForbiddenError } from '../errors.ts';
+import type { Person } from '../http/access.ts';
+import { addRoute, type RouteContext } from '../http/route.ts';
+import { addMember, allProjects, createProject, type Project, projectsOfUser } from '../projects/index.ts';
+import { isInstanceAdmin } from '../users/index.ts';
+
+// Projects themselves: an instance admin makes them (and becomes their first admin) and sees
+// every one; anyone else sees the projects they belong to.
+
+const projectSchema = z
+  .object({ id: z.number().int(), name: z.string(), repo_url: z.string(), repo_name: z.string(), created_at: z.string() })
+  .openapi('Project');
+
+const newProjectSchema = z
+  .object({
+    name: z.string().min(1).max(200),
+    repo_url: z.string().min(1).max(2000).describe('the test repository: a git URL, or a folder on the server'),
+    repo_name: z.string().min(1).max(200).optional().describe('owner/name; by default from repo_url'),
+  })
+  .strict()
+  .openapi('NewProject');
+
+function present(project: Project) {
+  return { ...project, created_at: project.created_at.toISOString() };
+}
+
+/** owner/name of a repository URL or path: its last two parts. */
+export function repoNameOf(repo: string): string {
+  const cleaned = repo.replace(/\.git$/, '').replace(/\/+$/, '');
+  return cleaned.split(/[/:]/).filter(Boolean).slice(-2).join('/') || cleaned;
+}
+
+/** A person who may make projects: an instance admin, by a session or a personal key of scope admin. */
+async function requireInstanceAdmin(sql: AppDeps['sql'], person: Person): Promise<void> {
+  if (!(await isInstanceAdmin(sql, person.userId))) throw new ForbiddenError('POST /api/projects needs an instance admin');
+  if (person.keyScope !== null && person.keyScope !== 'admin') throw new ForbiddenError('POST /api/projects needs a personal key of scope admin');
+}
+
+export function projectRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'clock'>): void {
+  const { sql, clock } = deps;
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/projects',
+    tag: 'Projects',
+    summary: "The projects a person belongs to; an instance admin's: every project",
+    person: 'person',
+    response: z.object({ data: z.object({ projects: z.array(projectSchema) }) }),
+    handler: async ({ person }) => {
+      const { userId } = person as Person;
+      const projects = (await isInstanceAdmin(sql, userId)) ? await allProjects(sql) : await projectsOfUser(sql, userId);
+      return { data: { projects: projects.map(present) } };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/projects',
+    tag: 'Projects',
+    summary: 'Make a project; its maker is its first admin',
+    person: 'instance-admin',
+    body: newProjectSchema,
+    status: 201,
+    response: z.object({ data: z.object({ project: projectSchema }) }),
+    handler: async ({ body, person }) => {
+      const { userId } = person as Person;
+      await requireInstanceAdmin(sql, person as Person);
+      const project = await sql.begin(async (tx) => {
+        const now = clock();
+        const made = await createProject(tx, { name: body.name, repoUrl: body.repo_url, repoName: body.repo_name ?? repoNameOf(body.repo_url) });
+        await addMember(tx, made.id, userId, 'admin', now);
+        await recordChange(tx, { projectId: made.id, actor: { kind: 'user', id: userId }, action: 'project.created', target: `project:${made.id}`, after: present(made) }, now);
+        return made;
+      });
+      return { data: { project: present(project) } };
+    },
+  });
+}
