@@ -28,13 +28,14 @@ const features = [
 
 const layers = [
   { name: 'entry points', path: '^server/src/((main|bin|cli|server|workers|serving|app|demo)\\.ts$|commands/)' },
-  // The agent (agent/) runs a run's units on any machine, the server's executor among them: a client
-  // of the server's API over the jobs' toolchain.
-  { name: 'jobs', path: '^server/src/(executor|agent)/' },
+  // The agent command runs a run's units on any machine (the server's executor starts it as a process
+  // too): a client of the server's API over the toolchain, as the reporter and the action are.
+  { name: 'agent command', path: '^server/src/agent-command/' },
+  { name: 'jobs', path: '^server/src/executor/' },
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
-  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)' },
+  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|overrides|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)' },
 ];
 
 const everyLayer = `(${layers.map((layer) => layer.path).join('|')})`;
@@ -73,8 +74,29 @@ module.exports = {
       name: 'long-work-only-in-jobs',
       comment: 'Checkouts, installs and listings run in the jobs layer or the agent (or a command, or the demo seeded at start), never inside a request.',
       severity: 'error',
-      from: { path: '^server/src/', pathNot: '^server/src/(executor/|agent/|toolchain/|(main|bin|cli|server|app|demo)\\.ts$)' },
+      from: { path: '^server/src/', pathNot: '^server/src/(executor/|agent-command/|toolchain/|(main|bin|cli|server|app|demo)\\.ts$)' },
       to: { path: '^server/src/toolchain/' },
+    },
+    {
+      name: 'the-agent-is-a-client',
+      comment: "The agent command is a client of the API: nothing of the server imports it but the `proctor` command's entry.",
+      severity: 'error',
+      from: { path: '^server/src/', pathNot: '^server/src/(bin\\.ts$|agent-command/)' },
+      to: { path: '^server/src/agent-command/' },
+    },
+    {
+      name: 'the-agent-speaks-only-the-wire',
+      comment: "The agent command knows the server by its API alone: the agents' wire types (agents/schema.ts), never its features, HTTP layer or jobs.",
+      severity: 'error',
+      from: { path: '^server/src/agent-command/' },
+      to: { path: `^server/src/((${features.join('|')})/|http/|executor/)`, pathNot: '^server/src/agents/schema\\.ts$' },
+    },
+    {
+      name: 'domain-speaks-no-http',
+      comment: 'Below the routes (stores, services, domain rules), a feature throws domain errors and imports nothing of http/: only its routes, schemas and request middleware do. The dashboard is presentation throughout.',
+      severity: 'error',
+      from: { path: `^server/src/(${features.filter((f) => f !== 'dashboard').join('|')})/`, pathNot: '(routes|schema|middleware)\\.ts$' },
+      to: { path: '^server/src/http/' },
     },
     {
       name: 'jobs-speak-domain-not-http',

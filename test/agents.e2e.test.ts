@@ -202,8 +202,10 @@ describe('agents pulling one run of a real suite', () => {
     expect(units.every((u) => u.leases === 1)).toBe(true);
 
     // The tests had the run's own key, not the agent's, and nothing else of the agent's environment.
-    const [runKey] = await server.sql<{ n: number }[]>`select count(*)::int as n from api_keys where test_run_id = ${runId}`;
-    expect(runKey?.n).toBe(0);
+    // The run's key went with the run; each agent's token stays bound to it (an agent hears the end with it).
+    const keys = await server.sql<{ agent_id: number | null }[]>`select agent_id from api_keys where test_run_id = ${runId}`;
+    expect(keys.filter((key) => key.agent_id === null)).toHaveLength(0);
+    expect(keys).toHaveLength(3);
     for (const execution of seen) {
       expect(execution.key).toMatch(/^prc_p_/);
       expect(execution.key).not.toBe(projectKey);
@@ -268,7 +270,7 @@ describe('agents pulling one run of a real suite', () => {
     expect(await agent.exited).toBe(1);
     const lines = agent.output().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^proctor agent: POST \/api\/test-runs\/agent-run: HTTP 401: /);
+    expect(lines[0]).toMatch(/^proctor agent: HTTP 401 from \/api\/test-runs\/agent-run: invalid API key$/);
   });
 });
 

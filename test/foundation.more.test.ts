@@ -117,7 +117,7 @@ describe('the command line and the demo', () => {
 });
 
 describe('the OpenAPI document', () => {
-  it('when it is read, then every path of the contract and of decisions.md is in it', async () => {
+  it('when it is read, then every path clients are written against is in it', async () => {
     const config = loadConfig({ PORT: '0', PROCTOR_SIGNING_SECRET: 'x'.repeat(20) });
     const { openApiDocument } = createApp({ sql: connect('postgres://127.0.0.1:1/x', 1), config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(os.tmpdir()) });
     const paths = openApiDocument().paths as Record<string, Record<string, unknown>>;

@@ -7,7 +7,7 @@ import { listIsComplete } from '../reporter/src/collect.ts';
 import type { Attempt } from '../reporter/src/collect.ts';
 import { ciRunKey } from '../reporter/src/ci.ts';
 import { resolveSettings } from '../reporter/src/settings.ts';
-import { ConnectBudget, DeliveryError, postJson } from '../reporter/src/transport.ts';
+import { ConnectBudget, ApiError, postJson } from '../reporter/src/transport.ts';
 import { Uploader } from '../reporter/src/uploader.ts';
 import { plainText, stripAnsi } from '../reporter/src/ansi.ts';
 import { judge, worthSaying } from '../reporter/src/forgiveness.ts';
@@ -83,7 +83,7 @@ describe('delivery', () => {
   it.each([400, 401, 404, 409])('when the server answers %i, then it is not retried', async (status) => {
     const server = await scriptedServer([status, 200]);
     try {
-      await expect(postJson(transport(server.url), '/x', {})).rejects.toThrow(DeliveryError);
+      await expect(postJson(transport(server.url), '/x', {})).rejects.toThrow(ApiError);
       expect(server.received).toHaveLength(1);
     } finally {
       await server.close();
@@ -111,7 +111,7 @@ describe('delivery', () => {
     const started = Date.now();
     const refused = await postJson(options, '/first', {}).catch((error: unknown) => error);
     const spent = Date.now() - started;
-    expect(refused).toBeInstanceOf(DeliveryError);
+    expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ unreachable: true, message: 'the server could not be reached (ECONNREFUSED on /first), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=1)' });
     expect(spent).toBeGreaterThanOrEqual(900);
     const next = Date.now();

@@ -1,4 +1,4 @@
-import { errorMessageOf } from '../../reporter/src/wire.ts';
+import { ApiError, callJson, isTransient, type TransportOptions } from '../../reporter/src/transport.ts';
 import type { Settings } from './settings.ts';
 
 /** A failure worth waiting out: the network, 429, or a 5xx. */
@@ -46,37 +46,33 @@ const MEANING: Record<number, string> = {
   403: 'the API key may not use this project: check api-key and project-id',
 };
 
-/** Proctor's API as the action uses it. The key is sent, never printed. */
+/** Proctor's API as the action uses it, on the client every Proctor client shares. The key is sent, never printed. */
 export class ProctorClient {
-  constructor(private readonly settings: Pick<Settings, 'url' | 'apiKey' | 'projectId'>) {}
+  private readonly options: TransportOptions;
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
+  constructor(settings: Pick<Settings, 'url' | 'apiKey' | 'projectId'>) {
+    // One attempt per call: the action's own loops wait out what may pass, over minutes.
+    this.options = { url: settings.url, apiKey: settings.apiKey, projectId: settings.projectId, maxAttempts: 1, maxBackoffMs: 0 };
+  }
+
+  private async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
     try {
-      response = await fetch(`${this.settings.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.settings.apiKey}`,
-          ...(this.settings.projectId ? { 'x-project-id': this.settings.projectId } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
-      });
+      return await callJson<T>(this.options, method, path, body);
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-      throw new TransientError(`${this.settings.url} could not be reached (${cause})`);
+      if (!(error instanceof ApiError)) throw error;
+      if (isTransient(error)) throw new TransientError(error.status === null ? `${this.options.url} could not be reached (${error.message})` : error.message);
+      throw new FatalError(MEANING[error.status as number] ? `HTTP ${error.status}: ${MEANING[error.status as number]}` : error.message, error.status as number);
     }
-    const text = await response.text();
-    if (response.ok) return JSON.parse(text) as T;
-    const message = errorMessageOf(text) ?? response.statusText;
-    if (response.status === 429 || response.status >= 500) throw new TransientError(`HTTP ${response.status}: ${message}`);
-    throw new FatalError(`HTTP ${response.status}: ${MEANING[response.status] ?? message}`, response.status);
   }
 
   async trigger(body: Record<string, unknown>): Promise<{ id: number; state: string }> {
     const response = await this.request<{ data: { test_run: { id: number; state: string } } }>('PUT', '/api/test-runs', body);
     return response.data.test_run;
+  }
+
+  /** The run a CI build's agents share: made by the first to ask, found by the others by its key. */
+  async agentRun(body: { environment: string; run_key: string; branch: string | null; commit: string | null; build_url: string | null }): Promise<number> {
+    return (await this.request<{ data: { test_run: { id: number } } }>('POST', '/api/test-runs/agent-run', body)).data.test_run.id;
   }
 
   async read(runId: number): Promise<RunView> {

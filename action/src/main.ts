@@ -1,5 +1,6 @@
 import * as core from '@actions/core';
 import * as github from '@actions/github';
+import { agentsRunKey, ciBuildUrl, ciRevision } from '../../reporter/src/ci.ts';
 import { FatalError, ProctorClient, type RunView, TransientError } from './client.ts';
 import { parseSettings, type Settings } from './settings.ts';
 import { runAgent } from './agent.ts';
@@ -96,21 +97,25 @@ async function main(): Promise<void> {
  */
 async function serveAsAgent(client: ProctorClient, settings: Settings): Promise<void> {
   core.saveState('finished', 'true');
-  const agent = await runAgent(settings, core.info);
-  if (agent.code !== 0 || agent.runId === null) throw new Error(`the Proctor agent stopped: ${agent.reason}`);
-  core.info(`Proctor run #${agent.runId}: this agent is done (${agent.reason})`);
+  const runKey = agentsRunKey(process.env);
+  if (!runKey) throw new Error('mode agent runs in a GitHub Actions workflow run: no GITHUB_RUN_ID');
+  // The run's id is the API's answer: the first agent of the workflow run makes the run, the others find it.
+  const runId = await client.agentRun({ environment: settings.environment, run_key: runKey, ...ciRevision(process.env), build_url: ciBuildUrl(process.env) });
+  const agent = await runAgent(settings, runId, core.info);
+  if (agent.code !== 0) throw new Error(`the Proctor agent stopped: ${agent.reason}`);
+  core.info(`Proctor run #${runId}: this agent is done (${agent.reason})`);
   if (!settings.wait) {
-    const run = await client.read(agent.runId).catch(() => null);
-    setOutputs(run, agent.runId, run?.testRun.state ?? 'running');
+    const run = await client.read(runId).catch(() => null);
+    setOutputs(run, runId, run?.testRun.state ?? 'running');
     return;
   }
   const result = await waitForRun(
-    { read: () => client.read(agent.runId as number), now: Date.now, sleep, log: core.info, warn: core.warning },
+    { read: () => client.read(runId), now: Date.now, sleep, log: core.info, warn: core.warning },
     { timeoutMs: settings.timeoutMs, pollMs: settings.pollMs, maxBackoffMs: 60_000 },
   );
   if (result.kind === 'timeout') {
-    setOutputs(result.last, agent.runId, result.last?.testRun.state ?? 'running');
-    core.setFailed(`Proctor run #${agent.runId} did not end within ${settings.timeoutMs / 60_000} min after this agent's last unit`);
+    setOutputs(result.last, runId, result.last?.testRun.state ?? 'running');
+    core.setFailed(`Proctor run #${runId} did not end within ${settings.timeoutMs / 60_000} min after this agent's last unit`);
     return;
   }
   finishWith(result.run, settings);

@@ -50,3 +50,13 @@ export function ciRevision(env: NodeJS.ProcessEnv): { branch: string | null; com
     commit: firstOf(env, ['PROCTOR_COMMIT', 'GITHUB_SHA', 'CI_COMMIT_SHA', 'BUILDKITE_COMMIT', 'CIRCLE_SHA1', 'GIT_COMMIT', 'BITBUCKET_COMMIT', 'BUILD_SOURCEVERSION']),
   };
 }
+
+/**
+ * The run key of a CI build's agents: PROCTOR_RUN_KEY, else the build's id, prefixed so that a
+ * build's agents and a reporter of its own never share a run; null outside CI.
+ */
+export function agentsRunKey(env: NodeJS.ProcessEnv): string | null {
+  if (env.PROCTOR_RUN_KEY) return env.PROCTOR_RUN_KEY;
+  const build = ciRunKey(env);
+  return build ? `agents-${build}` : null;
+}

@@ -3,10 +3,19 @@ import https from 'node:https';
 import { gzipSync } from 'node:zlib';
 import { errorMessageOf } from './wire.ts';
 
+// The one HTTP client of everything that calls Proctor's API: the reporter, the agent and the
+// action (which bundles it). No dependency: the reporter ships none.
+
 // 500 too: a server that lost its database mid-request may answer it, and every request is idempotent.
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
 
-export class DeliveryError extends Error {
+/** Whether a failure may pass by itself (the network, 429, a 5xx), as opposed to a refusal. */
+export function isTransient(error: ApiError): boolean {
+  return error.status === null || RETRYABLE_STATUS.has(error.status);
+}
+
+/** A request the server refused, or that could not be made: the one error of every Proctor client. */
+export class ApiError extends Error {
   constructor(
     message: string,
     /** The HTTP status, or null for a network error. */
@@ -35,7 +44,7 @@ const NO_CONNECTION = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTU
 export class ConnectBudget {
   private failingSince: number | null = null;
   private countingSince: number | null = null;
-  private gaveUp: DeliveryError | null = null;
+  private gaveUp: ApiError | null = null;
   private wake: () => void = () => {};
   /** Settles when the tests end: a wait between attempts is cut short then, to be measured against the budget. */
   private readonly ended = new Promise<void>((resolve) => (this.wake = resolve));
@@ -49,7 +58,7 @@ export class ConnectBudget {
   }
 
   /** The error every request meets once the budget is spent; null before. */
-  get exhausted(): DeliveryError | null {
+  get exhausted(): ApiError | null {
     return this.gaveUp;
   }
 
@@ -69,14 +78,14 @@ export class ConnectBudget {
   }
 
   /** A connection tried at `since` failed; answers the error that ends the upload once the budget is spent, else null. */
-  failed(where: string, code: string, since: number): DeliveryError | null {
+  failed(where: string, code: string, since: number): ApiError | null {
     this.failingSince ??= since;
     return this.countingSince !== null && this.remainingMs() === 0 ? this.giveUp(where, code) : null;
   }
 
   /** The server is taken for unreachable: this request and every later one fail with the answer. */
-  giveUp(where: string, code: string): DeliveryError {
-    this.gaveUp ??= new DeliveryError(`the server could not be reached (${code} on ${where}), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=${Math.round(this.ms / 1000)})`, null, true);
+  giveUp(where: string, code: string): ApiError {
+    this.gaveUp ??= new ApiError(`the server could not be reached (${code} on ${where}), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=${Math.round(this.ms / 1000)})`, null, true);
     return this.gaveUp;
   }
 }
@@ -115,8 +124,10 @@ class UnreadableBodyError extends Error {}
  * One request through node:http, whose global agent keeps connections alive. Lighter per request
  * than fetch, which matters beside the tests this reporter runs with. `send` writes the body.
  */
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 function request(
-  method: 'GET' | 'POST' | 'PUT',
+  method: Method,
   url: string,
   headers: Record<string, string>,
   send: (request: http.ClientRequest) => void,
@@ -156,7 +167,7 @@ type RetryOptions = Pick<TransportOptions, 'maxAttempts' | 'maxBackoffMs' | 'bud
 async function withRetries(options: RetryOptions, where: string, once: (connectTimeoutMs: number) => Promise<Reply>): Promise<Reply> {
   const sleep = options.sleep ?? defaultSleep;
   const { budget } = options;
-  let lastError: DeliveryError = new DeliveryError('not sent', null);
+  let lastError: ApiError = new ApiError('not sent', null);
   let connectionFailed: string | null = null;
   for (let attempt = 0; attempt < options.maxAttempts; attempt++) {
     if (budget?.exhausted) throw budget.exhausted;
@@ -168,15 +179,15 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
       connectionFailed = null;
       if (reply.status >= 200 && reply.status < 300) return reply;
       const message = errorMessageOf(reply.text) ?? http.STATUS_CODES[reply.status] ?? 'no message';
-      lastError = new DeliveryError(`HTTP ${reply.status} from ${where}: ${message}`, reply.status);
+      lastError = new ApiError(`HTTP ${reply.status} from ${where}: ${message}`, reply.status);
       if (!RETRYABLE_STATUS.has(reply.status)) throw lastError;
       retryAfter = reply.retryAfter;
     } catch (error) {
-      if (error instanceof UnreadableBodyError) throw new DeliveryError(`could not read the file: ${error.message}`, null);
-      if (error instanceof DeliveryError && !RETRYABLE_STATUS.has(error.status ?? 0)) throw error;
-      if (!(error instanceof DeliveryError)) {
+      if (error instanceof UnreadableBodyError) throw new ApiError(`could not read the file: ${error.message}`, null);
+      if (error instanceof ApiError && !RETRYABLE_STATUS.has(error.status ?? 0)) throw error;
+      if (!(error instanceof ApiError)) {
         const code = (error as NodeJS.ErrnoException).code;
-        lastError = new DeliveryError(`network error on ${where}: ${code ?? (error as Error).message}`, null);
+        lastError = new ApiError(`network error on ${where}: ${code ?? (error as Error).message}`, null);
         connectionFailed = code && NO_CONNECTION.has(code) ? code : null;
         const spent = budget && connectionFailed ? budget.failed(where, connectionFailed, triedAt) : null;
         if (spent) throw spent;
@@ -192,31 +203,35 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
   throw lastError;
 }
 
+function headersOf(options: TransportOptions): Record<string, string> {
+  return {
+    authorization: `Bearer ${options.apiKey}`,
+    accept: 'application/json',
+    ...(options.projectId ? { 'x-project-id': options.projectId } : {}),
+  };
+}
+
+/** Any call of the API with a JSON body (or none), retried as `withRetries` says; its JSON answer. */
+export async function callJson<T>(options: TransportOptions, method: Method, path: string, body?: unknown): Promise<T> {
+  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
+  const headers = { ...headersOf(options), ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}) };
+  const reply = await withRetries(options, path, (connectMs) => request(method, `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload ?? undefined), connectMs));
+  return (reply.text ? JSON.parse(reply.text) : null) as T;
+}
+
 /** POSTs gzipped JSON to the server, retried as `withRetries` says. */
 export function postJson<T>(options: TransportOptions, path: string, body: unknown): Promise<T> {
   return postGzipped<T>(options, path, gzipSync(JSON.stringify(body)));
 }
 
 /** GETs JSON from the server, retried as `withRetries` says. */
-export async function getJson<T>(options: TransportOptions, path: string): Promise<T> {
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${options.apiKey}`,
-    accept: 'application/json',
-    ...(options.projectId ? { 'x-project-id': options.projectId } : {}),
-  };
-  const reply = await withRetries(options, path, (connectMs) => request('GET', `${options.url}${path}`, headers, (outgoing) => outgoing.end(), connectMs));
-  return JSON.parse(reply.text) as T;
+export function getJson<T>(options: TransportOptions, path: string): Promise<T> {
+  return callJson<T>(options, 'GET', path);
 }
 
 /** As postJson, for a body already serialised and gzipped. */
 export async function postGzipped<T>(options: TransportOptions, path: string, payload: Buffer): Promise<T> {
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${options.apiKey}`,
-    'content-type': 'application/json',
-    'content-encoding': 'gzip',
-    'content-length': String(payload.length),
-    ...(options.projectId ? { 'x-project-id': options.projectId } : {}),
-  };
+  const headers = { ...headersOf(options), 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(payload.length) };
   const reply = await withRetries(options, path, (connectMs) => request('POST', `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload), connectMs));
   return (reply.text ? JSON.parse(reply.text) : null) as T;
 }

@@ -1,6 +1,6 @@
 import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
-import { ConnectBudget, DeliveryError, postJson, type TransportOptions } from './transport.ts';
+import { ConnectBudget, ApiError, postJson, type TransportOptions } from './transport.ts';
 import {
   type ReportRunAnswer,
   type ReportRunBody,
@@ -92,7 +92,7 @@ export class Uploader {
       if (this.runId === null) {
         // Settings without a run id always name an environment.
         const environment = this.settings.environment;
-        if (environment === null) throw new DeliveryError('no environment to report into', null);
+        if (environment === null) throw new ApiError('no environment to report into', null);
         const body: ReportRunBody = {
           environment,
           run_key: this.settings.runKey,
@@ -197,8 +197,8 @@ export class Uploader {
     } catch (error) {
       const message = (error as Error).message;
       this.failures.push(`could not ${what}: ${message}`);
-      const status = error instanceof DeliveryError ? error.status : null;
-      if (error instanceof DeliveryError && error.unreachable) this.stopReason = message;
+      const status = error instanceof ApiError ? error.status : null;
+      if (error instanceof ApiError && error.unreachable) this.stopReason = message;
       if (!mayStop) return;
       if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
     }

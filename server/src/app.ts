@@ -22,7 +22,7 @@ import { flakyRoutes } from './flaky/index.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { memberRoutes } from './members/routes.ts';
-import { projectRoutes } from './members/projects.ts';
+import { projectRoutes } from './members/project-routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { retentionRoutes } from './retention/index.ts';
 import { notificationRoutes } from './notifications/index.ts';

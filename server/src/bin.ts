@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `proctor agent` runs on machines that only run tests: it loads the agent alone, not the server.
 if (process.argv[2] === 'agent') {
-  const { runAgentCli } = await import('./agent/command.ts');
+  const { runAgentCli } = await import('./agent-command/command.ts');
   runAgentCli(process.argv.slice(3));
 } else {
   const { runCli } = await import('./cli.ts');

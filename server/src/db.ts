@@ -244,3 +244,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof code !== 'string') return false;
   return UNREACHABLE_CODES.has(code) || code.startsWith('08');
 }
+
+/** A value as LIKE takes it literally: its own %, _ and \\ escaped. */
+export function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

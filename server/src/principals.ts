@@ -1,3 +1,5 @@
+import { ForbiddenError } from './errors.ts';
+
 // Who acts, and what they may do. People have a role in each project; keys have a scope; a run's
 // key and an agent's token are bound to their run (and agent). The three rungs line up: a viewer
 // does what a read key does, a member what a report key does, an admin what an admin key does.
@@ -51,4 +53,11 @@ export function roleOf(principal: Principal): Role | null {
 /** The user behind a personal key or a session, or null for a machine. */
 export function actingUserId(scope: Scope): string | null {
   return scope.principal.kind === 'user' ? scope.principal.userId : null;
+}
+
+/** A body `project_id` is legacy: when set, it must be the project the request is scoped to. */
+export function checkLegacyProjectId(scope: Scope, projectId: number | undefined): void {
+  if (projectId !== undefined && projectId !== scope.projectId) {
+    throw new ForbiddenError(`body.project_id: ${projectId} is not the project of this request (${scope.projectId})`);
+  }
 }

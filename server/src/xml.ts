@@ -4,3 +4,8 @@ const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;
 export function escapeXml(value: string | number): string {
   return String(value).replace(/[&<>"']/g, (c) => ENTITIES[c] as string);
 }
+
+/** Whether a URL may become a link: http(s) only, never `javascript:` or `data:`. */
+export function isWebUrl(url: string): boolean {
+  return /^https?:\/\//i.test(url);
+}

@@ -5,7 +5,7 @@
 import { meanDurations } from '../analytics/index.ts';
 import { createAgentToken, createRunKey } from '../auth/index.ts';
 import type { Sql, Tx } from '../db.ts';
-import { getEnvironmentBySlug } from '../environments/index.ts';
+import { environmentForRun } from '../environments/index.ts';
 import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
 import { distributeToAgents, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
@@ -14,9 +14,7 @@ import { addAgent, type EstimatedUnit, extendLeases, insertUnits, isPlanner, lea
 
 /** The CI build's run: the first agent makes it, the others find it by its run key. */
 export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date): Promise<{ id: number; state: string }> {
-  const environment = await getEnvironmentBySlug(sql, projectId, body.environment);
-  if (!environment) throw new NotFoundError(`body.environment: no environment with slug "${body.environment}" in this project`);
-  if (environment.is_disabled) throw new ConflictError(`environment "${body.environment}" is disabled`);
+  const environment = await environmentForRun(sql, projectId, body.environment);
   const run = await sql.begin((tx) =>
     findOrCreateAgentRun(tx, projectId, { environmentId: environment.id, runKey: body.run_key, totalShards: 1, branch: body.branch, commit: body.commit, buildUrl: body.build_url }, now),
   );

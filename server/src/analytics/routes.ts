@@ -1,7 +1,8 @@
 import type { AppDeps } from '../context.ts';
 import { getEnvironment } from '../environments/index.ts';
 import { HttpError } from '../http/errors.ts';
-import { escapeLike, parseTagList } from '../http/fields.ts';
+import { escapeLike } from '../db.ts';
+import { parseTagList } from '../testcases/index.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import {
   runAnalyticsResponse,

@@ -195,10 +195,6 @@ export async function testHistory(
 }
 
 /**
- * Every test an environment has a result of, as of its rollups: the latest snapshot holds each
- * test seen on or before its day.
- */
-/**
  * Each test's mean duration (ms) in the environment over its history, from the latest snapshot;
  * tests never run there are missing.
  */

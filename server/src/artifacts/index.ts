@@ -6,7 +6,7 @@ import type { AttachmentView } from './schema.ts';
 import { listRunAttachments } from './store.ts';
 
 export { artifactRoutes } from './routes.ts';
-export { traceViewerLink, traceViewerRoutes } from './viewer.ts';
+export { traceViewerLink, traceViewerRoutes } from './viewer-routes.ts';
 export { showsInline };
 export type { AttachmentView } from './schema.ts';
 

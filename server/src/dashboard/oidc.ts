@@ -16,16 +16,16 @@ interface Pending {
 
 export class OidcSignInError extends Error {}
 
-/**
- * Sign-in with an OpenID Connect provider (authorization code with PKCE, through `openid-client`).
- * The provider's metadata is discovered once, at first use. What the browser carries between the
- * two legs is signed with the server's secret, so it cannot be forged or replayed after 10 minutes.
- */
 /** Loaded at the first sign-in: a server without a provider, and every HTTP worker until then, does without its memory. */
 function openIdClient(): Promise<typeof OpenIdClient> {
   return import('openid-client');
 }
 
+/**
+ * Sign-in with an OpenID Connect provider (authorization code with PKCE, through `openid-client`).
+ * The provider's metadata is discovered once, at first use. What the browser carries between the
+ * two legs is signed with the server's secret, so it cannot be forged or replayed after 10 minutes.
+ */
 export class OidcSignIn {
   private configuration: Promise<OpenIdClient.Configuration> | null = null;
 

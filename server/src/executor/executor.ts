@@ -7,10 +7,10 @@ import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
 import { recordBurnIn } from '../flaky/index.ts';
-import { runAgent } from '../agent/agent.ts';
+import { type AgentProcess, spawnAgent } from './agent-process.ts';
 import { type ClaimedRun, claimAgentRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { ChromiumCheck } from '../toolchain/browser.ts';
-import { runEnvironment } from './environment.ts';
+import { runEnvironment } from '../toolchain/environment.ts';
 import { isSelected, killMarked, killShard, type Listing, listTests, provideVideoEncoder, runRepeats, type Selection, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
 import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
@@ -36,7 +36,7 @@ interface ActiveRun {
   stopReason: StopReason | null;
   shards: ShardProcess[];
   /** A run of agents this server serves as one of them: stopped through it. */
-  agent: AbortController | null;
+  agent: AgentProcess | null;
   done: Promise<void>;
 }
 
@@ -113,7 +113,7 @@ export class Executor {
     if (!run) return;
     run.stopReason ??= reason;
     // A cancel reaches the local agent through its heartbeat, as it reaches every agent.
-    if (reason === 'shutdown') run.agent?.abort();
+    if (reason === 'shutdown') run.agent?.stop();
     await Promise.all(run.shards.map((shard) => killShard(shard)));
     killMarked(run.marker);
   }
@@ -129,26 +129,15 @@ export class Executor {
    * run's own): it pulls units beside whichever agents join, until none is left.
    */
   private serveAsAgent(claimed: { id: number; project_id: number }): void {
-    const agent = new AbortController();
-    const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], agent, done: Promise.resolve() };
+    const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], agent: null, done: Promise.resolve() };
     this.active.set(claimed.id, run);
     const log = this.logger.child({ test_run_id: claimed.id, agent: 'server' });
     run.done = (async () => {
       const key = await this.sql.begin((tx) => createRunKey(tx, claimed.project_id, claimed.id));
-      const exit = await runAgent(
-        {
-          url: this.options.reporterUrl,
-          key,
-          target: { kind: 'run', runId: claimed.id },
-          name: `server ${this.options.workerId}`,
-          workdir: this.options.workRoot,
-          workspace: null,
-          runnerUser: this.options.runnerUser,
-          signal: agent.signal,
-        },
-        log,
-      );
-      if (exit.code === 0 || agent.signal.aborted) {
+      const settings = { url: this.options.reporterUrl, key, runId: claimed.id, name: `server ${this.options.workerId}`, workdir: this.options.workRoot, runnerUser: this.options.runnerUser };
+      run.agent = spawnAgent(settings, log);
+      const exit = await run.agent.exited;
+      if (exit.code === 0 || run.stopReason === 'shutdown') {
         log.info({ reason: exit.reason }, 'the server stopped serving a run of agents');
         return;
       }
@@ -192,10 +181,6 @@ export class Executor {
   }
 
   /**
-   * Checks the repository out, prepares it and runs the shards to their end, as the runner, with
-   * `scratch` (the runner's) for Playwright's output. Returns the checkout.
-   */
-  /**
    * Repeats the tests this environment has never run, before the shards: the flakiness rollup
    * reads what the repeats found when the run ends.
    */
@@ -208,6 +193,10 @@ export class Executor {
     await recordBurnIn(this.sql, claimed.id, repeated);
   }
 
+  /**
+   * Checks the repository out, prepares it and runs the shards to their end, as the runner, with
+   * `scratch` (the runner's) for Playwright's output. Returns the checkout.
+   */
   private async runShards(claimed: ClaimedRun, run: ActiveRun, log: Logger, scratch: string): Promise<string> {
     const repository = await resolveRepository(claimed.repo_url);
     let branch = claimed.test_run_branch;

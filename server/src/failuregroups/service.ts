@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors.ts';
-import { actingUserId, type Scope } from '../http/access.ts';
+import { actingUserId, type Scope } from '../principals.ts';
 import type { Sql } from '../db.ts';
 import { decideAttach, foldMembers, type Member } from './members.ts';
 import * as store from './store.ts';

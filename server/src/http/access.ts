@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { type KeyScope, type Principal, type Role, roleAllows, roleOf, type Scope } from '../principals.ts';
 import { HttpError } from './errors.ts';
 
-export { actingUserId, KEY_SCOPES, type KeyScope, type Principal, ROLES, type Role, type Scope } from '../principals.ts';
+export { actingUserId, checkLegacyProjectId, KEY_SCOPES, type KeyScope, type Principal, ROLES, type Role, type Scope } from '../principals.ts';
 
 /** The run a request acts on (a run key and an agent's token reach only their own), and the agent it acts as. */
 export interface RunTarget {
@@ -81,11 +81,4 @@ const SCOPE_OF: Record<Role, string> = { viewer: 'read', member: 'report', admin
 export function requireRole(scope: Scope, needed: Role, what: string): void {
   const role = roleOf(scope.principal);
   if (role === null || !roleAllows(role, needed)) throw new HttpError(403, `${what} needs the role ${needed}; this request comes with ${describe(scope.principal)}`);
-}
-
-/** A body `project_id` is legacy: when set, it must be the project the key resolved to. */
-export function checkLegacyProjectId(scope: Scope, projectId: number | undefined): void {
-  if (projectId !== undefined && projectId !== scope.projectId) {
-    throw new HttpError(403, `body.project_id: ${projectId} is not the project of this request (${scope.projectId})`);
-  }
 }

@@ -13,8 +13,7 @@ import {
   PreconditionFailedError,
 } from '../errors.ts';
 
-/** Which error body a route family answers with (interface.md, Errors). */
-/** How an error answer is written: the contract's two JSON shapes, or a page for a person's browser. */
+/** How an error answer is written: the contract's two JSON shapes (general, and the flat one of environments and analytics), or a page for a person's browser. */
 export type ErrorShape = 'general' | 'flat' | 'page';
 
 export class HttpError extends Error {
@@ -47,7 +46,7 @@ export function describeZodError(where: string, error: z.ZodError): string {
 export function sendError(res: Response, status: number, message: string): void {
   const given: ErrorShape = res.locals.errorShape ?? 'general';
   if (given === 'page') return sendErrorPage(res, status, message);
-  // 401 and 403 use the general shape on every API route (decisions.md, Finer points).
+  // 401 and 403 use the general shape on every API route, whatever shape its other errors take.
   const shape = status === 401 || status === 403 ? 'general' : given;
   res.status(status).json(shape === 'flat' ? { error: message } : { data: null, error: { message } });
 }

@@ -60,17 +60,5 @@ export const bodyId = z.number().int().min(1).max(MAX_INT4);
 /** A path `{id}` that is a database id. */
 export const idParams = z.object({ id: positiveId }).strict();
 
-/** `tags` as a comma-separated query value; `@smoke` and `smoke` alike. */
-export function parseTagList(value: string | undefined): string[] {
-  if (!value) return [];
-  return value
-    .split(',')
-    .map((tag) => tag.trim())
-    .filter(Boolean)
-    .map((tag) => (tag.startsWith('@') ? tag : `@${tag}`));
-}
 
 /** `value` as literal text inside a LIKE pattern (backslash is PostgreSQL's default escape). */
-export function escapeLike(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
-}

@@ -15,3 +15,4 @@ export {
   setMemberRole,
   userProjectIds,
 } from './store.ts';
+export { repoNameOf } from './repo-name.ts';

@@ -1,5 +1,4 @@
-import { escapeXml as e } from '../xml.ts';
-import { isWebUrl } from '../http/headers.ts';
+import { escapeXml as e, isWebUrl } from '../xml.ts';
 import type { Project } from '../projects/index.ts';
 import { showsInline, traceViewerLink, type AttachmentView } from '../artifacts/index.ts';
 import type { SummaryDetail } from './schema.ts';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
-import { getEnvironmentBySlug } from '../environments/index.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
@@ -13,7 +12,7 @@ import { renderRunPage } from './page.ts';
 import { checkSummaryToken, presentRun, SUMMARY_LINK_DAYS } from './present.ts';
 import { actingUserId } from '../http/access.ts';
 import { cancelRun } from './finish.ts';
-import { findOrCreateReportRun } from './record.ts';
+import { startReportRun } from './report.ts';
 import { triggerRun } from './trigger.ts';
 import {
   cancelSchema,
@@ -68,6 +67,8 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   addRoute(ctx, {
     method: 'get',
     path: '/api/test-runs/:id',
+    // A run's key and its agents read their own run (an agent learns of its end so).
+    run: ({ params }) => params.id,
     tag: TAG,
     summary: 'Read a run with its results and project',
     params: runParams,
@@ -136,29 +137,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: reportRunSchema,
     response: z.object({ data: z.object({ test_run: z.object({ id: z.number().int() }) }) }),
     handler: async ({ body, scope }) => {
-      const environment = await getEnvironmentBySlug(sql, scope.projectId, body.environment);
-      if (!environment) throw new HttpError(404, `body.environment: no environment with slug "${body.environment}"`);
-      if (environment.is_disabled) throw new HttpError(409, `environment "${body.environment}" is disabled`);
-      const run = await findOrCreateReportRun(
-        sql,
-        scope.projectId,
-        {
-          environmentId: environment.id,
-          runKey: body.run_key,
-          totalShards: body.total_shards,
-          branch: body.branch,
-          commit: body.commit,
-          buildUrl: body.build_url,
-        },
-        clock(),
-      );
-      // A run key joins the shards of one run: of one environment, while the run goes on.
-      if (run.environment_id !== environment.id) {
-        throw new HttpError(409, `body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);
-      }
-      if (isTerminal(run.state)) {
-        throw new HttpError(409, `body.run_key: "${body.run_key}" belongs to run ${run.id}, which has ended; a new run needs a new key`);
-      }
+      const run = await startReportRun(sql, scope.projectId, body, clock());
       return { data: { test_run: { id: run.id } } };
     },
   });

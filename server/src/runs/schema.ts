@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refusedOverride } from '../overrides.ts';
 import { attachmentViewSchema } from '../artifacts/schema.ts';
 import { bodyId, decimalInteger, MAX_INT4, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
@@ -119,20 +120,6 @@ export const shardBeginSchema = z
   .openapi('ShardBegin');
 
 /** A duration as PostgreSQL's integer holds it (24 days and more). */
-/**
- * Variables that change how a runtime, the dynamic linker or a shell loads code: with them an
- * override would run code of the caller's choosing before any test, in every process of the suite.
- */
-const LOADER_VARIABLE = /^(NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|NODE_V8_COVERAGE|LD_[A-Z_]+|DYLD_[A-Z_]+|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|PYTHON(PATH|STARTUP|HOME)|PERL5?(OPT|LIB)|RUBY(OPT|LIB)|GCONV_PATH|GIT_[A-Z_]+|npm_config_[A-Za-z_]+|NPM_CONFIG_[A-Z_]+|HOME|TMPDIR|PROCTOR_[A-Z_]+)$/;
-
-/** Why an override of `name` is refused, or null when it is allowed. */
-export function refusedOverride(name: string): string | null {
-  if (!LOADER_VARIABLE.test(name)) return null;
-  if (name.startsWith('PROCTOR_')) return `${name} is set by Proctor for the run's reporter and cannot be overridden`;
-  if (name === 'HOME' || name === 'TMPDIR' || /^npm_config_/i.test(name)) return `${name} is set by Proctor for the runner and cannot be overridden`;
-  return `${name} changes how a runtime loads code and cannot be overridden`;
-}
-
 const milliseconds = z.number().int().min(0).max(MAX_INT4);
 
 const finalOutcomeSchema = z

@@ -1,8 +1,8 @@
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
-import { checkLegacyProjectId, type Scope } from '../http/access.ts';
+import { checkLegacyProjectId, type Scope } from '../principals.ts';
 import type { BranchLookup } from '../context.ts';
 import type { Sql } from '../db.ts';
-import { getEnvironmentBySlug } from '../environments/index.ts';
+import { environmentForRun } from '../environments/index.ts';
 import { getProject } from '../projects/index.ts';
 import { resolveBranch } from './branch.ts';
 import { createPendingRun, type NewRun } from './record.ts';
@@ -38,9 +38,7 @@ async function triggerBranch(lookup: BranchLookup, repoUrl: string, branch: stri
 
 export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope, body: Trigger, now: Date) {
   checkLegacyProjectId(scope, body.project_id);
-  const environment = await getEnvironmentBySlug(sql, scope.projectId, body.environment);
-  if (!environment) throw new NotFoundError(`body.environment: no environment with slug "${body.environment}" in this project`);
-  if (environment.is_disabled) throw new ConflictError(`environment "${body.environment}" is disabled`);
+  const environment = await environmentForRun(sql, scope.projectId, body.environment);
   let source: SourceRun | null = null;
   if (body.rerun_source_id !== undefined) {
     [source = null] = await sql<SourceRun[]>`

@@ -1,5 +1,5 @@
-import type { Tx } from '../db.ts';
-import { escapeLike, parseTagList } from '../http/fields.ts';
+import { escapeLike, type Tx } from '../db.ts';
+import { parseTagList } from './tags.ts';
 import type { ListedTest, TestCaseListQuery } from './schema.ts';
 
 export type { ListedTest } from './schema.ts';

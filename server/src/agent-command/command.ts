@@ -2,7 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ciBuildUrl, ciRevision, ciRunKey } from '@proctor/reporter/ci';
+import { agentsRunKey, ciBuildUrl, ciRevision } from '@proctor/reporter/ci';
 import { createLogger } from '../logger.ts';
 import { type AgentSettings, runAgent } from './agent.ts';
 
@@ -47,13 +47,9 @@ function runIdFlag(value: string): number {
   return Number(value);
 }
 
-/**
- * The run key of the agents of one CI build: given, or PROCTOR_RUN_KEY, or the build's id (as the
- * reporter's, prefixed: a build's agents and a reporter of its own never share a run).
- */
+/** The run of a CI build's agents: by --run-key, else by the build (its branch and commit as the CI names them). */
 function buildTarget(environment: string, runKey: string | undefined, env: NodeJS.ProcessEnv): AgentSettings['target'] {
-  const build = ciRunKey({ ...env, PROCTOR_RUN_KEY: undefined });
-  const key = runKey ?? env.PROCTOR_RUN_KEY ?? (build ? `agents-${build}` : null);
+  const key = runKey ?? agentsRunKey(env);
   if (!key) throw new AgentUsageError('--run-key is needed outside CI (no CI build id found): the agents of one build share a run through it');
   // What the CI names; else the run takes the branch and commit of the first agent's checkout.
   return { kind: 'build', environment, runKey: key, ...ciRevision(env), buildUrl: ciBuildUrl(env) };
@@ -61,7 +57,11 @@ function buildTarget(environment: string, runKey: string | undefined, env: NodeJ
 
 /** Runs the agent; its one-line reason goes to stdout (exit 0) or stderr. */
 export async function agentCommand(flags: AgentFlags, env: NodeJS.ProcessEnv): Promise<number> {
-  const settings = agentSettings(flags, env);
+  // SIGTERM or SIGINT (a CI's cancel, a server shutting down) stops the unit under way: its lease lapses to another agent.
+  const stopping = new AbortController();
+  process.once('SIGTERM', () => stopping.abort());
+  process.once('SIGINT', () => stopping.abort());
+  const settings = { ...agentSettings(flags, env), signal: stopping.signal };
   const exit = await runAgent(settings, createLogger(env.LOG_LEVEL ?? 'info', process.stderr));
   (exit.code === 0 ? process.stdout : process.stderr).write(`proctor agent: ${exit.reason.replace(/\s+/g, ' ').trim()}\n`);
   return exit.code;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { refusedOverride } from '../runs/schema.ts';
-import { parseEnvFile } from '../toolchain/repository.ts';
+import { refusedOverride } from '../overrides.ts';
+import { parseEnvFile } from './repository.ts';
 
 export interface RunEnvironmentInput {
   /** The runner's clean environment (sandbox.ts), never the server's. */

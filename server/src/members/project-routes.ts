@@ -4,7 +4,7 @@ import type { AppDeps } from '../context.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Person } from '../http/access.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { addMember, allProjects, createProject, type Project, projectsOfUser } from '../projects/index.ts';
+import { addMember, allProjects, createProject, type Project, projectsOfUser, repoNameOf } from '../projects/index.ts';
 import { isInstanceAdmin } from '../users/index.ts';
 
 // Projects themselves: an instance admin makes them (and becomes their first admin) and sees
@@ -25,12 +25,6 @@ const newProjectSchema = z
 
 function present(project: Project) {
   return { ...project, created_at: project.created_at.toISOString() };
-}
-
-/** owner/name of a repository URL or path: its last two parts. */
-export function repoNameOf(repo: string): string {
-  const cleaned = repo.replace(/\.git$/, '').replace(/\/+$/, '');
-  return cleaned.split(/[/:]/).filter(Boolean).slice(-2).join('/') || cleaned;
 }
 
 /** A person who may make projects: an instance admin, by a session or a personal key of scope admin. */

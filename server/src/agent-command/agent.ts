@@ -8,12 +8,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import type { Unit } from '../agents/schema.ts';
-import { runEnvironment } from '../executor/environment.ts';
+import { runEnvironment } from '../toolchain/environment.ts';
 import { isTerminal } from '../states.ts';
 import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
 import { checkout, currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
-import { AgentApi, AgentApiError, type JoinAnswer } from './client.ts';
+import { AgentApi, type JoinAnswer } from './client.ts';
 import { planUnits } from './units.ts';
 
 export interface AgentSettings {
@@ -61,7 +61,7 @@ export async function runAgent(settings: AgentSettings, log: Logger): Promise<Ag
   let prepared: Prepared | null = null;
   try {
     const runId = settings.target.kind === 'run' ? settings.target.runId : await api.agentRun(buildRunBody(settings.target));
-    const joined = await joinOrEnded(api, runId, settings.name);
+    const joined = await api.join(runId, settings.name);
     if (!joined) return { code: 0, reason: `run ${runId} has ended: no work left` };
     log.info({ test_run_id: runId, agent_id: joined.agent.id }, 'joined the run');
     prepared = await prepare(settings, runId, joined, log);
@@ -76,15 +76,6 @@ export async function runAgent(settings: AgentSettings, log: Logger): Promise<Ag
 
 function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'build' }>) {
   return { environment: target.environment, run_key: target.runKey, branch: target.branch, commit: target.commit, build_url: target.buildUrl };
-}
-
-async function joinOrEnded(api: AgentApi, runId: number, name: string): Promise<JoinAnswer | null> {
-  try {
-    return await api.join(runId, name);
-  } catch (error) {
-    if (error instanceof AgentApiError && error.status === 409 && error.message.includes('has ended')) return null;
-    throw error;
-  }
 }
 
 /** The checkout (or the workspace) with its dependencies, and the tests' environment. */

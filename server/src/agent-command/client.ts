@@ -1,0 +1,83 @@
+// The agent's side of the agents' API, on the one client every Proctor client shares: retried on
+// network errors and 429/500/502/503/504 with bounded backoff (every call is safe to repeat).
+import { ApiError, callJson, type TransportOptions } from '@proctor/reporter/transport';
+import type { Checkout, PlannedUnit, Unit } from '../agents/schema.ts';
+import { isTerminal, type RunState } from '../states.ts';
+
+export { ApiError };
+
+export interface JoinAnswer {
+  agent: { id: number; name: string };
+  test_run: { id: number; state: RunState; planned: boolean };
+  checkout: Checkout;
+  reporter_key: string;
+  agent_token: string;
+  lease_seconds: number;
+}
+
+export interface LeaseAnswer {
+  unit: Unit | null;
+  remaining: number;
+  test_run: { state: RunState; planned: boolean };
+  plan: boolean;
+}
+
+export class AgentApi {
+  private readonly options: TransportOptions;
+
+  constructor(url: string, key: string, retries: { attempts: number; maxBackoffMs: number } = { attempts: 8, maxBackoffMs: 10_000 }) {
+    this.options = { url, apiKey: key, projectId: null, maxAttempts: retries.attempts, maxBackoffMs: retries.maxBackoffMs };
+  }
+
+  get url(): string {
+    return this.options.url;
+  }
+
+  async agentRun(body: { environment: string; run_key: string; branch: string | null; commit: string | null; build_url: string | null }): Promise<number> {
+    return (await this.call<{ data: { test_run: { id: number } } }>('POST', '/api/test-runs/agent-run', body)).data.test_run.id;
+  }
+
+  /**
+   * Joins the run; every later call goes with the agent's own token, which its run's other agents
+   * cannot use. Null when the run has ended: its state says so.
+   */
+  async join(runId: number, name: string): Promise<JoinAnswer | null> {
+    try {
+      const joined = (await this.call<{ data: JoinAnswer }>('POST', `/api/test-runs/${runId}/agents`, { name })).data;
+      this.options.apiKey = joined.agent_token;
+      return joined;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409 && isTerminal(await this.state(runId))) return null;
+      throw error;
+    }
+  }
+
+  async state(runId: number): Promise<RunState> {
+    return (await this.call<{ data: { test_run: { testRun: { state: RunState } } } }>('GET', `/api/test-runs/${runId}`)).data.test_run.testRun.state;
+  }
+
+  async plan(runId: number, agentId: number, revision: { commit: string | null; branch: string | null }, units: PlannedUnit[]): Promise<{ planned: boolean; units: number }> {
+    return (await this.call<{ data: { planned: boolean; units: number } }>('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, ...revision, units })).data;
+  }
+
+  async lease(runId: number, agentId: number): Promise<LeaseAnswer> {
+    return (await this.call<{ data: LeaseAnswer }>('POST', `/api/test-runs/${runId}/units/lease`, { agent_id: agentId })).data;
+  }
+
+  async heartbeat(runId: number, agentId: number): Promise<{ state: RunState; units: number[] }> {
+    const { data } = await this.call<{ data: { test_run: { state: RunState }; leased_units: number[] } }>('POST', `/api/test-runs/${runId}/agents/${agentId}/heartbeat`, {});
+    return { state: data.test_run.state, units: data.leased_units };
+  }
+
+  /** A unit whose Playwright ended without its reporter ending the shard (killed, crashed on load). */
+  async crashed(runId: number, unit: number, errors: string[]): Promise<void> {
+    await this.call('POST', `/api/test-runs/${runId}/shards/${unit}/end`, { status: 'crashed', errors }).catch((error: unknown) => {
+      // The run ended meanwhile (another agent's unit ended it, or a cancel): nothing to record.
+      if (!(error instanceof ApiError && error.status === 409)) throw error;
+    });
+  }
+
+  private call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+    return callJson<T>(this.options, method, path, body);
+  }
+}

@@ -1,0 +1,23 @@
+import type { Sql } from '../db.ts';
+import { environmentForRun } from '../environments/index.ts';
+import { ConflictError } from '../errors.ts';
+import { isTerminal } from '../states.ts';
+import { findOrCreateReportRun } from './record.ts';
+import type { ReportRun } from './schema.ts';
+
+/**
+ * The run a reporter in CI reports into: made by its first shard, joined by the others through the
+ * run key, which names one run of one environment while it goes on.
+ */
+export async function startReportRun(sql: Sql, projectId: number, body: ReportRun, now: Date): Promise<{ id: number }> {
+  const environment = await environmentForRun(sql, projectId, body.environment);
+  const run = await findOrCreateReportRun(
+    sql,
+    projectId,
+    { environmentId: environment.id, runKey: body.run_key, totalShards: body.total_shards, branch: body.branch, commit: body.commit, buildUrl: body.build_url },
+    now,
+  );
+  if (run.environment_id !== environment.id) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);
+  if (isTerminal(run.state)) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id}, which has ended; a new run needs a new key`);
+  return { id: run.id };
+}
