@@ -35,17 +35,28 @@ const layers = [
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
   { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
-  { name: 'base', path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|overrides|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)' },
+  {
+    name: 'base',
+    path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|overrides|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
+  },
 ];
 
 const everyLayer = `(${layers.map((layer) => layer.path).join('|')})`;
 
 const upwardImports = layers.slice(1).map((layer, index) => ({
   name: `no-upward-import-from-${layer.name.replace(/\W+/g, '-')}`,
-  comment: `${layer.name} imports only layers below it: ${layers.slice(index + 2).map((l) => l.name).join(', ')}`,
+  comment: `${layer.name} imports only layers below it: ${layers
+    .slice(index + 2)
+    .map((l) => l.name)
+    .join(', ')}`,
   severity: 'error',
   from: { path: layer.path },
-  to: { path: `(${layers.slice(0, index + 1).map((l) => l.path).join('|')})` },
+  to: {
+    path: `(${layers
+      .slice(0, index + 1)
+      .map((l) => l.path)
+      .join('|')})`,
+  },
 }));
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -61,8 +72,7 @@ module.exports = {
     ...upwardImports,
     {
       name: 'features-meet-through-their-index',
-      comment:
-        "A feature's store and services are its own: another feature, or the jobs layer, uses what its index.ts exports (and its schema.ts).",
+      comment: "A feature's store and services are its own: another feature, or the jobs layer, uses what its index.ts exports (and its schema.ts).",
       severity: 'error',
       from: { path: `^server/src/(${features.join('|')}|executor)/` },
       to: {
@@ -93,7 +103,8 @@ module.exports = {
     },
     {
       name: 'domain-speaks-no-http',
-      comment: 'Below the routes (stores, services, domain rules), a feature throws domain errors and imports nothing of http/: only its routes, schemas and request middleware do. The dashboard is presentation throughout.',
+      comment:
+        'Below the routes (stores, services, domain rules), a feature throws domain errors and imports nothing of http/: only its routes, schemas and request middleware do. The dashboard is presentation throughout.',
       severity: 'error',
       from: { path: `^server/src/(${features.filter((f) => f !== 'dashboard').join('|')})/`, pathNot: '(routes|schema|middleware)\\.ts$' },
       to: { path: '^server/src/http/' },

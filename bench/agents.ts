@@ -22,7 +22,10 @@ const PROCESSES = 4;
  * (long beside the seconds each Playwright process takes to start, as a real suite's files are).
  */
 const FILES_S = Object.fromEntries(
-  [60, 45, 36, 30, 24, 15, 15, 9, 6].map((seconds, i) => [`${String.fromCharCode(97 + i)}-${seconds}s.spec.ts`, seconds * Number(process.env.BENCH_AGENTS_SCALE ?? 1)]),
+  [60, 45, 36, 30, 24, 15, 15, 9, 6].map((seconds, i) => [
+    `${String.fromCharCode(97 + i)}-${seconds}s.spec.ts`,
+    seconds * Number(process.env.BENCH_AGENTS_SCALE ?? 1),
+  ]),
 );
 const IDEAL_TARGET = 1.15;
 const SAVING_TARGET = 0.3;
@@ -50,7 +53,15 @@ function writeSuite(): string {
 /** Starts every process at once; resolves with the seconds until the last exited, failing if one did not exit 0. */
 async function wallSeconds(commands: { args: string[]; env: Record<string, string> }[], cwd: string): Promise<number> {
   const started = performance.now();
-  const processes = commands.map(({ args, env }) => serverProcess(spawn(process.execPath, args, { cwd, env: { ...process.env, LOG_LEVEL: process.env.BENCH_AGENTS_VERBOSE ? 'info' : 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })));
+  const processes = commands.map(({ args, env }) =>
+    serverProcess(
+      spawn(process.execPath, args, {
+        cwd,
+        env: { ...process.env, LOG_LEVEL: process.env.BENCH_AGENTS_VERBOSE ? 'info' : 'warn', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    ),
+  );
   const codes = await Promise.all(processes.map((p) => p.exited));
   const seconds = (performance.now() - started) / 1000;
   if (process.env.BENCH_AGENTS_VERBOSE) for (const p of processes) console.log(`started at ${Date.now() - (performance.now() - started)}\n${p.output()}`);
@@ -87,7 +98,22 @@ async function main(): Promise<void> {
     await waitForRollups(db.sql, 60_000);
     const agents = await wallSeconds(
       Array.from({ length: PROCESSES }, (_, i) => ({
-        args: [path.join(ROOT, 'server', 'dist', 'bin.js'), 'agent', '--url', server.url, '--environment', 'bench', '--run-key', 'agents', '--name', `agent-${i + 1}`, '--workspace', suite, '--workdir', workdir],
+        args: [
+          path.join(ROOT, 'server', 'dist', 'bin.js'),
+          'agent',
+          '--url',
+          server.url,
+          '--environment',
+          'bench',
+          '--run-key',
+          'agents',
+          '--name',
+          `agent-${i + 1}`,
+          '--workspace',
+          suite,
+          '--workdir',
+          workdir,
+        ],
         env: { PROCTOR_API_KEY: key },
       })),
       suite,
@@ -99,10 +125,16 @@ async function main(): Promise<void> {
     const ideal = Math.max(Math.max(...seconds), seconds.reduce((a, b) => a + b, 0) / PROCESSES);
     const ofIdeal = agents / ideal;
     const saving = 1 - agents / staticShards;
-    console.log(`bench/agents: ${seconds.length} spec files of ${seconds.join(', ')} s, ${PROCESSES} processes (ideal ${ideal.toFixed(1)} s: the longest file, or the total over ${PROCESSES})`);
+    console.log(
+      `bench/agents: ${seconds.length} spec files of ${seconds.join(', ')} s, ${PROCESSES} processes (ideal ${ideal.toFixed(1)} s: the longest file, or the total over ${PROCESSES})`,
+    );
     console.log(`  static --shard=i/${PROCESSES} : ${staticShards.toFixed(1)} s`);
-    console.log(`  ${PROCESSES} agents           : ${agents.toFixed(1)} s, ${ofIdeal.toFixed(2)} × the ideal (target at most ${IDEAL_TARGET}: ${ofIdeal <= IDEAL_TARGET ? 'met' : 'NOT met'})`);
-    console.log(`  agents against shards: ${(saving * 100).toFixed(1)}% less time (target at least ${SAVING_TARGET * 100}%: ${saving >= SAVING_TARGET ? 'met' : 'NOT met'})`);
+    console.log(
+      `  ${PROCESSES} agents           : ${agents.toFixed(1)} s, ${ofIdeal.toFixed(2)} × the ideal (target at most ${IDEAL_TARGET}: ${ofIdeal <= IDEAL_TARGET ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `  agents against shards: ${(saving * 100).toFixed(1)}% less time (target at least ${SAVING_TARGET * 100}%: ${saving >= SAVING_TARGET ? 'met' : 'NOT met'})`,
+    );
   } finally {
     await server.close();
     await db.close();

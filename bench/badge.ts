@@ -38,7 +38,14 @@ async function main(): Promise<void> {
     let staticBody = '';
     // The same server: one Express app, its static route in front of Proctor's.
     const server = await serveInProcess(
-      { sql: db.sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'bench-signing-secret-0123456789', storage: new FileStorage(path.join(ROOT, '.tmp/bench-files')) },
+      {
+        sql: db.sql,
+        config,
+        logger: createLogger('silent'),
+        clock: () => new Date(),
+        signingSecret: 'bench-signing-secret-0123456789',
+        storage: new FileStorage(path.join(ROOT, '.tmp/bench-files')),
+      },
       (app) => {
         const outer = express();
         outer.get('/static', (_req, res) => {

@@ -91,7 +91,9 @@ function reportGrowth(worst: Map<number, Record<Part, number>>, part: Part, name
     const growth = (worst.get(large) as Record<Part, number>)[part] / (worst.get(small) as Record<Part, number>)[part];
     const step = growth <= (large / small) * 1.5;
     linear &&= step;
-    console.log(`  ${small} → ${large} tests: the slowest ${name} grew ${growth.toFixed(1)}× for ${(large / small).toFixed(1)}× the tests (${step ? 'linear' : 'NOT linear'})`);
+    console.log(
+      `  ${small} → ${large} tests: the slowest ${name} grew ${growth.toFixed(1)}× for ${(large / small).toFixed(1)}× the tests (${step ? 'linear' : 'NOT linear'})`,
+    );
   }
   return linear;
 }
@@ -121,7 +123,9 @@ async function main(): Promise<void> {
     const slowest = worst.get(largest) as Record<Part, number>;
     const atTarget = (slowest.completeMs * 100_000) / largest;
     const how = largest === 100_000 ? 'measured' : `projected linearly from ${largest.toLocaleString('en')}`;
-    console.log(`  the slowest ending at 100,000 tests: ${scale(slowest.completeMs)} ms ${how} (target < ${TARGET_MS_AT_100K} ms: ${atTarget < TARGET_MS_AT_100K ? 'met' : 'NOT met'})`);
+    console.log(
+      `  the slowest ending at 100,000 tests: ${scale(slowest.completeMs)} ms ${how} (target < ${TARGET_MS_AT_100K} ms: ${atTarget < TARGET_MS_AT_100K ? 'met' : 'NOT met'})`,
+    );
     console.log(`  the slowest rollup at 100,000 tests, written by the job after the ending: ${scale(slowest.rollupMs)} ms ${how}`);
   } finally {
     await db.close();

@@ -67,7 +67,9 @@ export async function benchDashboard(url: string, sql: Sql, projectId: number, e
     }
     const med = median(times);
     if (med >= TARGET_MS) met = false;
-    console.log(`  ${name.padEnd(48)} ${med.toFixed(1).padStart(7)} ms ${percentile(times, 95).toFixed(1).padStart(7)} ms ${(size / 1024).toFixed(0).padStart(6)} kB`);
+    console.log(
+      `  ${name.padEnd(48)} ${med.toFixed(1).padStart(7)} ms ${percentile(times, 95).toFixed(1).padStart(7)} ms ${(size / 1024).toFixed(0).padStart(6)} kB`,
+    );
   }
   console.log(`  target: every page under ${TARGET_MS} ms median at 10,000,000 results: ${met ? 'met' : 'NOT met'}`);
   return met;

@@ -75,7 +75,10 @@ export async function loadHistory(sql: Sql, results: number, label: string): Pro
   await sql`analyze test_runs, test_results`;
   console.log(`${label}: loaded ${(runs * TEST_CASES).toLocaleString('en')} results in ${runs} runs in ${elapsed(loadStarted)} (rows, key and reference)`);
   const liveRuns = runIds.slice(-LIVE_RUNS);
-  await endRuns(sql, runIds.filter((id) => !liveRuns.includes(id)));
+  await endRuns(
+    sql,
+    runIds.filter((id) => !liveRuns.includes(id)),
+  );
   const rebuildStarted = performance.now();
   await rebuildRollups(sql, projectId);
   console.log(`  rollups of ${runIds.length - liveRuns.length} runs by rebuildRollups: ${elapsed(rebuildStarted)}`);

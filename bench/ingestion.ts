@@ -37,7 +37,12 @@ export async function preloadHistory(db: BenchDatabase, projectId: number, envir
   for (let done = 0; done < rows; done += perRun) {
     const [run] = await db.sql<{ id: number }[]>`
       insert into test_runs (project_id, environment_id, state, origin) values (${projectId}, ${environmentId}, 'passed', 'reporter') returning id`;
-    await copyRows(db.sql, 'test_results', RESULT_COLUMNS, attempts(0, perRun).map((a) => resultRow((run as { id: number }).id, 1, a, NONE_SNOOZED)));
+    await copyRows(
+      db.sql,
+      'test_results',
+      RESULT_COLUMNS,
+      attempts(0, perRun).map((a) => resultRow((run as { id: number }).id, 1, a, NONE_SNOOZED)),
+    );
   }
   await db.sql`vacuum analyze test_results`;
   await settleWrites(db.sql);
@@ -77,54 +82,62 @@ export async function compareIngestion(
 ): Promise<IngestionComparison> {
   const { key, projectId, environmentId } = project;
   const transport = { url: server.url, apiKey: key, projectId: null, maxAttempts: 1, maxBackoffMs: 0 };
-    const total = BATCH * batchCount;
-    const batches = Array.from({ length: batchCount }, (_, b) => attempts(b * BATCH, BATCH));
-    // The reporter serialises and gzips in its own process: done before the clock starts.
-    const payloads = batches.map((batch) => gzipSync(JSON.stringify({ shard: 1, results: batch })));
-    const listed = Array.from({ length: total }, (_, n) => ({
-      id: testIdOf(n), title: `test ${n}`, file_path: `tests/t${n % 50}.spec.ts`, suites: [], runner_project: 'chromium', tags: [], line: n, column: 1,
-    }));
+  const total = BATCH * batchCount;
+  const batches = Array.from({ length: batchCount }, (_, b) => attempts(b * BATCH, BATCH));
+  // The reporter serialises and gzips in its own process: done before the clock starts.
+  const payloads = batches.map((batch) => gzipSync(JSON.stringify({ shard: 1, results: batch })));
+  const listed = Array.from({ length: total }, (_, n) => ({
+    id: testIdOf(n),
+    title: `test ${n}`,
+    file_path: `tests/t${n % 50}.spec.ts`,
+    suites: [],
+    runner_project: 'chromium',
+    tags: [],
+    line: n,
+    column: 1,
+  }));
 
-    /** One batch after another, IN_FLIGHT under way at once, as the reporter sends. */
-    async function timeHttp(): Promise<number> {
-      const runId = (await postJson<{ data: { test_run: { id: number } } }>(transport, '/api/test-runs/report', { environment: project.environmentSlug })).data.test_run.id;
-      for (let from = 0; from < total; from += 5000) {
-        await postJson(transport, `/api/test-runs/${runId}/shards/1/begin`, { tests: listed.slice(from, from + 5000), complete: false });
-      }
-      const post = (payload: Buffer) => postGzipped(transport, `/api/test-runs/${runId}/results`, payload);
-      const started = performance.now();
-      const queue = [...payloads];
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          for (let payload = queue.shift(); payload; payload = queue.shift()) await post(payload);
-        }),
-      );
-      const seconds = (performance.now() - started) / 1000;
-      const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from test_results where test_run_id = ${runId}`;
-      if (stored?.n !== total) throw new Error(`expected ${total} stored results, found ${stored?.n}`);
-      return total / seconds;
+  /** One batch after another, IN_FLIGHT under way at once, as the reporter sends. */
+  async function timeHttp(): Promise<number> {
+    const runId = (await postJson<{ data: { test_run: { id: number } } }>(transport, '/api/test-runs/report', { environment: project.environmentSlug })).data
+      .test_run.id;
+    for (let from = 0; from < total; from += 5000) {
+      await postJson(transport, `/api/test-runs/${runId}/shards/1/begin`, { tests: listed.slice(from, from + 5000), complete: false });
     }
+    const post = (payload: Buffer) => postGzipped(transport, `/api/test-runs/${runId}/results`, payload);
+    const started = performance.now();
+    const queue = [...payloads];
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        for (let payload = queue.shift(); payload; payload = queue.shift()) await post(payload);
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from test_results where test_run_id = ${runId}`;
+    if (stored?.n !== total) throw new Error(`expected ${total} stored results, found ${stored?.n}`);
+    return total / seconds;
+  }
 
-    /** The same rows by one COPY streaming every batch: COPY at its best, with one commit, where a
-     * COPY per batch would pay a transaction each like the HTTP path and be a weaker baseline. */
-    async function timeCopy(): Promise<number> {
-      const runId = await newRun(db, projectId, environmentId);
-      const chunks = batches.map((batch) => copyText(runId, batch));
-      const started = performance.now();
-      const writable = await db.sql`copy test_results (${db.sql(RESULT_COLUMNS)}) from stdin`.writable();
-      await pipeline(Readable.from(chunks), writable);
-      return total / ((performance.now() - started) / 1000);
-    }
+  /** The same rows by one COPY streaming every batch: COPY at its best, with one commit, where a
+   * COPY per batch would pay a transaction each like the HTTP path and be a weaker baseline. */
+  async function timeCopy(): Promise<number> {
+    const runId = await newRun(db, projectId, environmentId);
+    const chunks = batches.map((batch) => copyText(runId, batch));
+    const started = performance.now();
+    const writable = await db.sql`copy test_results (${db.sql(RESULT_COLUMNS)}) from stdin`.writable();
+    await pipeline(Readable.from(chunks), writable);
+    return total / ((performance.now() - started) / 1000);
+  }
 
-    for (let round = 0; round < warmRounds; round++) {
-      await timeHttp();
-      await timeCopy();
-    }
-    const httpRates: number[] = [];
-    const copyRates: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      httpRates.push(await timeHttp());
-      copyRates.push(await timeCopy());
-    }
+  for (let round = 0; round < warmRounds; round++) {
+    await timeHttp();
+    await timeCopy();
+  }
+  const httpRates: number[] = [];
+  const copyRates: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    httpRates.push(await timeHttp());
+    copyRates.push(await timeCopy());
+  }
   return { httpRates, copyRates, http: median(httpRates), copy: median(copyRates) };
 }

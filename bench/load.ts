@@ -85,7 +85,10 @@ function watchMemory(primaryPid: number) {
   };
   const sample = () => {
     const pids = [primaryPid, ...httpWorkersOf(primaryPid)];
-    peakSum = Math.max(peakSum, pids.reduce((sum, pid) => sum + residentKb(pid, 'VmRSS'), 0));
+    peakSum = Math.max(
+      peakSum,
+      pids.reduce((sum, pid) => sum + residentKb(pid, 'VmRSS'), 0),
+    );
     for (const pid of pids) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, residentKb(pid, 'VmHWM')));
   };
   const timer = setInterval(sample, 200);
@@ -156,10 +159,16 @@ async function main(): Promise<void> {
       `bench/load: ${shards.length} shards (${SHARDS_PER_RUN} per run) of ${TESTS_PER_SHARD} tests reporting into ${RUNS} runs at once, ` +
         `a batch a second for ${SHARD_S} s each; \`proctor serve\` with its HTTP workers (PostgreSQL)`,
     );
-    console.log(`  requests       : ${timings.length} in ${seconds.toFixed(1)} s (${(timings.length / seconds).toFixed(0)} a second), ${failures.length} failed`);
+    console.log(
+      `  requests       : ${timings.length} in ${seconds.toFixed(1)} s (${(timings.length / seconds).toFixed(0)} a second), ${failures.length} failed`,
+    );
     console.log(`  attempts       : ${sent} sent, ${stored?.results} stored (${lost === 0 ? 'none lost or duplicated' : `${lost} missing`})`);
-    console.log(`  runs           : ${stored?.ended} of ${stored?.runs} ended, counting ${stored?.counted} tests (expected ${RUNS} runs, ${RUNS * SHARDS_PER_RUN * TESTS_PER_SHARD} tests)`);
-    console.log(`  latency, all   : p50 ${ms(percentile(all, 50))}, p95 ${ms(percentile(all, 95))}, p99 ${ms(p99)} (target p99 under ${P99_TARGET_MS} ms: ${p99 < P99_TARGET_MS ? 'met' : 'NOT met'})`);
+    console.log(
+      `  runs           : ${stored?.ended} of ${stored?.runs} ended, counting ${stored?.counted} tests (expected ${RUNS} runs, ${RUNS * SHARDS_PER_RUN * TESTS_PER_SHARD} tests)`,
+    );
+    console.log(
+      `  latency, all   : p50 ${ms(percentile(all, 50))}, p95 ${ms(percentile(all, 95))}, p99 ${ms(p99)} (target p99 under ${P99_TARGET_MS} ms: ${p99 < P99_TARGET_MS ? 'met' : 'NOT met'})`,
+    );
     console.log(`  latency, batches: p50 ${ms(percentile(results, 50))}, p99 ${ms(percentile(results, 99))}`);
     console.log(
       `  memory         : peak ${peakSumMb.toFixed(0)} MB for ${peaksMb.length} processes together (each at most ${peaksMb.map((p) => `${p.mb.toFixed(0)}`).join(', ')} MB) ` +

@@ -40,8 +40,18 @@ async function main(): Promise<void> {
     const { key } = await benchProject(db.sql, 'local');
     const up: Variant = { label: 'server up', url: server.url, says: /^\[proctor\] \d+ attachment|results delivered to run #\d+/, allowedS: 0 };
     const down: Variant[] = [
-      { label: 'nothing listening (refused)', url: `http://127.0.0.1:${await freePort()}`, says: /gave up: the server could not be reached \(ECONNREFUSED/, allowedS: BUDGET_S },
-      { label: 'host name that does not resolve', url: 'http://proctor.invalid', says: /gave up: the server could not be reached \((ENOTFOUND|EAI_AGAIN|CONNECT_TIMEOUT)/, allowedS: BUDGET_S },
+      {
+        label: 'nothing listening (refused)',
+        url: `http://127.0.0.1:${await freePort()}`,
+        says: /gave up: the server could not be reached \(ECONNREFUSED/,
+        allowedS: BUDGET_S,
+      },
+      {
+        label: 'host name that does not resolve',
+        url: 'http://proctor.invalid',
+        says: /gave up: the server could not be reached \((ENOTFOUND|EAI_AGAIN|CONNECT_TIMEOUT)/,
+        allowedS: BUDGET_S,
+      },
       { label: 'malformed URL (htp://)', url: 'htp://proctor.example.com', says: /results not uploaded: .*not an http:\/\/ or https:\/\/ URL/, allowedS: 0 },
     ];
     // Once, untimed: Playwright's caches, Chromium and the site warm up.
@@ -53,7 +63,9 @@ async function main(): Promise<void> {
       const seconds = await timed(variant, key);
       const added = seconds - upS;
       const met = added <= variant.allowedS + NOISE_S;
-      console.log(`  ${variant.label.padEnd(33)}: ${seconds.toFixed(1)} s, ${added.toFixed(1)} s added (target at most ${variant.allowedS} s: ${met ? 'met' : 'NOT met'})`);
+      console.log(
+        `  ${variant.label.padEnd(33)}: ${seconds.toFixed(1)} s, ${added.toFixed(1)} s added (target at most ${variant.allowedS} s: ${met ? 'met' : 'NOT met'})`,
+      );
     }
   } finally {
     await server.close();

@@ -100,12 +100,16 @@ async function measure(label: string, run: (arm: Arm) => Promise<number>, sql: P
     for (const arm of order) times[arm] = await run(arm);
     const overhead = times.proctor / times.list - 1;
     overheads.push(overhead);
-    rows.push(`  pair ${pair + 1}: list ${(times.list / 1000).toFixed(2)} s, list + proctor ${(times.proctor / 1000).toFixed(2)} s, overhead ${percent(overhead)}`);
+    rows.push(
+      `  pair ${pair + 1}: list ${(times.list / 1000).toFixed(2)} s, list + proctor ${(times.proctor / 1000).toFixed(2)} s, overhead ${percent(overhead)}`,
+    );
   }
   const estimate = hodgesLehmann(overheads);
   console.log(`bench/reporter-overhead: ${label}, ${overheads.length} pairs, reporter against a live server`);
   for (const row of rows) console.log(row);
-  console.log(`  overhead (Hodges–Lehmann estimate over the pairs): ${percent(estimate)} (target under ${TARGET * 100}%: ${estimate < TARGET ? 'met' : 'NOT met'})`);
+  console.log(
+    `  overhead (Hodges–Lehmann estimate over the pairs): ${percent(estimate)} (target under ${TARGET * 100}%: ${estimate < TARGET ? 'met' : 'NOT met'})`,
+  );
 }
 
 function percent(ratio: number): string {

@@ -28,7 +28,14 @@ type Transport = { url: string; apiKey: string; projectId: null; maxAttempts: nu
 function burstPayloads(): { listed: object[]; payloads: Buffer[] } {
   const total = BATCH * BURST_BATCHES;
   const listed = Array.from({ length: total }, (_, n) => ({
-    id: testIdOf(n), title: `test ${n}`, file_path: `tests/t${n % 50}.spec.ts`, suites: [], runner_project: 'chromium', tags: [], line: n, column: 1,
+    id: testIdOf(n),
+    title: `test ${n}`,
+    file_path: `tests/t${n % 50}.spec.ts`,
+    suites: [],
+    runner_project: 'chromium',
+    tags: [],
+    line: n,
+    column: 1,
   }));
   const startedAt = new Date().toISOString();
   const payloads = Array.from({ length: BURST_BATCHES }, (_, b) => {
@@ -120,8 +127,12 @@ export async function benchRetention(db: BenchDatabase, history: History): Promi
       `bench/retention: the oldest ${90 - KEEP_DAYS} of 90 days deleted by \`proctor retention run\` while results are ingested ` +
         `(bursts of ${BATCH * BURST_BATCHES} results in batches of ${BATCH}, ${IN_FLIGHT} in flight)`,
     );
-    console.log(`  deleted        : ${removed.toLocaleString('en')} of ${heldBefore.toLocaleString('en')} results (${left.runs} runs) in ${deletionSeconds.toFixed(1)} s: ${fmt(removed / deletionSeconds)} results/s`);
-    console.log(`  ingestion      : median ${fmt(baseline)} results/s without the deletion (before: ${before.map(fmt).join(', ')}; after: ${after.map(fmt).join(', ')})`);
+    console.log(
+      `  deleted        : ${removed.toLocaleString('en')} of ${heldBefore.toLocaleString('en')} results (${left.runs} runs) in ${deletionSeconds.toFixed(1)} s: ${fmt(removed / deletionSeconds)} results/s`,
+    );
+    console.log(
+      `  ingestion      : median ${fmt(baseline)} results/s without the deletion (before: ${before.map(fmt).join(', ')}; after: ${after.map(fmt).join(', ')})`,
+    );
     console.log(`  during deletion: median ${fmt(withDeletion)} results/s over ${during.length} bursts (${during.map(fmt).join(', ')})`);
     console.log(`  ratio          : ${(ratio * 100).toFixed(1)}% of the rate without it (target ${TARGET * 100}%: ${ratio >= TARGET ? 'met' : 'NOT met'})`);
   } finally {

@@ -62,7 +62,14 @@ async function main(): Promise<void> {
     const runId = await listLatestRunTests(sql, projectId);
     const server = await benchServerProcess(db);
     try {
-      const ingestion = await compareIngestion(db, server, { key, projectId, environmentId, environmentSlug: 'production' }, INGEST_BATCHES, INGEST_ROUNDS, INGEST_WARM_ROUNDS);
+      const ingestion = await compareIngestion(
+        db,
+        server,
+        { key, projectId, environmentId, environmentSlug: 'production' },
+        INGEST_BATCHES,
+        INGEST_ROUNDS,
+        INGEST_WARM_ROUNDS,
+      );
       const ratio = ingestion.http / ingestion.copy;
       if (ratio < 0.5) allMet = false;
       const fmt = (rate: number) => Math.round(rate).toLocaleString('en');

@@ -43,9 +43,16 @@ async function main(): Promise<void> {
   for (let run = 0; run < 14; run++) {
     const environment = run % 2 === 0 ? 'staging' : 'production';
     const runId = (await api.post('/api/test-runs/report', { environment, branch: 'main', commit: `c0ffee${run}` })).body.data.test_run.id as number;
-    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: TESTS.map(([file, title], i) => listedTest(testIdOf(i + 1), { file_path: file, title })), complete: true });
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, {
+      tests: TESTS.map(([file, title], i) => listedTest(testIdOf(i + 1), { file_path: file, title })),
+      complete: true,
+    });
     const results = TESTS.flatMap((_, i) => {
-      const attempts = attemptsOf(testIdOf(i + 1), outcomeOf(i, run), 'Error: expect(locator).toHaveText(expected)\n\nExpected: "Paid"\nReceived: "Card declined"');
+      const attempts = attemptsOf(
+        testIdOf(i + 1),
+        outcomeOf(i, run),
+        'Error: expect(locator).toHaveText(expected)\n\nExpected: "Paid"\nReceived: "Card declined"',
+      );
       const final = attempts.at(-1)?.final;
       if (final && final.outcome === 'unexpected') final.failure_group_id = 'card-declined';
       return attempts.map((a) => ({ ...a, duration: 800 + ((i * 137 + run * 53) % 600) }));

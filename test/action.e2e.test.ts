@@ -24,7 +24,11 @@ afterAll(async () => server?.close());
 
 const inputs = (extra: Record<string, string> = {}) => ({ url: server.url, 'api-key': key, environment: 'staging', 'poll-interval-seconds': '1', ...extra });
 /** What a person sees in the log: the runner hides ::add-mask:: commands and masks their values. */
-const visible = (output: string) => output.split('\n').filter((line) => !line.startsWith('::add-mask::')).join('\n');
+const visible = (output: string) =>
+  output
+    .split('\n')
+    .filter((line) => !line.startsWith('::add-mask::'))
+    .join('\n');
 
 describe('the action against a live server', () => {
   it('when the run passes, then the step succeeds, prints the link at once, and sets every output', async () => {
@@ -80,7 +84,9 @@ describe('the action against a live server', () => {
   });
 
   it('when the post step cannot reach the server, then it only warns', async () => {
-    const post = runActionStep(inputs({ url: 'http://127.0.0.1:9' }), { state: { 'is-post': 'true', 'run-id': '123456', url: 'http://127.0.0.1:9', finished: 'false' } });
+    const post = runActionStep(inputs({ url: 'http://127.0.0.1:9' }), {
+      state: { 'is-post': 'true', 'run-id': '123456', url: 'http://127.0.0.1:9', finished: 'false' },
+    });
     expect(await post.exited).toBe(0);
     expect(post.output()).toContain('::warning::could not cancel Proctor run #123456');
   });
@@ -96,7 +102,7 @@ describe('the action against a live server', () => {
   });
 
   it('when env-overrides are given, then their values are masked', async () => {
-    const step = runActionStep(inputs({ tags: 'smoke', 'env-overrides': 'API_TOKEN=s3cr3t-value\n# comment\nMODE=fast', 'wait': 'false' }));
+    const step = runActionStep(inputs({ tags: 'smoke', 'env-overrides': 'API_TOKEN=s3cr3t-value\n# comment\nMODE=fast', wait: 'false' }));
     expect(await step.exited).toBe(0);
     expect(step.output()).toContain('::add-mask::s3cr3t-value');
     // Not waiting: the state when the action read it, before any executor finished it.

@@ -5,7 +5,19 @@ import { waitForRun } from '../action/src/wait.ts';
 
 function view(state: string, done = 0): RunView {
   return {
-    testRun: { id: 1, state, total_count: done, success_count: done, failed_count: 0, flaky_count: 0, skipped_count: 0, duration: null, summary_url: 'u', environment_name: 'e', error_reason: null },
+    testRun: {
+      id: 1,
+      state,
+      total_count: done,
+      success_count: done,
+      failed_count: 0,
+      flaky_count: 0,
+      skipped_count: 0,
+      duration: null,
+      summary_url: 'u',
+      environment_name: 'e',
+      error_reason: null,
+    },
     flattenedSummaryDetails: [],
   };
 }
@@ -61,7 +73,10 @@ describe('the wait loop', () => {
   it('when a read fails for good (401, 404), then it throws at once', async () => {
     const time = fakeTime();
     await expect(
-      waitForRun({ read: async () => Promise.reject(new FatalError('HTTP 401: refused', 401)), ...time, log: () => undefined, warn: () => undefined }, { timeoutMs: 60_000, pollMs: 1000, maxBackoffMs: 1000 }),
+      waitForRun(
+        { read: async () => Promise.reject(new FatalError('HTTP 401: refused', 401)), ...time, log: () => undefined, warn: () => undefined },
+        { timeoutMs: 60_000, pollMs: 1000, maxBackoffMs: 1000 },
+      ),
     ).rejects.toThrow('HTTP 401');
     expect(time.sleeps).toEqual([]);
   });
@@ -85,7 +100,14 @@ describe('the inputs', () => {
 
   it('when only the required inputs are given, then the defaults of action.yml apply', () => {
     expect(parseSettings(read({}), 'abc')).toMatchObject({
-      url: 'https://proctor.example.com', environment: 'prod', build: null, wait: true, timeoutMs: 3_600_000, pollMs: 10_000, failOnFlaky: false, sendNotifications: true,
+      url: 'https://proctor.example.com',
+      environment: 'prod',
+      build: null,
+      wait: true,
+      timeoutMs: 3_600_000,
+      pollMs: 10_000,
+      failOnFlaky: false,
+      sendNotifications: true,
       mode: 'trigger',
       agent: { command: ['npx', '--yes', '@proctor/server@0.1.0'], name: null, workspace: process.cwd() },
     });
@@ -102,8 +124,20 @@ describe('the inputs', () => {
   });
 
   it('when lists, overrides and metadata are given, then they are parsed', () => {
-    const settings = parseSettings(read({ tags: 'smoke, cart', 'test-case-ids': 'a\nb', 'env-overrides': 'A=1\nB=x=y\n', metadata: '{"n":1,"s":"x"}', 'total-shards': '3' }), null);
-    expect(settings).toMatchObject({ tags: ['smoke', 'cart'], testCaseIds: ['a', 'b'], envOverrides: [{ name: 'A', value: '1' }, { name: 'B', value: 'x=y' }], metadata: { n: 1, s: 'x' }, totalShards: 3 });
+    const settings = parseSettings(
+      read({ tags: 'smoke, cart', 'test-case-ids': 'a\nb', 'env-overrides': 'A=1\nB=x=y\n', metadata: '{"n":1,"s":"x"}', 'total-shards': '3' }),
+      null,
+    );
+    expect(settings).toMatchObject({
+      tags: ['smoke', 'cart'],
+      testCaseIds: ['a', 'b'],
+      envOverrides: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: 'x=y' },
+      ],
+      metadata: { n: 1, s: 'x' },
+      totalShards: 3,
+    });
   });
 
   it.each([

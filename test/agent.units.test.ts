@@ -46,7 +46,7 @@ describe('the units of a run', () => {
     ]);
   });
 
-  it("when the run has tags or test ids, then only their tests make units", () => {
+  it('when the run has tags or test ids, then only their tests make units', () => {
     expect(shape(planUnits(listing, { ...filter, tags: ['smoke'] }))).toEqual([['chromium', 'b.spec.ts', 1]]);
     expect(shape(planUnits(listing, { ...filter, testIds: [listed(4, '', '').id, listed(7, '', '').id] }))).toEqual([
       ['chromium', 'a.spec.ts', 1],
@@ -55,7 +55,12 @@ describe('the units of a run', () => {
   });
 
   it('when splitting parallel files would pass the most units a run has, then they stay whole', () => {
-    const many: Listing = { projects: ['p'], dependencies: { p: [] }, teardowns: {}, tests: Array.from({ length: 1200 }, (_, i) => listed(i, 'p', `f${i % 10}.spec.ts`, true)) };
+    const many: Listing = {
+      projects: ['p'],
+      dependencies: { p: [] },
+      teardowns: {},
+      tests: Array.from({ length: 1200 }, (_, i) => listed(i, 'p', `f${i % 10}.spec.ts`, true)),
+    };
     expect(planUnits(many, filter)).toHaveLength(10);
   });
 });

@@ -91,7 +91,14 @@ const COUNTS = { total_count: 9, success_count: 7, failed_count: 1, flaky_count:
 /** `proctor agent` in a process group of its own (so that a test can kill it as a machine dies), its key in its environment. */
 function agentProcess(url: string, key: string, args: string[], extraEnv: Record<string, string> = {}): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', 'agent', '--url', url, ...args], {
-    env: { ...process.env, PROCTOR_API_KEY: key, AGENT_ONLY_SECRET: 'the agent keeps this', DATABASE_URL: 'postgres://agent-machine/secret', LOG_LEVEL: 'warn', ...extraEnv },
+    env: {
+      ...process.env,
+      PROCTOR_API_KEY: key,
+      AGENT_ONLY_SECRET: 'the agent keeps this',
+      DATABASE_URL: 'postgres://agent-machine/secret',
+      LOG_LEVEL: 'warn',
+      ...extraEnv,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -108,7 +115,11 @@ async function suiteProject(server: TestServer): Promise<{ repo: string; records
   const records = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-records-'));
   // The suite runs as the runner user when the agent runs as root: it writes here too.
   fs.chmodSync(records, 0o777);
-  const files = { ...FILES, 'package.json': JSON.stringify({ name: 'agent-suite', private: true, type: 'module', devDependencies: { '@playwright/test': '1.65.1' } }), '.env': `RECORD_DIR=${records}\n` };
+  const files = {
+    ...FILES,
+    'package.json': JSON.stringify({ name: 'agent-suite', private: true, type: 'module', devDependencies: { '@playwright/test': '1.65.1' } }),
+    '.env': `RECORD_DIR=${records}\n`,
+  };
   for (const [file, content] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
     fs.writeFileSync(path.join(repo, file), content);
@@ -123,13 +134,24 @@ async function suiteProject(server: TestServer): Promise<{ repo: string; records
 
 /** Each execution the suite recorded since the last call. */
 function executionsIn(records: string): { title: string; retry: number; key: string | null; database: string | null; agentSecret: string | null }[] {
-  const found = fs.readdirSync(records).filter((name) => name.includes('~')).map((name) => JSON.parse(fs.readFileSync(path.join(records, name), 'utf8')));
+  const found = fs
+    .readdirSync(records)
+    .filter((name) => name.includes('~'))
+    .map((name) => JSON.parse(fs.readFileSync(path.join(records, name), 'utf8')));
   for (const name of fs.readdirSync(records)) fs.rmSync(path.join(records, name));
   return found;
 }
 
 const attemptsPerTest = (list: { title: string; retry: number }[]) =>
-  Object.fromEntries(Object.keys(ATTEMPTS).map((title) => [title, list.filter((e) => e.title === title).map((e) => e.retry).sort()]));
+  Object.fromEntries(
+    Object.keys(ATTEMPTS).map((title) => [
+      title,
+      list
+        .filter((e) => e.title === title)
+        .map((e) => e.retry)
+        .sort(),
+    ]),
+  );
 const EVERY_ATTEMPT_ONCE = Object.fromEntries(Object.entries(ATTEMPTS).map(([title, n]) => [title, Array.from({ length: n }, (_, i) => i)]));
 
 describe('agents pulling one run of a real suite', () => {
@@ -170,14 +192,17 @@ describe('agents pulling one run of a real suite', () => {
 
   async function runOfKey(runKey: string): Promise<number> {
     let id = 0;
-    await waitUntil(async () => {
-      const [row] = await server.sql<{ id: number }[]>`select id from test_runs where run_key = ${runKey}`;
-      id = row?.id ?? 0;
-      return id > 0;
-    }, 60_000, `the run of ${runKey}`);
+    await waitUntil(
+      async () => {
+        const [row] = await server.sql<{ id: number }[]>`select id from test_runs where run_key = ${runKey}`;
+        id = row?.id ?? 0;
+        return id > 0;
+      },
+      60_000,
+      `the run of ${runKey}`,
+    );
     return id;
   }
-
 
   it('when three agents join one run, then every test runs exactly once per attempt, setup first in each unit, and the counts are a whole run of the suite', async () => {
     const started = [startAgent('build-three', 'a'), startAgent('build-three', 'b'), startAgent('build-three', 'c')];
@@ -193,8 +218,17 @@ describe('agents pulling one run of a real suite', () => {
     expect(await revisionOf(runId)).toEqual({ test_run_branch: 'main', commit: head, test_run_head_sha: head });
     const seen = executions();
     expect(attemptsPerTest(seen)).toEqual(EVERY_ATTEMPT_ONCE);
-    const units = await server.sql<{ file: string; agent_id: number; leases: number }[]>`select file, agent_id, leases from test_run_units where test_run_id = ${runId}`;
-    expect(units.map((u) => u.file).sort()).toEqual(['flaky.spec.ts', 'pages.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'parallel.spec.ts', 'slow.spec.ts']);
+    const units = await server.sql<
+      { file: string; agent_id: number; leases: number }[]
+    >`select file, agent_id, leases from test_run_units where test_run_id = ${runId}`;
+    expect(units.map((u) => u.file).sort()).toEqual([
+      'flaky.spec.ts',
+      'pages.spec.ts',
+      'parallel.spec.ts',
+      'parallel.spec.ts',
+      'parallel.spec.ts',
+      'slow.spec.ts',
+    ]);
     // Setup ran first in each unit, as Playwright runs a project's dependencies; its result is one.
     expect(seen.filter((e) => e.title === SETUP)).toHaveLength(units.length);
     expect(seen.filter((e) => e.title !== SETUP).every((e) => (e as { setupFirst?: boolean }).setupFirst)).toBe(true);
@@ -222,11 +256,17 @@ describe('agents pulling one run of a real suite', () => {
     const runId = await runOfKey('build-killed');
     // The slow unit is the longest by the first run's history (or, before its rollup, the last unknown one).
     let doomedUnit = 0;
-    await waitUntil(async () => {
-      const [row] = await server.sql<{ unit: number }[]>`select unit from test_run_units where test_run_id = ${runId} and file = 'slow.spec.ts' and agent_id is not null`;
-      doomedUnit = row?.unit ?? 0;
-      return doomedUnit > 0 && fs.readdirSync(records).some((name) => name.startsWith('slow-started-'));
-    }, 120_000, 'the slow unit under way');
+    await waitUntil(
+      async () => {
+        const [row] = await server.sql<
+          { unit: number }[]
+        >`select unit from test_run_units where test_run_id = ${runId} and file = 'slow.spec.ts' and agent_id is not null`;
+        doomedUnit = row?.unit ?? 0;
+        return doomedUnit > 0 && fs.readdirSync(records).some((name) => name.startsWith('slow-started-'));
+      },
+      120_000,
+      'the slow unit under way',
+    );
     const second = startAgent('build-killed', 'survivor');
     // The machine dies: the agent and every process it started.
     for (const pid of [first.child.pid as number, ...processesMarked(`agent-${first.child.pid}:${runId}:${doomedUnit}`)]) {
@@ -254,7 +294,12 @@ describe('agents pulling one run of a real suite', () => {
     const started = [startAgent('build-cancelled', 'a', { SLOW_MS: '60000' }), startAgent('build-cancelled', 'b', { SLOW_MS: '60000' })];
     const runId = await runOfKey('build-cancelled');
     await waitUntil(() => fs.readdirSync(records).some((name) => name.startsWith('slow-started-')), 120_000, 'the slow unit under way');
-    const slowPid = Number(fs.readdirSync(records).find((name) => name.startsWith('slow-started-'))?.slice('slow-started-'.length));
+    const slowPid = Number(
+      fs
+        .readdirSync(records)
+        .find((name) => name.startsWith('slow-started-'))
+        ?.slice('slow-started-'.length),
+    );
     expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'enough' })).status).toBe(200);
     const codes = await Promise.all(started.map((agent) => agent.exited));
     expect(codes).toEqual([0, 0]);
@@ -296,7 +341,9 @@ describe("the server's executor as one more agent", () => {
     const run = (await waitForRun(api, runId)).testRun;
     expect(run).toMatchObject({ state: 'failed', ...COUNTS, total_shards: 6 });
     expect(attemptsPerTest(executionsIn(suite.records))).toEqual(EVERY_ATTEMPT_ONCE);
-    const served = await server.sql<{ name: string }[]>`select distinct a.name from test_run_units u join test_run_agents a on a.id = u.agent_id where u.test_run_id = ${runId}`;
+    const served = await server.sql<
+      { name: string }[]
+    >`select distinct a.name from test_run_units u join test_run_agents a on a.id = u.agent_id where u.test_run_id = ${runId}`;
     expect(served.map((row) => row.name)).toEqual([expect.stringMatching(/^server /)]);
 
     const rerun = await api.put('/api/test-runs', { environment: 'ci', rerun_source_id: runId, rerun_only_failed: true });

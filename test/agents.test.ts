@@ -44,7 +44,13 @@ describe('agents', () => {
   async function join(runId: number, name: string) {
     const answer = await api.post(`/api/test-runs/${runId}/agents`, { name });
     expect(answer.status, answer.text).toBe(201);
-    const joined = answer.body.data as { agent: { id: number }; reporter_key: string; agent_token: string; checkout: Record<string, unknown>; test_run: { state: string; planned: boolean } };
+    const joined = answer.body.data as {
+      agent: { id: number };
+      reporter_key: string;
+      agent_token: string;
+      checkout: Record<string, unknown>;
+      test_run: { state: string; planned: boolean };
+    };
     agents.set(joined.agent.id, client(server.url, joined.agent_token));
     return joined;
   }
@@ -57,7 +63,9 @@ describe('agents', () => {
     const first = await agentRun('build-1');
     expect(await agentRun('build-1')).toBe(first);
     expect(await agentRun('build-2')).not.toBe(first);
-    const [row] = await server.sql<{ state: string; distribution: string; origin: string }[]>`select state, distribution, origin from test_runs where id = ${first}`;
+    const [row] = await server.sql<
+      { state: string; distribution: string; origin: string }[]
+    >`select state, distribution, origin from test_runs where id = ${first}`;
     expect(row).toEqual({ state: 'pending', distribution: 'agents', origin: 'agent' });
 
     const joined = await join(first, 'runner-1');
@@ -80,7 +88,9 @@ describe('agents', () => {
     expect(first.body).toEqual({ data: { planned: true, units: 3 } });
     const second = await as(b.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: b.agent.id, commit: 'def456', units: plan.slice(0, 1) });
     expect(second.body).toEqual({ data: { planned: false, units: 3 } });
-    const [run] = await server.sql<{ total_shards: number; test_run_head_sha: string }[]>`select total_shards, test_run_head_sha from test_runs where id = ${runId}`;
+    const [run] = await server.sql<
+      { total_shards: number; test_run_head_sha: string }[]
+    >`select total_shards, test_run_head_sha from test_runs where id = ${runId}`;
     expect(run).toEqual({ total_shards: 3, test_run_head_sha: 'abc123' });
     expect((await join(runId, 'c')).checkout.commit).toBe('abc123');
 
@@ -154,7 +164,10 @@ describe('agents', () => {
     const runId = await agentRun('build-end');
     const a = await join(runId, 'a');
     const reporter = client(server.url, a.reporter_key);
-    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('one.spec.ts', [testId(301)]), unit('two.spec.ts', [testId(302), testId(303)])] });
+    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, {
+      agent_id: a.agent.id,
+      units: [unit('one.spec.ts', [testId(301)]), unit('two.spec.ts', [testId(302), testId(303)])],
+    });
     for (let next = await lease(runId, a.agent.id); next.unit; next = await lease(runId, a.agent.id)) {
       const shard = next.unit.unit as number;
       const ids = next.unit.test_ids as string[];
@@ -176,10 +189,16 @@ describe('agents', () => {
   it('when the run is cancelled, then a heartbeat says so and no unit is handed out', async () => {
     const runId = await agentRun('build-cancel');
     const a = await join(runId, 'a');
-    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [unit('one.spec.ts', [testId(401)]), unit('two.spec.ts', [testId(402)])] });
+    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, {
+      agent_id: a.agent.id,
+      units: [unit('one.spec.ts', [testId(401)]), unit('two.spec.ts', [testId(402)])],
+    });
     expect((await lease(runId, a.agent.id)).unit).not.toBeNull();
     expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'not needed' })).status).toBe(200);
-    expect((await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data).toEqual({ test_run: { state: 'cancelled' }, leased_units: [] });
+    expect((await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data).toEqual({
+      test_run: { state: 'cancelled' },
+      leased_units: [],
+    });
     expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'cancelled', planned: true }, plan: false });
   });
 
@@ -211,7 +230,10 @@ describe('agents', () => {
   it('when a plan or a join is malformed, then a 400 names the field and nothing is written', async () => {
     const runId = await agentRun('build-bad');
     const a = await join(runId, 'a');
-    const badId = await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [{ runner_project: 'p', file: 'f', tests: [{ id: 'nope', line: 'x' }] }] });
+    const badId = await as(a.agent.id).put(`/api/test-runs/${runId}/units`, {
+      agent_id: a.agent.id,
+      units: [{ runner_project: 'p', file: 'f', tests: [{ id: 'nope', line: 'x' }] }],
+    });
     expect(badId.status).toBe(400);
     expect(badId.body.error.message).toContain('units.0.tests.0.id');
     const empty = await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units: [{ runner_project: 'p', file: 'f', tests: [] }] });

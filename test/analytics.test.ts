@@ -70,8 +70,19 @@ beforeAll(async () => {
 afterAll(async () => server?.close());
 
 const day = (date: string, counts: Partial<Record<string, number>> = {}) => ({
-  date, run_count: 0, passed_runs: 0, failed_runs: 0, error_runs: 0, cancelled_runs: 0, rerun_count: 0,
-  total_tests: 0, passed_tests: 0, failed_tests: 0, failed_tests_after_snooze: 0, flaky_tests: 0, ...counts,
+  date,
+  run_count: 0,
+  passed_runs: 0,
+  failed_runs: 0,
+  error_runs: 0,
+  cancelled_runs: 0,
+  rerun_count: 0,
+  total_tests: 0,
+  passed_tests: 0,
+  failed_tests: 0,
+  failed_tests_after_snooze: 0,
+  flaky_tests: 0,
+  ...counts,
 });
 
 describe('run analytics', () => {
@@ -85,13 +96,29 @@ describe('run analytics', () => {
       day('2026-05-10', { run_count: 2, passed_runs: 1, cancelled_runs: 1, rerun_count: 1, total_tests: 2, passed_tests: 2 }),
     ]);
     expect(response.body.data.summary).toEqual({
-      total_runs: 5, passed_runs: 2, failed_runs: 2, error_runs: 0, pass_rate: 40, avg_tests_per_run: 2.4, rerun_count: 1, rerun_rate: 20,
+      total_runs: 5,
+      passed_runs: 2,
+      failed_runs: 2,
+      error_runs: 0,
+      pass_rate: 40,
+      avg_tests_per_run: 2.4,
+      rerun_count: 1,
+      rerun_rate: 20,
     });
   });
 
   it('when filtered by environment, then only its runs count', async () => {
     const summary = (await api.get(`/api/v1/analytics/test-runs?days=3&environment_id=${envA}`)).body.data.summary;
-    expect(summary).toEqual({ total_runs: 3, passed_runs: 2, failed_runs: 1, error_runs: 0, pass_rate: 66.67, avg_tests_per_run: 3, rerun_count: 1, rerun_rate: 33.33 });
+    expect(summary).toEqual({
+      total_runs: 3,
+      passed_runs: 2,
+      failed_runs: 1,
+      error_runs: 0,
+      pass_rate: 66.67,
+      avg_tests_per_run: 3,
+      rerun_count: 1,
+      rerun_rate: 33.33,
+    });
   });
 
   it('when days is 1, then the window is today alone; start_date and end_date include both ends', async () => {
@@ -128,8 +155,24 @@ describe('test case analytics', () => {
     expect(fourth.metrics).toEqual({ total_runs: 0, pass_count: 0, fail_count: 0, flaky_count: 0, pass_rate: 0, fail_rate: 0, flaky_rate: 0 });
     expect(second).toMatchObject({ test_name: 'pays by card', file_path: 'tests/checkout.spec.ts', project_name: 'desktop', tags: [] });
     expect(second.history).toEqual([
-      { timestamp: expect.any(String), status: 'pass', test_run_id: String(runs.run4), environment_id: String(envA), executed_at: expect.any(String), duration_total: 100, retries: 0 },
-      { timestamp: expect.any(String), status: 'pass', test_run_id: String(runs.run3), environment_id: String(envB), executed_at: expect.any(String), duration_total: 100, retries: 0 },
+      {
+        timestamp: expect.any(String),
+        status: 'pass',
+        test_run_id: String(runs.run4),
+        environment_id: String(envA),
+        executed_at: expect.any(String),
+        duration_total: 100,
+        retries: 0,
+      },
+      {
+        timestamp: expect.any(String),
+        status: 'pass',
+        test_run_id: String(runs.run3),
+        environment_id: String(envB),
+        executed_at: expect.any(String),
+        duration_total: 100,
+        retries: 0,
+      },
     ]);
     expect(fourth.history.map((h: { status: string }) => h.status)).toEqual(['skip', 'skip']);
     expect(data.summary).toEqual({ total_test_cases: 4, test_cases_with_history: 4 });
@@ -148,11 +191,15 @@ describe('test case analytics', () => {
   });
 
   it('when filtered by tags, search or environment, then only those tests and executions count', async () => {
-    const ids = async (query: string) => (await api.get(`/api/v1/analytics/test-cases?days=3${query}`)).body.data.test_cases.map((t: { test_case_id: string }) => t.test_case_id).sort();
+    const ids = async (query: string) =>
+      (await api.get(`/api/v1/analytics/test-cases?days=3${query}`)).body.data.test_cases.map((t: { test_case_id: string }) => t.test_case_id).sort();
     expect(await ids('&tags=smoke')).toEqual([t1, t3].sort());
     expect(await ids('&search=CHECKOUT')).toEqual([t2, t4].sort());
     const onB = (await api.get(`/api/v1/analytics/test-cases?days=3&environment_id=${envB}&order_by=fail_rate`)).body.data.test_cases;
-    expect(onB.map((t: { test_case_id: string; metrics: { total_runs: number } }) => [t.test_case_id, t.metrics.total_runs])).toEqual([[t1, 2], [t2, 1]]);
+    expect(onB.map((t: { test_case_id: string; metrics: { total_runs: number } }) => [t.test_case_id, t.metrics.total_runs])).toEqual([
+      [t1, 2],
+      [t2, 1],
+    ]);
   });
 
   it('when the page is shorter than the tests that ran, then the summary still counts every test that ran', async () => {
@@ -196,10 +243,19 @@ describe('a run reported late', () => {
     await recordRun('late', '2026-05-08', 'a', { [t3]: 'fail' });
     server.clock.now = new Date('2026-05-10T18:00:00Z');
     const after = (await api.get(`/api/v1/analytics/test-cases?days=3&test_case_id=${t3}`)).body.data.test_cases[0].metrics;
-    expect(after).toEqual({ ...before, total_runs: before.total_runs + 1, fail_count: before.fail_count + 1, pass_rate: 33.33, fail_rate: 33.33, flaky_rate: 33.33 });
-    const lastDayOnly = (await api.get(`/api/v1/analytics/test-cases?start_date=2026-05-09&end_date=2026-05-10&test_case_id=${t3}`)).body.data.test_cases[0].metrics;
+    expect(after).toEqual({
+      ...before,
+      total_runs: before.total_runs + 1,
+      fail_count: before.fail_count + 1,
+      pass_rate: 33.33,
+      fail_rate: 33.33,
+      flaky_rate: 33.33,
+    });
+    const lastDayOnly = (await api.get(`/api/v1/analytics/test-cases?start_date=2026-05-09&end_date=2026-05-10&test_case_id=${t3}`)).body.data.test_cases[0]
+      .metrics;
     expect(lastDayOnly).toMatchObject({ total_runs: 1, pass_count: 1, fail_count: 0 });
-    const firstDayOnly = (await api.get(`/api/v1/analytics/test-cases?start_date=2026-05-08&end_date=2026-05-08&test_case_id=${t3}`)).body.data.test_cases[0].metrics;
+    const firstDayOnly = (await api.get(`/api/v1/analytics/test-cases?start_date=2026-05-08&end_date=2026-05-08&test_case_id=${t3}`)).body.data.test_cases[0]
+      .metrics;
     expect(firstDayOnly).toMatchObject({ total_runs: 2, flaky_count: 1, fail_count: 1 });
     const runsThatDay = (await api.get('/api/v1/analytics/test-runs?start_date=2026-05-08&end_date=2026-05-08')).body.data.daily[0];
     expect(runsThatDay).toMatchObject({ run_count: 2, failed_runs: 2 });

@@ -79,7 +79,14 @@ describe('attachments in an S3-compatible bucket', () => {
 describe('presigned uploads to the bucket', () => {
   const bytes = Buffer.from('a screenshot, uploaded straight into the bucket');
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const declaration = { test_id: 'cccccccccccccccccccc-dddddddddddddddddddd', retry: 0, name: 'screenshot', content_type: 'image/png', sha256, size_bytes: bytes.length };
+  const declaration = {
+    test_id: 'cccccccccccccccccccc-dddddddddddddddddddd',
+    retry: 0,
+    name: 'screenshot',
+    content_type: 'image/png',
+    sha256,
+    size_bytes: bytes.length,
+  };
   const put = (url: string, body: Buffer, headers: Record<string, string>) => fetch(url, { method: 'PUT', body: new Uint8Array(body), headers });
   const confirm = (relative: string) => fetch(new URL(relative, `${server.url}/`), { method: 'POST' });
 
@@ -113,7 +120,12 @@ describe('presigned uploads to the bucket', () => {
 describe('files in the bucket', () => {
   it('when a file is created, uploaded to its presigned URL and confirmed, then it downloads from the bucket, and deleting it removes the object', async () => {
     const content = Buffer.from('{"fixture": true}');
-    const created = await api.post('/api/resources', { project_id: projectId, name: 'fixture.json', mime_type: 'application/json', size_bytes: content.length });
+    const created = await api.post('/api/resources', {
+      project_id: projectId,
+      name: 'fixture.json',
+      mime_type: 'application/json',
+      size_bytes: content.length,
+    });
     expect(created.status).toBe(200);
     const { id, upload_url: uploadUrl } = created.body.data.resource;
     expect(uploadUrl.startsWith(`${s3.endpoint}/${s3.bucket}/`)).toBe(true);
@@ -147,21 +159,28 @@ describe('files in the bucket', () => {
 
 describe('retention in the bucket', () => {
   it("when the runs' attachments expire, then the retention pass removes their objects from the bucket, and every object left is a row's", async () => {
-    const suiteKeys = (await server.sql<{ storage_key: string }[]>`
+    const suiteKeys = (
+      await server.sql<{ storage_key: string }[]>`
       select distinct b.storage_key from artifact_blobs b join test_attachments a on a.blob_id = b.id
-      where a.test_run_id = ${suite.runId} and b.storage_key is not null`).map((row) => row.storage_key);
+      where a.test_run_id = ${suite.runId} and b.storage_key is not null`
+    ).map((row) => row.storage_key);
     expect(suiteKeys.length).toBeGreaterThanOrEqual(8);
     expect((await api.put('/api/retention-policy', { results_days: 10, artifacts_days: 1 })).status).toBe(200);
     const config = loadConfig({ ...s3.env, PROCTOR_DATA_DIR: server.filesDir });
     const twoDaysOn = () => new Date(Date.now() + 2 * 86_400_000);
-    const [report] = await runRetentionPass({ sql: server.sql, storage: await openStorage(config), clock: twoDaysOn, defaults: serverPolicy(config) }, { projectId });
+    const [report] = await runRetentionPass(
+      { sql: server.sql, storage: await openStorage(config), clock: twoDaysOn, defaults: serverPolicy(config) },
+      { projectId },
+    );
     expect(report).toMatchObject({ runs: 0, results: 0 });
     expect(report?.files).toBeGreaterThanOrEqual(suiteKeys.length);
 
     const left = new Set(s3.keys());
     for (const key of suiteKeys) expect(left.has(key), key).toBe(false);
-    const rowKeys = (await server.sql<{ storage_key: string }[]>`
-      select storage_key from artifact_blobs where storage_key is not null union all select storage_key from resources where storage_key is not null`).map((row) => row.storage_key);
+    const rowKeys = (
+      await server.sql<{ storage_key: string }[]>`
+      select storage_key from artifact_blobs where storage_key is not null union all select storage_key from resources where storage_key is not null`
+    ).map((row) => row.storage_key);
     expect([...left].sort()).toEqual(rowKeys.sort());
     const details = (await api.get(`/api/test-runs/${suite.runId}`)).body.data.test_run.flattenedSummaryDetails;
     expect(details.flatMap((detail: { attachments: unknown[] }) => detail.attachments)).toEqual([]);

@@ -59,7 +59,11 @@ describe('attachments of real Playwright attempts', () => {
     const [uses] = await server.sql<{ n: number }[]>`
       select count(*)::int as n from test_attachments a join artifact_blobs b on b.id = a.blob_id where b.sha256 = ${sha}`;
     expect(uses?.n).toBe(4);
-    expect(detail('attaches shared bytes').attachments.filter((a) => a.name === 'shared.txt').map((a) => a.retry)).toEqual([0, 1]);
+    expect(
+      detail('attaches shared bytes')
+        .attachments.filter((a) => a.name === 'shared.txt')
+        .map((a) => a.retry),
+    ).toEqual([0, 1]);
   });
 
   it('when an attachment is over the limit, then it is refused in the summary line and the test outcome is unchanged', () => {

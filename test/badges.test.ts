@@ -118,7 +118,7 @@ describe('SVG badges', () => {
 });
 
 describe('PNG badges', () => {
-  it('when a PNG is asked for, then it is a PNG of the SVG\'s size, doubled at scale 2, with text drawn', async () => {
+  it("when a PNG is asked for, then it is a PNG of the SVG's size, doubled at scale 2, with text drawn", async () => {
     const svg = await (await badge('passing-env.svg')).text();
     const width = Number(/width="(\d+)"/.exec(svg)?.[1]);
     const one = await badge('passing-env.png');
@@ -202,7 +202,9 @@ describe('in a browser', () => {
       const page = await browser.newPage();
       await page.goto(`${server.url}/badges/${projectId}/failing-env.svg`);
       const texts = await page.evaluate(() =>
-        [...document.querySelectorAll('text')].filter((t) => !t.closest('[aria-hidden]')).map((t) => ({ text: t.textContent, width: (t as SVGTextElement).getComputedTextLength() })),
+        [...document.querySelectorAll('text')]
+          .filter((t) => !t.closest('[aria-hidden]'))
+          .map((t) => ({ text: t.textContent, width: (t as SVGTextElement).getComputedTextLength() })),
       );
       expect(texts.map((t) => t.text)).toEqual(['Staging', 'failing']);
       expect(texts.every((t) => t.width > 10)).toBe(true);

@@ -41,7 +41,13 @@ afterAll(async () => {
   if (suiteDir) fs.rmSync(suiteDir, { recursive: true, force: true });
 });
 
-const flakyTests = async () => (await api.get(`/api/flaky-tests?environment_id=${environmentId}`)).body.data.tests as { title: string; class: string; score: number; runs_counted: number }[];
+const flakyTests = async () =>
+  (await api.get(`/api/flaky-tests?environment_id=${environmentId}`)).body.data.tests as {
+    title: string;
+    class: string;
+    score: number;
+    runs_counted: number;
+  }[];
 
 describe('burn-in of new tests', () => {
   it('when a new test fails once in five repeats, then it is classified flaky after its first run, and a steady one is not', async () => {

@@ -84,7 +84,9 @@ describe('members in the dashboard', () => {
     const page = await signedIn(admin.userId);
     await page.goto(`${server.url}/projects/${projectId}/members`);
     await page.locator(`tr[data-member="${admin.email}"]`).getByRole('button', { name: 'Remove' }).click();
-    await expect.poll(() => page.locator(`tr[data-member="${admin.email}"] form[data-api^="DELETE"] [role="alert"]`).textContent(), { timeout: 10_000 }).toContain("is the project's last admin");
+    await expect
+      .poll(() => page.locator(`tr[data-member="${admin.email}"] form[data-api^="DELETE"] [role="alert"]`).textContent(), { timeout: 10_000 })
+      .toContain("is the project's last admin");
     const [row] = await server.sql<{ role: string }[]>`select role from memberships where project_id = ${projectId} and user_id = ${admin.userId}`;
     expect(row?.role).toBe('admin');
   });
@@ -107,7 +109,11 @@ describe('a viewer', () => {
       async ({ id, token }) => {
         const response = await fetch(`/api/test-runs/${id}/cancel`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-project-id': document.querySelector('meta[name="project-id"]')?.getAttribute('content') ?? '', 'x-csrf-token': token ?? '' },
+          headers: {
+            'content-type': 'application/json',
+            'x-project-id': document.querySelector('meta[name="project-id"]')?.getAttribute('content') ?? '',
+            'x-csrf-token': token ?? '',
+          },
           body: '{}',
         });
         return { status: response.status, body: await response.json() };

@@ -149,8 +149,14 @@ describe('a run, and acting on it', () => {
   /** A run of `environment` whose test 2 fails and test 1 passes, ended. */
   async function failedRun(): Promise<number> {
     const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch: 'main' })).body.data.test_run.id as number;
-    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1)), listedTest(testId(2), { title: 'checkout works' })], complete: true });
-    await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [...attemptsOf(testId(1), 'expected'), ...attemptsOf(testId(2), 'unexpected', 'Error: the basket is empty')] });
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, {
+      tests: [listedTest(testId(1)), listedTest(testId(2), { title: 'checkout works' })],
+      complete: true,
+    });
+    await api.post(`/api/test-runs/${runId}/results`, {
+      shard: 1,
+      results: [...attemptsOf(testId(1), 'expected'), ...attemptsOf(testId(2), 'unexpected', 'Error: the basket is empty')],
+    });
     await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' });
     return runId;
   }
@@ -169,7 +175,13 @@ describe('a run, and acting on it', () => {
     await row.getByRole('button', { name: 'Snooze this test' }).click();
     await expect.poll(async () => (await api.get('/api/snoozes')).body.data.snoozes.length).toBe(1);
     const [snooze] = (await api.get('/api/snoozes')).body.data.snoozes;
-    expect(snooze).toMatchObject({ test_ids: [testId(2)], created_by: userId, created_from_test_run_id: runId, description: 'the basket service is down', source: 'user' });
+    expect(snooze).toMatchObject({
+      test_ids: [testId(2)],
+      created_by: userId,
+      created_from_test_run_id: runId,
+      description: 'the basket service is down',
+      source: 'user',
+    });
     expect(snooze.snooze_until).toBe(`${tomorrow}T23:59:59.000Z`);
     const next = await failedRun();
     expect((await api.get(`/api/test-runs/${next}`)).body.data.test_run.testRun.state).toBe('passed');
@@ -241,7 +253,13 @@ describe('a run, and acting on it', () => {
     await page.getByRole('button', { name: 'Add destination' }).click();
     await expect.poll(() => page.locator('tr[data-destination]').count(), { timeout: 10_000 }).toBe(1);
     const [destination] = (await api.get('/api/notification-destinations')).body.data.destinations;
-    expect(destination).toMatchObject({ type: 'webhook', url: 'https://hooks.example.com/proctor', environments: ['staging'], when: 'failed', has_secret: true });
+    expect(destination).toMatchObject({
+      type: 'webhook',
+      url: 'https://hooks.example.com/proctor',
+      environments: ['staging'],
+      when: 'failed',
+      has_secret: true,
+    });
     expect(await page.content()).not.toContain('a secret of the receiver');
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -269,7 +287,9 @@ describe('a run, and acting on it', () => {
     const changed = await api.patch(`/api/notification-destinations/${hook.body.data.destination.id}`, { when: 'failed' });
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/settings`);
-    expect(await page.locator(`tr[data-destination="${slack.body.data.destination.id}"]`).textContent()).toContain('https://hooks.slack.com/services/T…/B…/••••');
+    expect(await page.locator(`tr[data-destination="${slack.body.data.destination.id}"]`).textContent()).toContain(
+      'https://hooks.slack.com/services/T…/B…/••••',
+    );
     const shown = [
       slack.text,
       hook.text,
@@ -328,7 +348,9 @@ describe('environments and snoozes', () => {
     await row.getByLabel('Runner projects (comma-separated)').fill('chromium, firefox');
     await row.getByLabel('Burn-in repeats of new tests').fill('3');
     await row.getByRole('button', { name: 'Save' }).click();
-    await expect.poll(async () => (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly')?.scheduled_trigger).toBe('0 6 * * 1-5');
+    await expect
+      .poll(async () => (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly')?.scheduled_trigger)
+      .toBe('0 6 * * 1-5');
     const saved = (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly');
     expect(saved).toMatchObject({ name: 'Nightly', runner_projects_match: ['chromium', 'firefox'], runner_projects_ignore: [], burn_in_repeats: 3 });
     const badge = page.locator('tr[data-environment="nightly"] img');
@@ -386,7 +408,10 @@ describe('environments and snoozes', () => {
 describe('failure groups', () => {
   it('when a failure group is opened from a run, then a diagnosis and a status are set, and a test detached, through the API', async () => {
     const runId = (await api.post('/api/test-runs/report', { environment: 'staging' })).body.data.test_run.id as number;
-    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(7), { title: 'pays by card', tags: ['@payments'] })], complete: true });
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, {
+      tests: [listedTest(testId(7), { title: 'pays by card', tags: ['@payments'] })],
+      complete: true,
+    });
     const attempts = attemptsOf(testId(7), 'unexpected', 'Error: card declined');
     // The reporter names the group of a final failure, and attaches it.
     (attempts.at(-1)?.final as { failure_group_id: string | null }).failure_group_id = 'card-declined';
@@ -402,11 +427,17 @@ describe('failure groups', () => {
     await page.getByLabel('Summary').fill('the payment sandbox declines every card');
     await page.getByRole('button', { name: 'Set diagnosis' }).click();
     await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.failure_group.diagnosis?.category).toBe('product bug');
-    expect((await api.get('/api/failure-groups/card-declined')).body.data.failure_group.diagnosis).toMatchObject({ summary: 'the payment sandbox declines every card', author: userId });
+    expect((await api.get('/api/failure-groups/card-declined')).body.data.failure_group.diagnosis).toMatchObject({
+      summary: 'the payment sandbox declines every card',
+      author: userId,
+    });
     await page.getByLabel('Status').selectOption('resolved');
     await page.getByRole('button', { name: 'Set status' }).click();
     await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.failure_group.status).toBe('resolved');
-    await page.locator(`tr[data-member="${testId(7)}"]`).getByRole('button', { name: 'Detach' }).click();
+    await page
+      .locator(`tr[data-member="${testId(7)}"]`)
+      .getByRole('button', { name: 'Detach' })
+      .click();
     await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.members[0].state).toBe('detached');
     // The page reloads after the action: the next navigation waits for it.
     await expect.poll(() => page.locator(`tr[data-member="${testId(7)}"]`).textContent()).toContain('detached');
@@ -457,7 +488,12 @@ describe('tests', () => {
     await page.waitForURL(new RegExp(`/tests/${testId(7)}$`));
     expect(await seriousViolations(page)).toEqual([]);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('pays by card');
-    expect(await page.getByRole('img', { name: /^Duration of the last 1 runs/ }).locator('circle').count()).toBe(1);
+    expect(
+      await page
+        .getByRole('img', { name: /^Duration of the last 1 runs/ })
+        .locator('circle')
+        .count(),
+    ).toBe(1);
     expect(await page.locator(`a[href="/projects/${projectId}/failure-groups/card-declined"]`).count()).toBe(1);
     // By tag: only the tagged test.
     await page.goto(`${server.url}/projects/${projectId}/tests?days=7`);
@@ -489,7 +525,12 @@ describe('forged requests and signing out', () => {
     expect(made.status).toBe(200);
     const elsewhere = await fetch(`${server.url}/api/snoozes`, { headers: { cookie, 'x-project-id': String(otherProjectId) } });
     expect(elsewhere.status).toBe(404);
-    const signOut = await fetch(`${server.url}/sign-out`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: '_csrf=wrong', redirect: 'manual' });
+    const signOut = await fetch(`${server.url}/sign-out`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '_csrf=wrong',
+      redirect: 'manual',
+    });
     expect(signOut.status).toBe(403);
     expect((await fetch(`${server.url}/`, { headers: { cookie }, redirect: 'manual' })).status).toBe(200);
   });

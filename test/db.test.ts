@@ -18,11 +18,24 @@ it('when the database is the embedded one, then it is known not to take COPY FRO
 describe.skipIf(!process.env.DATABASE_URL)('COPY through postgres.js', () => {
   it('when PostgreSQL refuses a COPY, then copyRows rejects with its error and the connection serves the next transaction', async () => {
     await db.sql`insert into copy_probe (id, note) values (1, 'kept')`;
-    const refused = db.sql.begin((tx) => copyRows(tx, 'copy_probe', ['id', 'note'], [[2, 'new'], [1, 'duplicate']]));
+    const refused = db.sql.begin((tx) =>
+      copyRows(
+        tx,
+        'copy_probe',
+        ['id', 'note'],
+        [
+          [2, 'new'],
+          [1, 'duplicate'],
+        ],
+      ),
+    );
     await expect(refused).rejects.toMatchObject({ code: '23505', constraint_name: 'copy_probe_pkey' });
     await db.sql.begin((tx) => copyRows(tx, 'copy_probe', ['id', 'note'], [[3, 'after']]));
     const rows = await db.sql<{ id: number; note: string }[]>`select id, note from copy_probe order by id`;
-    expect(rows).toEqual([{ id: 1, note: 'kept' }, { id: 3, note: 'after' }]);
+    expect(rows).toEqual([
+      { id: 1, note: 'kept' },
+      { id: 3, note: 'after' },
+    ]);
     const aborted = await db.sql`select 1 from pg_stat_activity where datname = current_database() and state = 'idle in transaction (aborted)'`;
     expect(aborted).toHaveLength(0);
   }, 20_000);
@@ -36,8 +49,7 @@ describe.skipIf(!process.env.DATABASE_URL)('COPY through postgres.js', () => {
 });
 
 describe('pipelined transactions', () => {
-  const idle = async () =>
-    db.sql`select 1 from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`;
+  const idle = async () => db.sql`select 1 from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`;
   const notes = async (from: number) => (await db.sql<{ note: string }[]>`select note from copy_probe where id >= ${from} order by id`).map((row) => row.note);
 
   it('when the work and its last statement succeed, then both are committed together', async () => {

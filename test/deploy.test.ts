@@ -15,7 +15,8 @@ function agentFlags(words: string[]): AgentFlags {
   const at = words.indexOf('agent');
   expect(at, `no agent command in ${words.join(' ')}`).toBeGreaterThan(-1);
   const flags = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace'];
-  return parseArgs({ args: words.slice(at + 1), options: Object.fromEntries(flags.map((flag) => [flag, { type: 'string' as const }])), strict: true }).values as AgentFlags;
+  return parseArgs({ args: words.slice(at + 1), options: Object.fromEntries(flags.map((flag) => [flag, { type: 'string' as const }])), strict: true })
+    .values as AgentFlags;
 }
 
 /** A shell command's words, double quotes and GitHub's expressions kept whole. */
@@ -72,7 +73,11 @@ describe('the agents as shipped', () => {
     expect(byName.PROCTOR_RUN_KEY.valueFrom.fieldRef.fieldPath).toBe("metadata.labels['batch.kubernetes.io/controller-uid']");
     const mounts = container.volumeMounts.map((mount: { name: string }) => mount.name);
     expect(pod.volumes.map((volume: { name: string }) => volume.name)).toEqual(mounts);
-    const settings = agentSettings(agentFlags(container.command), { PROCTOR_URL: byName.PROCTOR_URL.value, PROCTOR_API_KEY: 'prc_p_x', PROCTOR_RUN_KEY: 'a-job-uid' });
+    const settings = agentSettings(agentFlags(container.command), {
+      PROCTOR_URL: byName.PROCTOR_URL.value,
+      PROCTOR_API_KEY: 'prc_p_x',
+      PROCTOR_RUN_KEY: 'a-job-uid',
+    });
     expect(settings.target).toMatchObject({ kind: 'build', environment: 'nightly', runKey: 'a-job-uid' });
     expect(settings.workdir).toBe('/work');
   });

@@ -110,7 +110,15 @@ describe('one embedded server under CLI commands, HTTP requests and the executor
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-embedded-server-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const env = { PORT: String(port), HOST: '127.0.0.1', PROCTOR_DATA_DIR: dataDir, DATABASE_URL: '', PROCTOR_DEMO: 'false', PROCTOR_EXECUTOR_POLL_MS: '10', LOG_LEVEL: 'warn' };
+    const env = {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PROCTOR_DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      PROCTOR_DEMO: 'false',
+      PROCTOR_EXECUTOR_POLL_MS: '10',
+      LOG_LEVEL: 'warn',
+    };
     server = spawnProctor(['serve'], env);
     await waitForHealth(base, 60_000);
     // The CLI below runs in this process, as `proctor` would, against the server's data directory.

@@ -31,7 +31,9 @@ beforeAll(async () => {
   suite = suiteProject.api;
   suiteProjectId = suiteProject.projectId;
   await suite.post('/api/environments', { name: 'CI', slug: 'ci' });
-  await suite.post('/api/environments', { name: 'Off', slug: 'off' }).then((r) => suite.patch(`/api/environments/${r.body.data.environment.id}`, { is_disabled: true }));
+  await suite
+    .post('/api/environments', { name: 'Off', slug: 'off' })
+    .then((r) => suite.patch(`/api/environments/${r.body.data.environment.id}`, { is_disabled: true }));
   other = (await projectWithKey('other', repo.dir)).api;
   await other.post('/api/environments', { name: 'CI', slug: 'ci' });
 });
@@ -55,10 +57,28 @@ describe('refusals', () => {
     [{ environment: 'ci', metadata: { ok: 'x', n: 2, bad: true } }, 400, 'body.metadata.bad'],
     [{ environment: 'ci', metadata: { nested: { a: 1 } } }, 400, 'body.metadata.nested'],
     [{ environment: 'ci', environment_variables_overrides: [{ name: 'BAD NAME', value: 'x' }] }, 400, 'body.environment_variables_overrides.0.name'],
-    [{ environment: 'ci', environment_variables_overrides: [{ name: 'A', value: '1' }, { name: 'NODE_OPTIONS', value: '--import=data:,' }] }, 400, 'body.environment_variables_overrides.1.name: NODE_OPTIONS'],
-    [{ environment: 'ci', environment_variables_overrides: [{ name: 'LD_PRELOAD', value: '/tmp/x.so' }] }, 400, 'body.environment_variables_overrides.0.name: LD_PRELOAD'],
+    [
+      {
+        environment: 'ci',
+        environment_variables_overrides: [
+          { name: 'A', value: '1' },
+          { name: 'NODE_OPTIONS', value: '--import=data:,' },
+        ],
+      },
+      400,
+      'body.environment_variables_overrides.1.name: NODE_OPTIONS',
+    ],
+    [
+      { environment: 'ci', environment_variables_overrides: [{ name: 'LD_PRELOAD', value: '/tmp/x.so' }] },
+      400,
+      'body.environment_variables_overrides.0.name: LD_PRELOAD',
+    ],
     [{ environment: 'ci', environment_variables_overrides: [{ name: 'NODE_PATH', value: '/tmp' }] }, 400, 'NODE_PATH changes how a runtime loads code'],
-    [{ environment: 'ci', environment_variables_overrides: [{ name: 'PROCTOR_API_KEY', value: 'x' }] }, 400, 'body.environment_variables_overrides.0.name: PROCTOR_API_KEY'],
+    [
+      { environment: 'ci', environment_variables_overrides: [{ name: 'PROCTOR_API_KEY', value: 'x' }] },
+      400,
+      'body.environment_variables_overrides.0.name: PROCTOR_API_KEY',
+    ],
     [{ environment: 'ci', test_case_ids: ['nope'] }, 400, 'body.test_case_ids.0'],
     [{ environment: 'ci', branch: 'no-such-branch' }, 400, 'body.branch'],
     [{ environment: 'ci', rerun_source_id: 999_999 }, 404, 'body.rerun_source_id'],
@@ -83,7 +103,12 @@ describe('the sample suite, triggered', () => {
   let firstRun: number;
 
   it('when a run is triggered with 2 shards, then the answer has the contract shape and the run ends failed with the right counts', async () => {
-    const response = await demo.put('/api/test-runs', { environment: 'local', total_shards: 2, metadata: { release: '1.2.3', build: 42 }, scm_actor: 'octocat' });
+    const response = await demo.put('/api/test-runs', {
+      environment: 'local',
+      total_shards: 2,
+      metadata: { release: '1.2.3', build: 42 },
+      scm_actor: 'octocat',
+    });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       data: { trigger: { success: true }, test_run: { id: expect.any(Number), state: 'pending', test_run_branch: null, created_at: expect.any(String) } },
@@ -99,7 +124,9 @@ describe('the sample suite, triggered', () => {
   });
 
   it('when the failing tests are snoozed, then the triggered run ends passed', async () => {
-    const failing = (await waitForRun(demo, firstRun)).flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'failed').map((d: { test_case_id: string }) => d.test_case_id);
+    const failing = (await waitForRun(demo, firstRun)).flattenedSummaryDetails
+      .filter((d: { status: string }) => d.status === 'failed')
+      .map((d: { test_case_id: string }) => d.test_case_id);
     const snooze = await demo.post('/api/snoozes', { test_ids: failing, snooze_until: new Date(Date.now() + 3_600_000).toISOString() });
     const run = await waitForRun(demo, await trigger(demo, { environment: 'local' }));
     expect(run.testRun).toMatchObject({ state: 'passed', ...EXPECTED_COUNTS });
@@ -184,7 +211,14 @@ describe('a repository made by the test', () => {
     });
     expect(response.body.data.test_run.test_run_branch).toBe('feature');
     const run = await waitForRun(suite, response.body.data.test_run.id);
-    expect(run.testRun).toMatchObject({ state: 'passed', total_count: 2, success_count: 2, build_url: 'http://build.example.test/', build_branch: 'feature', commit: 'abc123' });
+    expect(run.testRun).toMatchObject({
+      state: 'passed',
+      total_count: 2,
+      success_count: 2,
+      build_url: 'http://build.example.test/',
+      build_branch: 'feature',
+      commit: 'abc123',
+    });
   });
 
   it('when the branch is not given, then the build branch the repository lacks falls back to the default branch', async () => {

@@ -128,31 +128,38 @@ describe('several server processes on one database', () => {
 });
 
 describe('a server serving from HTTP workers', () => {
-  it.skipIf(!process.env.DATABASE_URL)('when it serves from two workers, then a cancel through one stops the run at once, a killed worker is replaced, and SIGTERM ends them all', async () => {
-    // Heartbeats far apart: only the worker's message to the primary can stop the run in time.
-    const server = await serve({ PROCTOR_HTTP_WORKERS: '2', PROCTOR_EXECUTOR_CONCURRENCY: '1', PROCTOR_HEARTBEAT_MS: '60000', PROCTOR_LOST_RUN_S: '300' });
-    const primary = server.process.child.pid as number;
-    const workers = httpWorkersOf(primary);
-    expect(workers).toHaveLength(2);
-    const api = client(server.url, key);
-    const runId = await trigger(api, { environment: 'ci', tags: ['slow'], environment_variables_overrides: [{ name: 'SLOW', value: '1' }] });
-    await waitForRun(api, runId, ['running']);
-    await waitUntil(() => runProcesses(server.url, runId).length >= 3, 30_000, 'Playwright, its worker and the browser');
-    expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'stop' })).status).toBe(200);
-    await waitUntil(() => runProcesses(server.url, runId).length === 0, 15_000, 'no process of the run left');
+  it.skipIf(!process.env.DATABASE_URL)(
+    'when it serves from two workers, then a cancel through one stops the run at once, a killed worker is replaced, and SIGTERM ends them all',
+    async () => {
+      // Heartbeats far apart: only the worker's message to the primary can stop the run in time.
+      const server = await serve({ PROCTOR_HTTP_WORKERS: '2', PROCTOR_EXECUTOR_CONCURRENCY: '1', PROCTOR_HEARTBEAT_MS: '60000', PROCTOR_LOST_RUN_S: '300' });
+      const primary = server.process.child.pid as number;
+      const workers = httpWorkersOf(primary);
+      expect(workers).toHaveLength(2);
+      const api = client(server.url, key);
+      const runId = await trigger(api, { environment: 'ci', tags: ['slow'], environment_variables_overrides: [{ name: 'SLOW', value: '1' }] });
+      await waitForRun(api, runId, ['running']);
+      await waitUntil(() => runProcesses(server.url, runId).length >= 3, 30_000, 'Playwright, its worker and the browser');
+      expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'stop' })).status).toBe(200);
+      await waitUntil(() => runProcesses(server.url, runId).length === 0, 15_000, 'no process of the run left');
 
-    process.kill(workers[0] as number, 'SIGKILL');
-    await waitUntil(() => {
-      const now = httpWorkersOf(primary);
-      return now.length === 2 && !now.includes(workers[0] as number);
-    }, 15_000, 'a new worker in place of the killed one');
-    expect((await api.get('/api/environments')).status).toBe(200);
+      process.kill(workers[0] as number, 'SIGKILL');
+      await waitUntil(
+        () => {
+          const now = httpWorkersOf(primary);
+          return now.length === 2 && !now.includes(workers[0] as number);
+        },
+        15_000,
+        'a new worker in place of the killed one',
+      );
+      expect((await api.get('/api/environments')).status).toBe(200);
 
-    const last = httpWorkersOf(primary);
-    server.process.child.kill('SIGTERM');
-    expect(await server.process.exited).toBe(0);
-    expect(last.filter(isAlive)).toEqual([]);
-  });
+      const last = httpWorkersOf(primary);
+      server.process.child.kill('SIGTERM');
+      expect(await server.process.exited).toBe(0);
+      expect(last.filter(isAlive)).toEqual([]);
+    },
+  );
 });
 
 describe('runs that cannot finish', () => {
@@ -170,7 +177,11 @@ describe('runs that cannot finish', () => {
   it('when a shard crashes before it reports, then the run ends error with its output', async () => {
     const server = await serve();
     const api = client(server.url, key);
-    const runId = await trigger(api, { environment: 'ci', tags: ['quick'], environment_variables_overrides: [{ name: 'CRASH_ON_LOAD', value: 'shard-crash-marker' }] });
+    const runId = await trigger(api, {
+      environment: 'ci',
+      tags: ['quick'],
+      environment_variables_overrides: [{ name: 'CRASH_ON_LOAD', value: 'shard-crash-marker' }],
+    });
     const run = await waitForRun(api, runId, undefined, 60_000);
     expect(run.testRun.state).toBe('error');
     expect(run.testRun.error_reason).toContain('shard 1 ended without reporting its end');

@@ -182,7 +182,12 @@ describe('triage', () => {
     await attach(machine, group, await seedRun(server.sql, projectId, environmentA));
     const byHuman = await human.patch(`/api/failure-groups/${group}`, { diagnosis: { summary: 'Banner copy changed', category: 'product-change' } });
     expect(byHuman.status).toBe(200);
-    expect(byHuman.body.data.failure_group.diagnosis).toEqual({ summary: 'Banner copy changed', category: 'product-change', author: humanId, created_at: expect.any(String) });
+    expect(byHuman.body.data.failure_group.diagnosis).toEqual({
+      summary: 'Banner copy changed',
+      category: 'product-change',
+      author: humanId,
+      created_at: expect.any(String),
+    });
     const byMachine = await machine.patch(`/api/failure-groups/${group}`, { diagnosis: { summary: 'Flaky network', category: 'infra' } });
     expect(byMachine.body.data.failure_group.diagnosis.author).toBe('machine');
     expect((await machine.patch(`/api/failure-groups/${group}`, { diagnosis: { summary: '' } })).status).toBe(400);

@@ -47,7 +47,14 @@ async function environmentId(slug: string): Promise<number> {
 const flakyTests = async (query: string) => (await api.get(`/api/flaky-tests?${query}`)).body;
 
 describe('flakiness scores', () => {
-  const [healthy, flaky, broken, flipper, repeatedFailure, newcomer] = [1, 2, 3, 4, 5, 6].map((n) => testId(n)) as [string, string, string, string, string, string];
+  const [healthy, flaky, broken, flipper, repeatedFailure, newcomer] = [1, 2, 3, 4, 5, 6].map((n) => testId(n)) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   let ci: number;
   const flakyRuns: number[] = [];
 
@@ -71,13 +78,27 @@ describe('flakiness scores', () => {
       if (outcomes[flaky] === 'flaky') flakyRuns.push(runId);
     }
     // The environment was down: 5 of 6 tests failed. It counts for none of them.
-    await reportRun('ci', 'c7', { [healthy]: 'unexpected', [flaky]: 'unexpected', [broken]: 'unexpected', [flipper]: 'unexpected', [repeatedFailure]: 'unexpected', [newcomer]: 'expected' });
+    await reportRun('ci', 'c7', {
+      [healthy]: 'unexpected',
+      [flaky]: 'unexpected',
+      [broken]: 'unexpected',
+      [flipper]: 'unexpected',
+      [repeatedFailure]: 'unexpected',
+      [newcomer]: 'expected',
+    });
   });
 
   it('when tests have a history, then each score and class is the one computed by hand', async () => {
     const body = await flakyTests(`environment_id=${ci}`);
     const byId = new Map(body.data.tests.map((t: { test_case_id: string }) => [t.test_case_id, t]));
-    expect(byId.get(flaky)).toMatchObject({ score: 0.25, class: 'flaky', runs_counted: 12, last_flaky_run_id: flakyRuns.at(-1), environment_id: ci, quarantined: false });
+    expect(byId.get(flaky)).toMatchObject({
+      score: 0.25,
+      class: 'flaky',
+      runs_counted: 12,
+      last_flaky_run_id: flakyRuns.at(-1),
+      environment_id: ci,
+      quarantined: false,
+    });
     expect(byId.get(flaky)).toMatchObject({ title: `title ${flaky.slice(17, 20)}`, file_path: 'a.spec.ts', runner_project: 'p' });
     expect(byId.get(flipper)).toMatchObject({ score: 2 / 12, class: 'flaky', runs_counted: 12 });
     expect(byId.get(broken)).toMatchObject({ score: 0, class: 'broken', runs_counted: 12, last_flaky_run_id: null });
@@ -163,7 +184,13 @@ describe('the quarantine policy', () => {
   });
 
   it('when no policy is set, then the defaults are answered, and a PUT changes only the fields it gives', async () => {
-    expect((await api.get('/api/quarantine-policy')).body.data.policy).toEqual({ mode: 'off', threshold: 0.1, cap_percent: 5, expiry_days: 14, release_after_clean_runs: 10 });
+    expect((await api.get('/api/quarantine-policy')).body.data.policy).toEqual({
+      mode: 'off',
+      threshold: 0.1,
+      cap_percent: 5,
+      expiry_days: 14,
+      release_after_clean_runs: 10,
+    });
     const put = await api.put('/api/quarantine-policy', { mode: 'suggest', threshold: 0.2 });
     expect(put.status).toBe(200);
     expect(put.body.data.policy).toEqual({ mode: 'suggest', threshold: 0.2, cap_percent: 5, expiry_days: 14, release_after_clean_runs: 10 });
@@ -200,7 +227,9 @@ describe('the quarantine policy', () => {
     expect(snoozes).toHaveLength(2);
     for (const snooze of snoozes) {
       expect(snooze).toMatchObject({ source: 'auto', scoped_to_environment_id: nightly, created_from_test_run_id: runId, created_by: null });
-      expect(snooze.description).toMatch(/^Quarantined by the quarantine policy: flaky in \d+ of 13 runs over the last 14 days \(score 0\.\d\d, threshold 0\.2\)\. Released after 3 clean runs in a row, or on \d{4}-\d\d-\d\d\.$/);
+      expect(snooze.description).toMatch(
+        /^Quarantined by the quarantine policy: flaky in \d+ of 13 runs over the last 14 days \(score 0\.\d\d, threshold 0\.2\)\. Released after 3 clean runs in a row, or on \d{4}-\d\d-\d\d\.$/,
+      );
       expect(new Date(snooze.snooze_until).getTime() - clock.now.getTime()).toBe(7 * 24 * 60 * 60 * 1000);
     }
     const listed = (await flakyTests(`environment_id=${nightly}`)).data.tests;
@@ -217,9 +246,7 @@ describe('the quarantine policy', () => {
     // `worst` passes from now on; `second` stays flaky and keeps its quarantine until it expires.
     for (let run = 14; run <= 16; run++) await reportRun('nightly', `n${run}`, { ...history(run), [worst]: 'expected', [second]: 'flaky' });
     const released = (await events()).data.events.filter((e: { action: string }) => e.action === 'released');
-    expect(released).toEqual([
-      expect.objectContaining({ test_case_id: worst, reason: 'passed its last 3 runs in a row (release_after_clean_runs 3)' }),
-    ]);
+    expect(released).toEqual([expect.objectContaining({ test_case_id: worst, reason: 'passed its last 3 runs in a row (release_after_clean_runs 3)' })]);
     // Its slot goes to the next over the threshold; the released test stays out until it is flaky again.
     expect((await autoSnoozes()).map((s: { test_ids: string[] }) => s.test_ids[0]).sort()).toEqual([second, third].sort());
 
@@ -227,7 +254,11 @@ describe('the quarantine policy', () => {
     clock.advance(8 * 24 * 60 * 60 * 1000);
     await reportRun('nightly', 'n17', { ...history(17), [second]: 'expected' });
     const expiry = (await events()).data.events.find((e: { action: string; test_case_id: string }) => e.action === 'released' && e.test_case_id === second);
-    expect(expiry).toMatchObject({ reason: 'the quarantine expired', snooze_id: secondSnooze.id, created_at: new Date(secondSnooze.snooze_until).toISOString() });
+    expect(expiry).toMatchObject({
+      reason: 'the quarantine expired',
+      snooze_id: secondSnooze.id,
+      created_at: new Date(secondSnooze.snooze_until).toISOString(),
+    });
   });
 
   it('when the events are read, then they page newest first', async () => {

@@ -30,7 +30,10 @@ beforeAll(async () => {
   api = client(server.url, key);
   fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
   suiteDir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'forgiveness-'));
-  fs.writeFileSync(path.join(suiteDir, 'playwright.config.ts'), `export default { testDir: '.', retries: 0, use: { launchOptions: ${JSON.stringify(CHROMIUM_LAUNCH_OPTIONS)} } };\n`);
+  fs.writeFileSync(
+    path.join(suiteDir, 'playwright.config.ts'),
+    `export default { testDir: '.', retries: 0, use: { launchOptions: ${JSON.stringify(CHROMIUM_LAUNCH_OPTIONS)} } };\n`,
+  );
   fs.writeFileSync(path.join(suiteDir, 'forgiveness.spec.ts'), SUITE);
 });
 
@@ -60,7 +63,9 @@ describe('a failed test snoozed in Proctor, in the user CI', () => {
     snoozeId = created.body.data.snooze.id;
     const suite = await run();
     expect(suite.exitCode, suite.output).toBe(0);
-    expect(suite.output).toContain(`[proctor] 1 failed test(s) forgiven, all snoozed in Proctor: forgiveness.spec.ts › always fails (until ${until.slice(0, 10)})`);
+    expect(suite.output).toContain(
+      `[proctor] 1 failed test(s) forgiven, all snoozed in Proctor: forgiveness.spec.ts › always fails (until ${until.slice(0, 10)})`,
+    );
     const [latest] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
     const details = (await api.get(`/api/test-runs/${latest.id}`)).body.data.test_run;
     const failed = details.flattenedSummaryDetails.find((d: { title: string }) => d.title === 'always fails');

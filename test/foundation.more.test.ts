@@ -20,7 +20,11 @@ describe('migrations', () => {
     const clients = [connect(db.url, 2), connect(db.url, 2), connect(db.url, 2)];
     try {
       const applied = await Promise.all(clients.map((sql) => migrate(sql)));
-      expect(applied.flat().sort()).toEqual(listMigrations().map((m) => m.name).sort());
+      expect(applied.flat().sort()).toEqual(
+        listMigrations()
+          .map((m) => m.name)
+          .sort(),
+      );
       const [count] = await (clients[0] as ReturnType<typeof connect>)`select count(*)::int as n from schema_migrations`;
       expect(count?.n).toBe(listMigrations().length);
     } finally {
@@ -35,7 +39,14 @@ describe('health', () => {
     const port = await freePort();
     const sql = connect(`postgres://postgres@127.0.0.1:${port}/nothing`, 1);
     const config = loadConfig({ PORT: '0', PROCTOR_SIGNING_SECRET: 'x'.repeat(20) });
-    const server = await serveInProcess({ sql, config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-h-'))) });
+    const server = await serveInProcess({
+      sql,
+      config,
+      logger: createLogger('silent'),
+      clock: () => new Date(),
+      signingSecret: 'x'.repeat(20),
+      storage: new FileStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-h-'))),
+    });
     try {
       const response = await fetch(`${server.url}/healthz`);
       expect(response.status).toBe(503);
@@ -71,7 +82,13 @@ describe('the command line and the demo', () => {
     const key = await cli('key', 'create', '--user', userId);
     expect(key).toMatch(/^prc_u_/);
     const port = await freePort();
-    const server = spawnProctor(['serve'], { DATABASE_URL: db.url, PORT: String(port), PROCTOR_DEMO: 'false', PROCTOR_EXECUTOR_CONCURRENCY: '0', PROCTOR_DB_POOL_MAX: '1' });
+    const server = spawnProctor(['serve'], {
+      DATABASE_URL: db.url,
+      PORT: String(port),
+      PROCTOR_DEMO: 'false',
+      PROCTOR_EXECUTOR_CONCURRENCY: '0',
+      PROCTOR_DB_POOL_MAX: '1',
+    });
     try {
       await waitForHealth(`http://127.0.0.1:${port}`);
       const me = await client(`http://127.0.0.1:${port}`, key).get(`/api/users/${userId}`);
@@ -92,7 +109,13 @@ describe('the command line and the demo', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-demo-'));
     const port = await freePort();
     // Two HTTP workers are asked for, but the embedded database serves one process.
-    const server = spawnProctor(['serve'], { DATABASE_URL: '', PROCTOR_DATA_DIR: dataDir, PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0', PROCTOR_HTTP_WORKERS: '2' });
+    const server = spawnProctor(['serve'], {
+      DATABASE_URL: '',
+      PROCTOR_DATA_DIR: dataDir,
+      PORT: String(port),
+      PROCTOR_EXECUTOR_CONCURRENCY: '0',
+      PROCTOR_HTTP_WORKERS: '2',
+    });
     try {
       await waitForHealth(`http://127.0.0.1:${port}`);
       expect(server.output()).toContain('the embedded database serves one process');
@@ -119,19 +142,49 @@ describe('the command line and the demo', () => {
 describe('the OpenAPI document', () => {
   it('when it is read, then every path clients are written against is in it', async () => {
     const config = loadConfig({ PORT: '0', PROCTOR_SIGNING_SECRET: 'x'.repeat(20) });
-    const { openApiDocument } = createApp({ sql: connect('postgres://127.0.0.1:1/x', 1), config, logger: createLogger('silent'), clock: () => new Date(), signingSecret: 'x'.repeat(20), storage: new FileStorage(os.tmpdir()) });
+    const { openApiDocument } = createApp({
+      sql: connect('postgres://127.0.0.1:1/x', 1),
+      config,
+      logger: createLogger('silent'),
+      clock: () => new Date(),
+      signingSecret: 'x'.repeat(20),
+      storage: new FileStorage(os.tmpdir()),
+    });
     const paths = openApiDocument().paths as Record<string, Record<string, unknown>>;
     const expected: [string, string][] = [
-      ['put', '/api/test-runs'], ['get', '/api/test-runs'], ['get', '/api/test-runs/{id}'], ['post', '/api/test-runs/{id}/cancel'],
-      ['post', '/api/failure-groups/{id}/members'], ['get', '/api/failure-groups'], ['get', '/api/failure-groups/{id}'],
-      ['patch', '/api/failure-groups/{id}'], ['delete', '/api/failure-groups/{id}/members/{test_case_id}'],
-      ['post', '/api/snoozes'], ['get', '/api/snoozes'], ['patch', '/api/snoozes/{id}'], ['delete', '/api/snoozes/{id}'], ['post', '/api/snoozes/{id}/test-ids'],
-      ['get', '/api/environments'], ['post', '/api/environments'], ['get', '/api/environments/{id}'], ['patch', '/api/environments/{id}'],
-      ['delete', '/api/environments/{id}'], ['post', '/api/environments/{id}/sync'],
-      ['post', '/api/resources'], ['get', '/api/resources'], ['delete', '/api/resources/{id}'], ['get', '/api/files'], ['patch', '/api/files/{id}'],
-      ['put', '/files/{id}/upload'], ['get', '/files/{id}/content'],
-      ['get', '/api/test-cases/v2'], ['put', '/api/test-cases/{id}/tags'], ['get', '/api/users/{id}'],
-      ['get', '/badges/{project_id}/{file}'], ['get', '/api/openapi.json'], ['get', '/healthz'],
+      ['put', '/api/test-runs'],
+      ['get', '/api/test-runs'],
+      ['get', '/api/test-runs/{id}'],
+      ['post', '/api/test-runs/{id}/cancel'],
+      ['post', '/api/failure-groups/{id}/members'],
+      ['get', '/api/failure-groups'],
+      ['get', '/api/failure-groups/{id}'],
+      ['patch', '/api/failure-groups/{id}'],
+      ['delete', '/api/failure-groups/{id}/members/{test_case_id}'],
+      ['post', '/api/snoozes'],
+      ['get', '/api/snoozes'],
+      ['patch', '/api/snoozes/{id}'],
+      ['delete', '/api/snoozes/{id}'],
+      ['post', '/api/snoozes/{id}/test-ids'],
+      ['get', '/api/environments'],
+      ['post', '/api/environments'],
+      ['get', '/api/environments/{id}'],
+      ['patch', '/api/environments/{id}'],
+      ['delete', '/api/environments/{id}'],
+      ['post', '/api/environments/{id}/sync'],
+      ['post', '/api/resources'],
+      ['get', '/api/resources'],
+      ['delete', '/api/resources/{id}'],
+      ['get', '/api/files'],
+      ['patch', '/api/files/{id}'],
+      ['put', '/files/{id}/upload'],
+      ['get', '/files/{id}/content'],
+      ['get', '/api/test-cases/v2'],
+      ['put', '/api/test-cases/{id}/tags'],
+      ['get', '/api/users/{id}'],
+      ['get', '/badges/{project_id}/{file}'],
+      ['get', '/api/openapi.json'],
+      ['get', '/healthz'],
     ];
     for (const [method, route] of expected) expect(paths[route]?.[method], `${method} ${route}`).toBeDefined();
   });

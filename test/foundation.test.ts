@@ -24,14 +24,18 @@ function concretePath(template: string): string {
 describe('authentication', () => {
   it('when any documented route is called without a key or with a wrong one, then it answers 401 in the general shape', async () => {
     const document = (await client(server.url).get('/api/openapi.json')).body;
-    const operations = Object.entries(document.paths as Record<string, Record<string, { security?: unknown[] }>>).flatMap(
-      ([route, methods]) => Object.entries(methods).map(([method, operation]) => ({ route, method, operation })),
+    const operations = Object.entries(document.paths as Record<string, Record<string, { security?: unknown[] }>>).flatMap(([route, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ route, method, operation })),
     );
     const secured = operations.filter(({ operation }) => (operation.security ?? []).length > 0);
     expect(secured.length).toBeGreaterThan(3);
     for (const { route, method } of secured) {
       for (const key of [undefined, 'prc_p_000000000000_000000000000000000000000000000000000000000000000', 'nonsense']) {
-        const response = await client(server.url, key).request(method.toUpperCase(), concretePath(route), method === 'get' || method === 'delete' ? undefined : {});
+        const response = await client(server.url, key).request(
+          method.toUpperCase(),
+          concretePath(route),
+          method === 'get' || method === 'delete' ? undefined : {},
+        );
         expect(response.status, `${method} ${route} with key ${key}`).toBe(401);
         expect(response.body).toEqual(generalError);
       }
@@ -136,7 +140,12 @@ describe('error shapes', () => {
   });
 
   it.each([
-    ['a snooze until year 0', '/api/snoozes', { test_ids: [], snooze_until: '0000-06-01T00:00:00Z' }, 'body.snooze_until: must be a date in the years 1 to 9999'],
+    [
+      'a snooze until year 0',
+      '/api/snoozes',
+      { test_ids: [], snooze_until: '0000-06-01T00:00:00Z' },
+      'body.snooze_until: must be a date in the years 1 to 9999',
+    ],
     ['a snooze until year 1 that is year 0 in UTC', '/api/snoozes', { test_ids: [], snooze_until: '0001-01-01T00:00:00+05:00' }, 'body.snooze_until'],
   ])('when the body holds %s, then it is a 400 naming the field', async (_what, path, body, words) => {
     const a = await seedProject(server.sql);
@@ -216,7 +225,9 @@ describe('system', () => {
   it('when OpenID Connect is configured, then all three settings are needed', () => {
     expect(loadConfig({}).oidc).toBeNull();
     expect(() => loadConfig({ PROCTOR_OIDC_ISSUER: 'https://id.example.com' })).toThrow('set all three, or none');
-    expect(() => loadConfig({ PROCTOR_OIDC_ISSUER: 'ftp://id.example.com', PROCTOR_OIDC_CLIENT_ID: 'a', PROCTOR_OIDC_CLIENT_SECRET: 'b' })).toThrow(/PROCTOR_OIDC_ISSUER/);
+    expect(() => loadConfig({ PROCTOR_OIDC_ISSUER: 'ftp://id.example.com', PROCTOR_OIDC_CLIENT_ID: 'a', PROCTOR_OIDC_CLIENT_SECRET: 'b' })).toThrow(
+      /PROCTOR_OIDC_ISSUER/,
+    );
     expect(loadConfig({ PROCTOR_OIDC_ISSUER: 'https://id.example.com', PROCTOR_OIDC_CLIENT_ID: 'a', PROCTOR_OIDC_CLIENT_SECRET: 'b' }).oidc).toEqual({
       issuer: 'https://id.example.com',
       clientId: 'a',
@@ -229,7 +240,9 @@ describe('system', () => {
     expect(() => loadConfig({ PROCTOR_S3_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow('PROCTOR_S3_BUCKET: required when PROCTOR_S3_ENDPOINT is set');
     expect(() => loadConfig({ PROCTOR_S3_BUCKET: 'b' })).toThrow(/PROCTOR_S3_BUCKET/);
     expect(() => loadConfig({ PROCTOR_S3_BUCKET: 'bucket', PROCTOR_S3_PREFIX: 'a b' })).toThrow(/PROCTOR_S3_PREFIX/);
-    expect(loadConfig({ PROCTOR_S3_BUCKET: 'bucket', PROCTOR_S3_ENDPOINT: 'http://127.0.0.1:9000/', PROCTOR_S3_PREFIX: '/ci/proctor', AWS_REGION: 'eu-west-3' }).s3).toEqual({
+    expect(
+      loadConfig({ PROCTOR_S3_BUCKET: 'bucket', PROCTOR_S3_ENDPOINT: 'http://127.0.0.1:9000/', PROCTOR_S3_PREFIX: '/ci/proctor', AWS_REGION: 'eu-west-3' }).s3,
+    ).toEqual({
       bucket: 'bucket',
       endpoint: 'http://127.0.0.1:9000',
       region: 'eu-west-3',

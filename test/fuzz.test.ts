@@ -72,7 +72,28 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-const nasty = fc.constantFrom('', ' ', '0', '-1', '1.5', '1e3', '0x1F', '2147483648', '99999999999999999999', 'NaN', 'null', '%00', '../..', '\u0000', '\ud83d', 'a'.repeat(5000), '0000-01-01', '9999-12-31T23:59:60Z', '[]', '{}');
+const nasty = fc.constantFrom(
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1.5',
+  '1e3',
+  '0x1F',
+  '2147483648',
+  '99999999999999999999',
+  'NaN',
+  'null',
+  '%00',
+  '../..',
+  '\u0000',
+  '\ud83d',
+  'a'.repeat(5000),
+  '0000-01-01',
+  '9999-12-31T23:59:60Z',
+  '[]',
+  '{}',
+);
 const text = fc.oneof(nasty, fc.string({ maxLength: 40 }), fc.integer().map(String), fc.constant('1'));
 const jsonValue = fc.oneof(fc.jsonValue({ maxDepth: 3 }), nasty, fc.integer(), fc.double(), fc.constant(null), fc.array(nasty, { maxLength: 3 }));
 
@@ -89,7 +110,11 @@ function shaped(raw: JsonSchema, depth = 0): fc.Arbitrary<unknown> {
     if (schema.enum) return fc.constantFrom(...schema.enum);
     switch (type) {
       case 'string':
-        if (schema.format === 'date-time') return fc.oneof(fc.date({ min: new Date(-62198755200000), max: new Date(253402300799000), noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('0000-01-01T00:00:00Z', '0001-01-01T00:00:00+05:00', '9999-12-31T23:59:59-05:00', '2026-02-30T00:00:00Z'));
+        if (schema.format === 'date-time')
+          return fc.oneof(
+            fc.date({ min: new Date(-62198755200000), max: new Date(253402300799000), noInvalidDate: true }).map((d) => d.toISOString()),
+            fc.constantFrom('0000-01-01T00:00:00Z', '0001-01-01T00:00:00+05:00', '9999-12-31T23:59:59-05:00', '2026-02-30T00:00:00Z'),
+          );
         if (schema.pattern) return fc.oneof({ weight: 4, arbitrary: fc.stringMatching(new RegExp(schema.pattern)) }, { weight: 1, arbitrary: text });
         return fc.oneof(fc.string({ maxLength: 30 }), nasty);
       case 'integer':
@@ -111,7 +136,10 @@ function shaped(raw: JsonSchema, depth = 0): fc.Arbitrary<unknown> {
         return jsonValue;
     }
   };
-  return fc.oneof({ weight: 19, arbitrary: types.length > 1 ? fc.oneof(...types.map(pick)) : pick(types[0] ?? (schema.properties ? 'object' : undefined)) }, { weight: 1, arbitrary: jsonValue });
+  return fc.oneof(
+    { weight: 19, arbitrary: types.length > 1 ? fc.oneof(...types.map(pick)) : pick(types[0] ?? (schema.properties ? 'object' : undefined)) },
+    { weight: 1, arbitrary: jsonValue },
+  );
 }
 
 interface FuzzRequest {
@@ -150,7 +178,14 @@ const chaoticHeaders = (key: string) =>
       authorization: fc.constantFrom(`Bearer ${key}`, 'Bearer', 'Bearer  ', 'Basic dXNlcjpwYXNz', 'Bearer prc_p_1_x', `Bearer ${'x'.repeat(5000)}`, 'bearer\t'),
       'x-project-id': headerText,
       'x-csrf-token': headerText,
-      'content-type': fc.constantFrom('application/json', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'text/plain', 'multipart/form-data; boundary=x', ';;'),
+      'content-type': fc.constantFrom(
+        'application/json',
+        'application/json; charset=latin1',
+        'application/json; charset=utf-16',
+        'text/plain',
+        'multipart/form-data; boundary=x',
+        ';;',
+      ),
       'content-encoding': fc.constantFrom('gzip', 'br', 'deflate', 'identity', 'x-unknown'),
       accept: fc.constantFrom('text/html', 'application/json', '*/*', ''),
       'accept-language': headerText,
@@ -161,20 +196,22 @@ const chaoticHeaders = (key: string) =>
 function requestsFor(operation: Operation): fc.Arbitrary<FuzzRequest> {
   const pathParams = [...operation.route.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
   const queryNames = [...operation.query, 'unexpected'];
-  return fc.record({
-    params: fc.tuple(...pathParams.map(() => text)),
-    query: fc.dictionary(fc.constantFrom(...queryNames), text, { maxKeys: 4 }),
-    body: fc.oneof(
-      { weight: 8, arbitrary: shaped(operation.bodySchema ?? {}).map((value) => JSON.stringify(value)) },
-      { weight: 1, arbitrary: jsonValue.map((value) => JSON.stringify(value)) },
-      { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
-    ),
-    headers: fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: chaoticHeaders(key) }),
-  }).map(({ params, query, body, headers }) => {
-    let index = 0;
-    const path = operation.route.replace(/\{\w+\}/g, () => pathSegment(params[index++] as string));
-    return { path, query: new URLSearchParams(query).toString(), body: operation.bodySchema ? body : undefined, headers };
-  });
+  return fc
+    .record({
+      params: fc.tuple(...pathParams.map(() => text)),
+      query: fc.dictionary(fc.constantFrom(...queryNames), text, { maxKeys: 4 }),
+      body: fc.oneof(
+        { weight: 8, arbitrary: shaped(operation.bodySchema ?? {}).map((value) => JSON.stringify(value)) },
+        { weight: 1, arbitrary: jsonValue.map((value) => JSON.stringify(value)) },
+        { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
+      ),
+      headers: fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: chaoticHeaders(key) }),
+    })
+    .map(({ params, query, body, headers }) => {
+      let index = 0;
+      const path = operation.route.replace(/\{\w+\}/g, () => pathSegment(params[index++] as string));
+      return { path, query: new URLSearchParams(query).toString(), body: operation.bodySchema ? body : undefined, headers };
+    });
 }
 
 /** A path segment as sent: a lone surrogate, which has no UTF-8, goes as the bytes of one (invalid UTF-8). */
@@ -218,12 +255,16 @@ describe('fuzzing every documented operation', () => {
         sent += batch.length;
         statuses.forEach((status, j) => {
           if (status === 'hang' || status >= 500) {
-            failures.push(`${status} ${operation.method} ${batch[j]?.path}?${batch[j]?.query} ${JSON.stringify(batch[j]?.headers)?.slice(0, 300)} ${batch[j]?.body?.slice(0, 200) ?? ''}`);
+            failures.push(
+              `${status} ${operation.method} ${batch[j]?.path}?${batch[j]?.query} ${JSON.stringify(batch[j]?.headers)?.slice(0, 300)} ${batch[j]?.body?.slice(0, 200) ?? ''}`,
+            );
           }
         });
       }
     }
-    console.log(`fuzz: ${sent} generated requests over ${operations.length} operations and pages (${REQUESTS_PER_OPERATION} each, a third with malformed cookies and headers): ${failures.filter((f) => !f.startsWith('hang')).length} × 5xx, ${failures.filter((f) => f.startsWith('hang')).length} hangs`);
+    console.log(
+      `fuzz: ${sent} generated requests over ${operations.length} operations and pages (${REQUESTS_PER_OPERATION} each, a third with malformed cookies and headers): ${failures.filter((f) => !f.startsWith('hang')).length} × 5xx, ${failures.filter((f) => f.startsWith('hang')).length} hangs`,
+    );
     expect(failures.slice(0, 20)).toEqual([]);
   }, 600_000);
 });

@@ -23,7 +23,7 @@ afterAll(async () => server?.close());
 const as = async (scope: 'read' | 'report' | 'admin') => client(server.url, await createKey(server.sql, { projectId }, scope));
 
 describe('key scopes', () => {
-  it('when a report key (a CI reporter\'s) deletes an environment or sets the retention policy, then it is a 403 naming the operation and the scope it lacks, and nothing changes', async () => {
+  it("when a report key (a CI reporter's) deletes an environment or sets the retention policy, then it is a 403 naming the operation and the scope it lacks, and nothing changes", async () => {
     const reporter = await as('report');
     const deleted = await reporter.delete(`/api/environments/${environmentId}`);
     expect(deleted.status).toBe(403);
@@ -86,7 +86,7 @@ describe('keys and members over the API', () => {
     expect((await admin.delete(`/api/keys/${id}`)).status).toBe(404);
   });
 
-  it('when a non-admin key lists keys or another project revokes this one\'s, then it is refused', async () => {
+  it("when a non-admin key lists keys or another project revokes this one's, then it is refused", async () => {
     expect((await (await as('report')).get('/api/keys')).status).toBe(403);
     const target = (await admin.post('/api/keys', { scope: 'read' })).body.data.key.id;
     const stranger = client(server.url, (await seedProject(server.sql)).key);

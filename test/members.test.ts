@@ -91,8 +91,10 @@ describe('the audit trail', () => {
     const webhookSecret = 'audit-webhook-secret-value';
     const slackSecret = 'AuditSlackSecretPart';
     secrets.push(webhookSecret, slackSecret);
-    const hook = (await admin.post('/api/notification-destinations', { type: 'webhook', url: 'https://hooks.example.com/x', secret: webhookSecret })).body.data.destination;
-    const slack = (await admin.post('/api/notification-destinations', { type: 'slack', url: `https://hooks.slack.com/services/T1/B1/${slackSecret}` })).body.data.destination;
+    const hook = (await admin.post('/api/notification-destinations', { type: 'webhook', url: 'https://hooks.example.com/x', secret: webhookSecret })).body.data
+      .destination;
+    const slack = (await admin.post('/api/notification-destinations', { type: 'slack', url: `https://hooks.slack.com/services/T1/B1/${slackSecret}` })).body
+      .data.destination;
     await admin.patch(`/api/notification-destinations/${hook.id}`, { when: 'failed' });
     await admin.delete(`/api/notification-destinations/${slack.id}`);
     const env = (await admin.post('/api/environments', { name: 'Audit', slug: 'audit' })).body.data.environment;
@@ -104,7 +106,8 @@ describe('the audit trail', () => {
     const runId = (await admin.post('/api/test-runs/report', { environment: 'staging' })).body.data.test_run.id;
     await admin.post(`/api/test-runs/${runId}/pin`);
     await admin.delete(`/api/test-runs/${runId}/pin`);
-    const snooze = (await admin.post('/api/snoozes', { test_ids: ['0'.repeat(20) + '-' + '1'.repeat(20)], snooze_until: '2099-01-01T00:00:00Z' })).body.data.snooze;
+    const snooze = (await admin.post('/api/snoozes', { test_ids: ['0'.repeat(20) + '-' + '1'.repeat(20)], snooze_until: '2099-01-01T00:00:00Z' })).body.data
+      .snooze;
     await admin.delete(`/api/snoozes/${snooze.id}`);
     await admin.delete(`/api/environments/${env.id}`);
 
@@ -141,7 +144,12 @@ describe('the audit trail', () => {
       expect(server.logs.join('\n'), secret).not.toContain(secret);
     }
     const filtered = (await admin.get(`/api/audit-events?since=${encodeURIComponent(since)}&action=destination`)).body.data.events;
-    expect(filtered.map((event: { action: string }) => event.action).sort()).toEqual(['destination.created', 'destination.created', 'destination.deleted', 'destination.updated']);
+    expect(filtered.map((event: { action: string }) => event.action).sort()).toEqual([
+      'destination.created',
+      'destination.created',
+      'destination.deleted',
+      'destination.updated',
+    ]);
     expect((await admin.get(`/api/audit-events?actor=${adminId}&per_page=1`)).body.pagination.total).toBeGreaterThanOrEqual(events.length);
   });
 });
@@ -154,7 +162,9 @@ describe('projects and instance admins', () => {
     expect(made.status).toBe(201);
     expect(made.body.data.project).toMatchObject({ name: 'Fresh', repo_name: 'acme/fresh' });
     const fresh = made.body.data.project.id as number;
-    const members = (await client(server.url, await createKey(server.sql, { userId: adminUser }, 'read'), { 'x-project-id': String(fresh) }).get('/api/members')).body.data.members;
+    const members = (
+      await client(server.url, await createKey(server.sql, { userId: adminUser }, 'read'), { 'x-project-id': String(fresh) }).get('/api/members')
+    ).body.data.members;
     expect(members).toEqual([expect.objectContaining({ email: 'root@example.com', role: 'admin' })]);
     expect((await instance.get('/api/projects')).body.data.projects.map((p: { id: number }) => p.id)).toEqual(expect.arrayContaining([projectId, fresh]));
     const refused = await admin.post('/api/projects', { name: 'Not mine', repo_url: '/tmp/x' });

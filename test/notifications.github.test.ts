@@ -17,7 +17,10 @@ async function report(branch: string, commit: string, failing: number[]): Promis
   await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: tests.map((n) => listedTest(testId(n), { title: `test ${n}` })) });
   const results = tests.flatMap((n) =>
     failing.includes(n)
-      ? [attempt(testId(n), { final: null, status: 'failed' }), attempt(testId(n), { retry: 1, final: 'unexpected', status: 'failed', failureGroupId: `fg-${n}` })]
+      ? [
+          attempt(testId(n), { final: null, status: 'failed' }),
+          attempt(testId(n), { retry: 1, final: 'unexpected', status: 'failed', failureGroupId: `fg-${n}` }),
+        ]
       : attemptsOf(testId(n), 'expected'),
   );
   await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results });
@@ -27,11 +30,19 @@ async function report(branch: string, commit: string, failing: number[]): Promis
 }
 
 async function settled(runId: number) {
-  await waitUntil(async () => {
-    const deliveries = (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries as { state: string }[];
-    return deliveries.length > 0 && deliveries.every((d) => d.state !== 'pending');
-  }, 20_000, `the deliveries of run ${runId}`);
-  return (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0] as { state: string; attempts: number; last_error: string | null };
+  await waitUntil(
+    async () => {
+      const deliveries = (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries as { state: string }[];
+      return deliveries.length > 0 && deliveries.every((d) => d.state !== 'pending');
+    },
+    20_000,
+    `the deliveries of run ${runId}`,
+  );
+  return (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0] as {
+    state: string;
+    attempts: number;
+    last_error: string | null;
+  };
 }
 
 beforeAll(async () => {
@@ -101,7 +112,11 @@ describe('GitHub', () => {
     github.openPull('feature-bare', 8, 'main', true);
     github.failCommentsNext(1, 502);
     const runId = await report('feature-bare', 'f'.repeat(40), [4]);
-    await waitUntil(async () => (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0]?.attempts >= 1, 20_000, 'a first attempt');
+    await waitUntil(
+      async () => (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0]?.attempts >= 1,
+      20_000,
+      'a first attempt',
+    );
     // The retry is due 2 s later on the server's clock.
     server.clock.advance(5000);
     expect(await settled(runId)).toMatchObject({ state: 'delivered', attempts: 2 });
@@ -123,7 +138,11 @@ describe('GitHub', () => {
 
 describe('GitHub through a GitHub App', () => {
   it("when a destination has no token, then the server's App finds its installation on the repository and acts with that installation's token", async () => {
-    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs1', format: 'pem' } });
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    });
     const appHub = await startGitHub();
     appHub.installApp(4242, publicKey, 77);
     appHub.openPull('feature-y', 9);
@@ -140,9 +159,16 @@ describe('GitHub through a GitHub App', () => {
       await appApi.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1))] });
       await appApi.post(`/api/test-runs/${runId}/results`, { shard: 1, results: attemptsOf(testId(1), 'expected') });
       await appApi.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed' });
-      await waitUntil(async () => (await appApi.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0]?.state === 'delivered', 20_000, 'the delivery');
+      await waitUntil(
+        async () => (await appApi.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0]?.state === 'delivered',
+        20_000,
+        'the delivery',
+      );
 
-      expect(appHub.requests.slice(0, 2).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /repos/acme/shop/installation', 'POST /app/installations/77/access_tokens']);
+      expect(appHub.requests.slice(0, 2).map((r) => `${r.method} ${r.path}`)).toEqual([
+        'GET /repos/acme/shop/installation',
+        'POST /app/installations/77/access_tokens',
+      ]);
       expect(appHub.requests.slice(2).every((r) => r.headers.authorization === 'token ghs_an-installation-token')).toBe(true);
       expect(appHub.statuses).toMatchObject([{ sha: 'e'.repeat(40), state: 'success' }]);
       expect(appHub.comments).toHaveLength(1);

@@ -97,10 +97,14 @@ describe('receivers inside the network, by default', () => {
     }
     const created = await api.post('/api/notification-destinations', { type: 'webhook', url: 'https://hooks.example.com/proctor' });
     expect(created.status).toBe(201);
-    const changed = await api.patch(`/api/notification-destinations/${created.body.data.destination.id}`, { url: `http://[::ffff:127.0.0.1]:${receiver.port}/` });
+    const changed = await api.patch(`/api/notification-destinations/${created.body.data.destination.id}`, {
+      url: `http://[::ffff:127.0.0.1]:${receiver.port}/`,
+    });
     expect(changed.status).toBe(400);
     expect(changed.body.error.message).toMatch(/^body\.url: /);
-    expect((await api.get('/api/notification-destinations')).body.data.destinations.map((d: { url: string }) => d.url)).toEqual(['https://hooks.example.com/proctor']);
+    expect((await api.get('/api/notification-destinations')).body.data.destinations.map((d: { url: string }) => d.url)).toEqual([
+      'https://hooks.example.com/proctor',
+    ]);
     await api.delete(`/api/notification-destinations/${created.body.data.destination.id}`);
     expect(receiver.requests).toHaveLength(0);
   });
@@ -246,6 +250,10 @@ describe('a name resolved once per request, the address pinned', () => {
 
   it('when the name does not resolve, then the attempt fails and is tried again later', async () => {
     const policy = { allow: parseAllowList(''), resolve: changing([[]]) };
-    expect(await postToReceiver('http://nowhere.test/hook', '{}', {}, policy)).toEqual({ ok: false, error: "the receiver's host name did not resolve", permanent: false });
+    expect(await postToReceiver('http://nowhere.test/hook', '{}', {}, policy)).toEqual({
+      ok: false,
+      error: "the receiver's host name did not resolve",
+      permanent: false,
+    });
   });
 });

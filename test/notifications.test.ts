@@ -19,7 +19,9 @@ type Outcome = 'passed' | 'failed' | 'flaky';
 
 /** A run reported into `runId` (or a new report-only run): each test's outcome, failures in group `fg-<test>`. */
 async function report(tests: [number, Outcome][], options: { runId?: number; environment?: string; snoozed?: number[] } = {}): Promise<number> {
-  const runId = options.runId ?? ((await api.post('/api/test-runs/report', { environment: options.environment ?? 'staging', branch: 'main' })).body.data.test_run.id as number);
+  const runId =
+    options.runId ??
+    ((await api.post('/api/test-runs/report', { environment: options.environment ?? 'staging', branch: 'main' })).body.data.test_run.id as number);
   await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: tests.map(([n]) => listedTest(testId(n), { title: `test ${n}` })), complete: false });
   const results = tests.flatMap(([n, outcome]) => {
     if (outcome === 'passed') return [attempt(testId(n))];
@@ -54,10 +56,14 @@ async function deliveriesOf(runId: number) {
 }
 
 async function settled(runId: number, count: number) {
-  await waitUntil(async () => {
-    const deliveries = await deliveriesOf(runId);
-    return deliveries.length === count && deliveries.every((d) => d.state !== 'pending');
-  }, 20_000, `the deliveries of run ${runId}`);
+  await waitUntil(
+    async () => {
+      const deliveries = await deliveriesOf(runId);
+      return deliveries.length === count && deliveries.every((d) => d.state !== 'pending');
+    },
+    20_000,
+    `the deliveries of run ${runId}`,
+  );
   return deliveriesOf(runId);
 }
 
@@ -81,7 +87,16 @@ describe('notification destinations', () => {
     const created = await api.post('/api/notification-destinations', { type: 'github', repo: 'acme/shop', token: 'ghp_not-shown', when: 'failed' });
     expect(created.status).toBe(201);
     const destination = created.body.data.destination;
-    expect(destination).toEqual({ id: destination.id, type: 'github', url: null, repo: 'acme/shop', environments: [], when: 'failed', has_secret: true, created_at: destination.created_at });
+    expect(destination).toEqual({
+      id: destination.id,
+      type: 'github',
+      url: null,
+      repo: 'acme/shop',
+      environments: [],
+      when: 'failed',
+      has_secret: true,
+      created_at: destination.created_at,
+    });
     expect(created.text).not.toContain('ghp_not-shown');
     const changed = await api.patch(`/api/notification-destinations/${destination.id}`, { environments: ['preview'], when: 'changed' });
     expect(changed.body.data.destination).toMatchObject({ environments: ['preview'], when: 'changed', has_secret: true });
@@ -119,12 +134,18 @@ describe('a run that ends', () => {
   let hookId: number;
 
   beforeAll(async () => {
-    slackId = (await api.post('/api/notification-destinations', { type: 'slack', url: `${slack.url}/services/T0/B0/x`, environments: ['staging'] })).body.data.destination.id;
-    hookId = (await api.post('/api/notification-destinations', { type: 'webhook', url: `${hook.url}/proctor`, secret: SECRET, when: 'failed' })).body.data.destination.id;
+    slackId = (await api.post('/api/notification-destinations', { type: 'slack', url: `${slack.url}/services/T0/B0/x`, environments: ['staging'] })).body.data
+      .destination.id;
+    hookId = (await api.post('/api/notification-destinations', { type: 'webhook', url: `${hook.url}/proctor`, secret: SECRET, when: 'failed' })).body.data
+      .destination.id;
   });
 
   it('when a run fails, then Slack gets one message and the webhook one signed event, each failure labelled new', async () => {
-    const runId = await report([[1, 'passed'], [2, 'failed'], [3, 'flaky']]);
+    const runId = await report([
+      [1, 'passed'],
+      [2, 'failed'],
+      [3, 'flaky'],
+    ]);
     const deliveries = await settled(runId, 2);
     expect(deliveries.map((d) => [d.destination_id, d.state, d.attempts])).toEqual([
       [slackId, 'delivered', 1],
@@ -146,12 +167,24 @@ describe('a run that ends', () => {
       [testId(3), 'flaky'],
     ]);
     const signature = request?.headers['x-proctor-signature-256'];
-    expect(signature).toBe(`sha256=${createHmac('sha256', SECRET).update(request?.body as string).digest('hex')}`);
-    expect(signature).not.toBe(`sha256=${createHmac('sha256', 'another secret').update(request?.body as string).digest('hex')}`);
+    expect(signature).toBe(
+      `sha256=${createHmac('sha256', SECRET)
+        .update(request?.body as string)
+        .digest('hex')}`,
+    );
+    expect(signature).not.toBe(
+      `sha256=${createHmac('sha256', 'another secret')
+        .update(request?.body as string)
+        .digest('hex')}`,
+    );
   });
 
   it('when the same failure comes back in the next run, then it is known, and a new one beside it new', async () => {
-    const runId = await report([[1, 'passed'], [2, 'failed'], [4, 'failed']]);
+    const runId = await report([
+      [1, 'passed'],
+      [2, 'failed'],
+      [4, 'failed'],
+    ]);
     await settled(runId, 2);
     const event = JSON.parse(hook.requests.at(-1)?.body as string);
     expect(event.test_run.id).toBe(runId);
@@ -174,7 +207,10 @@ describe('a run that ends', () => {
   it('when a failure is snoozed, then it is labelled snoozed', async () => {
     const snoozed = await api.post('/api/snoozes', { test_ids: [testId(8)], snooze_until: new Date(Date.now() + 86_400_000).toISOString() });
     expect(snoozed.status).toBe(200);
-    const runId = await report([[8, 'failed'], [9, 'failed']]);
+    const runId = await report([
+      [8, 'failed'],
+      [9, 'failed'],
+    ]);
     await settled(runId, 2);
     const event = JSON.parse(hook.requests.at(-1)?.body as string);
     expect(event.failures.map((f: { test_case_id: string; label: string }) => [f.test_case_id, f.label])).toEqual([
@@ -186,7 +222,8 @@ describe('a run that ends', () => {
   it('when a destination is told of changes only, then it hears of a run whose state differs from the previous run of its environment and branch', async () => {
     const changes = await startReceiver();
     try {
-      const { id } = (await api.post('/api/notification-destinations', { type: 'webhook', url: changes.url, environments: ['preview'], when: 'changed' })).body.data.destination;
+      const { id } = (await api.post('/api/notification-destinations', { type: 'webhook', url: changes.url, environments: ['preview'], when: 'changed' })).body
+        .data.destination;
       const states: string[] = [];
       for (const outcome of ['passed', 'passed', 'failed', 'failed', 'passed'] as const) {
         const runId = await report([[1, outcome]], { environment: 'preview' });
@@ -207,7 +244,10 @@ describe('a run that ends', () => {
     hook.failNext(2);
     const runId = await report([[5, 'failed']]);
     await waitUntil(async () => (await deliveriesOf(runId)).find((d) => d.destination_id === hookId)?.attempts === 1, 10_000, 'a first attempt');
-    expect((await deliveriesOf(runId)).find((d) => d.destination_id === hookId)).toMatchObject({ state: 'pending', last_error: 'the receiver answered HTTP 500' });
+    expect((await deliveriesOf(runId)).find((d) => d.destination_id === hookId)).toMatchObject({
+      state: 'pending',
+      last_error: 'the receiver answered HTTP 500',
+    });
     // The retries' waits (2 s, then 4 s) pass on the server's clock.
     for (let i = 0; i < 2; i++) {
       clock.advance(10_000);

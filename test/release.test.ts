@@ -9,16 +9,7 @@ import { throwawayDatabase } from './helpers/database.ts';
 import { client } from './helpers/http.ts';
 import { EXAMPLES, ROOT } from './helpers/playwright.ts';
 import { freePort, type ServerProcess, serverProcess, waitForHealth } from './helpers/process.ts';
-import {
-  installedProctor,
-  npxProctor,
-  type Packed,
-  packPackages,
-  printedKey,
-  readmeCommands,
-  removeNpxInstalls,
-  stopGroup,
-} from './helpers/release.ts';
+import { installedProctor, npxProctor, type Packed, packPackages, printedKey, readmeCommands, removeNpxInstalls, stopGroup } from './helpers/release.ts';
 import { trigger, waitForRun } from './helpers/runs.ts';
 import { testId } from './helpers/server.ts';
 
@@ -32,7 +23,8 @@ const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-release-'));
 // The server runs suites as another user when it runs as root: that user must reach its data folder.
 fs.chmodSync(scratch, 0o711);
 /** The oldest @playwright/test the reporter's peer range allows, and this repository's, the newest. */
-const REPORTER_PEER = (JSON.parse(fs.readFileSync(path.join(ROOT, 'reporter/package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies['@playwright/test'] as string;
+const REPORTER_PEER = (JSON.parse(fs.readFileSync(path.join(ROOT, 'reporter/package.json'), 'utf8')) as { peerDependencies: Record<string, string> })
+  .peerDependencies['@playwright/test'] as string;
 const OLDEST_PLAYWRIGHT = REPORTER_PEER.replace(/^>=/, '');
 const NEWEST_PLAYWRIGHT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/@playwright/test/package.json'), 'utf8')) as { version: string }).version;
 
@@ -105,7 +97,10 @@ describe('the packed server, started with npx from its tarballs in an empty fold
 
   it('when installed with install scripts turned off, then it installs and serves, says once that postgres.js is unpatched, and stores a retried batch once', async () => {
     const folder = fs.mkdtempSync(path.join(scratch, 'no-scripts-'));
-    await run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', packed.reporter, packed.server], { cwd: folder, timeout: 170_000 });
+    await run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', packed.reporter, packed.server], {
+      cwd: folder,
+      timeout: 170_000,
+    });
     const db = process.env.DATABASE_URL ? await throwawayDatabase(process.env.DATABASE_URL, { prefix: 'proctor_release', migrated: false }) : null;
     const port = await freePort();
     const plain = installedProctor(folder, ['serve'], { PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0', ...(db ? { DATABASE_URL: db.url } : {}) });
@@ -164,7 +159,12 @@ async function usersProject(playwrightVersion: string): Promise<string> {
   for (const entry of ['tests', 'site', 'playwright.config.ts']) fs.cpSync(path.join(EXAMPLES, entry), path.join(project, entry), { recursive: true });
   fs.writeFileSync(
     path.join(project, 'package.json'),
-    JSON.stringify({ name: 'a-users-suite', private: true, type: 'module', devDependencies: { '@playwright/test': playwrightVersion, '@proctor/reporter': `file:${packed.reporter}` } }),
+    JSON.stringify({
+      name: 'a-users-suite',
+      private: true,
+      type: 'module',
+      devDependencies: { '@playwright/test': playwrightVersion, '@proctor/reporter': `file:${packed.reporter}` },
+    }),
   );
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, timeout: 170_000 });
   return project;
@@ -182,7 +182,9 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
     const playwrights = namesIn((tree.dependencies ?? {})['@playwright/test'] ?? {});
     const broughtByReporter = [...namesIn((tree.dependencies ?? {})['@proctor/reporter'] ?? {})].filter((name) => name !== '@playwright/test');
     const unexplained = [...everything].filter((name) => name !== '@proctor/reporter' && name !== '@playwright/test' && !playwrights.has(name));
-    console.log(`release check (@playwright/test ${playwrightVersion}): the reporter brings ${broughtByReporter.length} package(s) into the project; the project holds ${everything.size}: ${[...everything].sort().join(', ')}`);
+    console.log(
+      `release check (@playwright/test ${playwrightVersion}): the reporter brings ${broughtByReporter.length} package(s) into the project; the project holds ${everything.size}: ${[...everything].sort().join(', ')}`,
+    );
     expect(broughtByReporter).toEqual([]);
     expect(unexplained).toEqual([]);
     expect(fs.existsSync(path.join(project, 'node_modules/@proctor/reporter/dist/index.d.ts'))).toBe(true);
@@ -225,10 +227,12 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
       .sort();
     expect(reported.length).toBeGreaterThan(0);
     expect(storedTests).toEqual(reported);
-    console.log(`release check (@playwright/test ${playwrightVersion}): ${storedTests.length} tests stored, equal to Playwright's JSON report (file, title, project, status, retries)`);
+    console.log(
+      `release check (@playwright/test ${playwrightVersion}): ${storedTests.length} tests stored, equal to Playwright's JSON report (file, title, project, status, retries)`,
+    );
   });
 
-  it("when a project is CommonJS (its config and its tests), then the reporter loads from its config by name and reports", async () => {
+  it('when a project is CommonJS (its config and its tests), then the reporter loads from its config by name and reports', async () => {
     const commonjs = path.join(project, 'commonjs');
     fs.mkdirSync(commonjs);
     fs.writeFileSync(path.join(commonjs, 'package.json'), JSON.stringify({ type: 'commonjs' }));
@@ -242,7 +246,14 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
     );
     const ran = await run(process.execPath, [path.join(project, 'node_modules/@playwright/test/cli.js'), 'test', '-c', 'commonjs/playwright.config.js'], {
       cwd: project,
-      env: { ...process.env, PROCTOR_URL: serverUrl, PROCTOR_API_KEY: key, PROCTOR_RUN_KEY: `release-check-commonjs-${playwrightVersion}`, CI: '', GITHUB_RUN_ID: '' },
+      env: {
+        ...process.env,
+        PROCTOR_URL: serverUrl,
+        PROCTOR_API_KEY: key,
+        PROCTOR_RUN_KEY: `release-check-commonjs-${playwrightVersion}`,
+        CI: '',
+        GITHUB_RUN_ID: '',
+      },
       timeout: 120_000,
     }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: `${error.stdout ?? ''}${error.stderr ?? ''}`, failed: true }));
     expect('failed' in ran, ran.stdout).toBe(false);

@@ -71,7 +71,19 @@ describe('the sample suite through the reporter', () => {
     for (const detail of flattenedSummaryDetails) {
       expect(detail.status).toBe(statusOf[outcomes.get(detail.test_case_id) as string]);
       expect(Object.keys(detail).sort()).toEqual(
-        ['test_case_id', 'title', 'file_path', 'runner_project', 'status', 'snoozed', 'duration', 'retries', 'error_message', 'failure_group_id', 'attachments'].sort(),
+        [
+          'test_case_id',
+          'title',
+          'file_path',
+          'runner_project',
+          'status',
+          'snoozed',
+          'duration',
+          'retries',
+          'error_message',
+          'failure_group_id',
+          'attachments',
+        ].sort(),
       );
     }
     const failed = flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'failed');
@@ -94,7 +106,9 @@ describe('the sample suite through the reporter', () => {
   it('when the run has been recorded, then the test-case inventory lists every test with its tags and commit', async () => {
     const response = await api.get(`/api/test-cases/v2?project_id=${projectId}`);
     expect(response.body.pagination.total).toBe(10);
-    const title = response.body.data.test_cases.find((t: { name: string; runner_project: string }) => t.name === 'shows the shop title' && t.runner_project === 'desktop');
+    const title = response.body.data.test_cases.find(
+      (t: { name: string; runner_project: string }) => t.name === 'shows the shop title' && t.runner_project === 'desktop',
+    );
     expect(title).toMatchObject({ file_path: 'tests/home.spec.ts', suites: ['home page'], tags: ['@smoke'] });
     expect(title.first_seen_commit_sha).toMatch(/^[0-9a-f]{40}$/);
     const tagged = await api.get(`/api/test-cases/v2?project_id=${projectId}&tags=cart`);
@@ -113,7 +127,11 @@ describe('the sample suite through the reporter', () => {
 
     // The same failure in two separate runs lands in the same group, one sighting per run.
     const firstRun = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.flattenedSummaryDetails;
-    const groupIds = new Set([...firstRun, ...snoozedRun.flattenedSummaryDetails].filter((d: { status: string }) => d.status === 'failed').map((d: { failure_group_id: string }) => d.failure_group_id));
+    const groupIds = new Set(
+      [...firstRun, ...snoozedRun.flattenedSummaryDetails]
+        .filter((d: { status: string }) => d.status === 'failed')
+        .map((d: { failure_group_id: string }) => d.failure_group_id),
+    );
     expect(groupIds.size).toBe(1);
     const group = (await api.get(`/api/failure-groups/${[...groupIds][0]}`)).body.data;
     expect(group.failure_group).toMatchObject({ member_count: 2, occurrence_count: 4, last_test_run_id: snoozedRun.testRun.id, status: 'open' });
@@ -125,7 +143,9 @@ describe('the sample suite through the reporter', () => {
 
   it('when runs are listed, then the filters of the contract apply, newest first', async () => {
     const all = await api.get('/api/test-runs');
-    expect(all.body.data.test_runs.map((r: { id: number }) => r.id)).toEqual([...all.body.data.test_runs.map((r: { id: number }) => r.id)].sort((a, b) => b - a));
+    expect(all.body.data.test_runs.map((r: { id: number }) => r.id)).toEqual(
+      [...all.body.data.test_runs.map((r: { id: number }) => r.id)].sort((a, b) => b - a),
+    );
     const failedOnly = await api.get('/api/test-runs?state=failed&environment=local');
     expect(failedOnly.body.data.test_runs.map((r: { id: number }) => r.id)).toContain(runId);
     expect(failedOnly.body.data.test_runs.every((r: { state: string }) => r.state === 'failed')).toBe(true);
@@ -161,10 +181,7 @@ describe('the sample suite through the reporter', () => {
 describe('sharding', () => {
   it('when the suite runs as 2 shards with one run key, then they make one run with the counts of the whole suite', async () => {
     const env = { ...reporterEnv(server.url, key), PROCTOR_RUN_KEY: `ci-build-${Date.now()}` };
-    const [first, second] = await Promise.all([
-      runSampleSuite({ env, args: ['--shard=1/2'] }),
-      runSampleSuite({ env, args: ['--shard=2/2'] }),
-    ]);
+    const [first, second] = await Promise.all([runSampleSuite({ env, args: ['--shard=1/2'] }), runSampleSuite({ env, args: ['--shard=2/2'] })]);
     const runId = runIdFrom(first.output);
     expect(runIdFrom(second.output)).toBe(runId);
     const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run;
@@ -214,13 +231,15 @@ describe('faults', () => {
     }
   });
 
-  it('when the server cannot be reached at all, then Playwright\'s outcome is unchanged and the line says why', async () => {
+  it("when the server cannot be reached at all, then Playwright's outcome is unchanged and the line says why", async () => {
     const port = await freePort();
     const run = await runSampleSuite({
       env: { ...reporterEnv(`http://127.0.0.1:${port}`, key), PROCTOR_CONNECT_BUDGET_S: '2' },
       args: ['--grep', 'shop title'],
     });
     expect(run.exitCode).toBe(0);
-    expect(run.output.trim().split('\n').pop()).toMatch(/^\[proctor\] 0\/2 results delivered; gave up: the server could not be reached \(ECONNREFUSED on \/api\/[^)]+\), so nothing more is sent \(PROCTOR_CONNECT_BUDGET_S=2\)/);
+    expect(run.output.trim().split('\n').pop()).toMatch(
+      /^\[proctor\] 0\/2 results delivered; gave up: the server could not be reached \(ECONNREFUSED on \/api\/[^)]+\), so nothing more is sent \(PROCTOR_CONNECT_BUDGET_S=2\)/,
+    );
   });
 });

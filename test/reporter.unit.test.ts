@@ -112,7 +112,10 @@ describe('delivery', () => {
     const refused = await postJson(options, '/first', {}).catch((error: unknown) => error);
     const spent = Date.now() - started;
     expect(refused).toBeInstanceOf(ApiError);
-    expect(refused).toMatchObject({ unreachable: true, message: 'the server could not be reached (ECONNREFUSED on /first), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=1)' });
+    expect(refused).toMatchObject({
+      unreachable: true,
+      message: 'the server could not be reached (ECONNREFUSED on /first), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=1)',
+    });
     expect(spent).toBeGreaterThanOrEqual(900);
     const next = Date.now();
     await expect(postJson(options, '/second', {})).rejects.toBe(refused);
@@ -167,7 +170,10 @@ async function withProctor(options: { statusFor?: (path: string) => number; dela
 }
 
 function uploaderFor(url: string): Uploader {
-  const resolved = resolveSettings({ url, apiKey: 'k', flushIntervalMs: 5, maxAttempts: 1 }, { PROCTOR_RUN_ID: '5', PROCTOR_COMMIT: 'abc', PROCTOR_BRANCH: 'main' });
+  const resolved = resolveSettings(
+    { url, apiKey: 'k', flushIntervalMs: 5, maxAttempts: 1 },
+    { PROCTOR_RUN_ID: '5', PROCTOR_COMMIT: 'abc', PROCTOR_BRANCH: 'main' },
+  );
   if (!resolved.ok) throw new Error(resolved.reason);
   const uploader = new Uploader(resolved.settings);
   uploader.start({ projectDir: '.', tests: [], complete: true, shard: 1, totalShards: 1, startedAt: new Date() });
@@ -175,9 +181,7 @@ function uploaderFor(url: string): Uploader {
 }
 
 function finalAttempt(testId: string, failureGroupId: string | null): Attempt {
-  return failureGroupId
-    ? attempt(testId, { final: 'unexpected', error_message: 'Error: expected 2', finalError: null, failureGroupId })
-    : attempt(testId);
+  return failureGroupId ? attempt(testId, { final: 'unexpected', error_message: 'Error: expected 2', finalError: null, failureGroupId }) : attempt(testId);
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -239,7 +243,10 @@ describe('uploader', () => {
 
 describe('settings', () => {
   it('when options and variables are both given, then options win and the run key comes from the CI', () => {
-    const result = resolveSettings({ url: 'http://a/', environment: 'staging' }, { PROCTOR_URL: 'http://b', PROCTOR_API_KEY: 'k', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2', GITHUB_SHA: 'abc' });
+    const result = resolveSettings(
+      { url: 'http://a/', environment: 'staging' },
+      { PROCTOR_URL: 'http://b', PROCTOR_API_KEY: 'k', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2', GITHUB_SHA: 'abc' },
+    );
     expect(result.ok && result.settings).toMatchObject({ url: 'http://a', apiKey: 'k', environment: 'staging', runKey: 'staging:github-42-2', commit: 'abc' });
   });
 
@@ -252,7 +259,10 @@ describe('settings', () => {
 
   it('when the URL is malformed, then the reporter is disabled at once, saying so', () => {
     for (const url of ['htp://proctor.example.com', 'proctor.example.com', 'http://']) {
-      expect(resolveSettings({ url, apiKey: 'k', environment: 'staging' }, {}), url).toEqual({ ok: false, reason: expect.stringContaining('is not an http:// or https:// URL') });
+      expect(resolveSettings({ url, apiKey: 'k', environment: 'staging' }, {}), url).toEqual({
+        ok: false,
+        reason: expect.stringContaining('is not an http:// or https:// URL'),
+      });
     }
     expect(resolveSettings({ url: 'https://proctor.example.com', apiKey: 'k', environment: 'staging' }, { PROCTOR_CONNECT_BUDGET_S: '0' })).toEqual({
       ok: false,
@@ -295,7 +305,13 @@ describe('forgiving snoozed failures', () => {
     { id: 'a', title: 'a.spec.ts › fails' },
     { id: 'b', title: 'b.spec.ts › fails too' },
   ];
-  const snooze = (testIds: string[], until = '2026-12-01T00:00:00Z') => ({ id: 1, test_ids: testIds, snooze_until: until, description: null, source: 'user' as const });
+  const snooze = (testIds: string[], until = '2026-12-01T00:00:00Z') => ({
+    id: 1,
+    test_ids: testIds,
+    snooze_until: until,
+    description: null,
+    source: 'user' as const,
+  });
 
   it('when every failed test is covered by an active snooze, then the invocation is forgiven', () => {
     const verdict = judge('failed', failed, 0, { ok: true, snoozes: [snooze(['a']), snooze(['b', 'c'])] }, now);

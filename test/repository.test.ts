@@ -6,16 +6,23 @@ import { installDependencies, parseEnvFile } from '../server/src/toolchain/repos
 import { EXAMPLES } from './helpers/playwright.ts';
 
 describe('the repository layer', () => {
-  it('when a folder\'s dependencies already resolve, then nothing is installed and nothing is written into it', async () => {
+  it("when a folder's dependencies already resolve, then nothing is installed and nothing is written into it", async () => {
     const lines: string[] = [];
-    expect(await installDependencies(EXAMPLES, (line) => lines.push(line), { ownFolder: true, runner: { user: null, home: '/nonexistent', modules: null } })).toBe(false);
+    expect(
+      await installDependencies(EXAMPLES, (line) => lines.push(line), { ownFolder: true, runner: { user: null, home: '/nonexistent', modules: null } }),
+    ).toBe(false);
     expect(lines).toEqual([]);
     expect(fs.existsSync(path.join(EXAMPLES, 'node_modules'))).toBe(false);
     expect(fs.existsSync(path.join(EXAMPLES, 'package-lock.json'))).toBe(false);
   });
 
   it('when env files are read, then quotes, comments and export are handled', () => {
-    expect(parseEnvFile('# comment\nexport A=1\nB="two words"\nC=\'x\' \nD=plain # trailing\n\nnot a line')).toEqual({ A: '1', B: 'two words', C: 'x', D: 'plain' });
+    expect(parseEnvFile('# comment\nexport A=1\nB="two words"\nC=\'x\' \nD=plain # trailing\n\nnot a line')).toEqual({
+      A: '1',
+      B: 'two words',
+      C: 'x',
+      D: 'plain',
+    });
   });
 
   it('when resolving a branch, then branch wins, else a build branch the repository has, else the default', () => {

@@ -156,7 +156,12 @@ describe('uploaded files, end to end over HTTP', () => {
 
 describe('link-type files', () => {
   it('when url is given, then the file is uploaded at once with an access level and no upload_url', async () => {
-    const response = await api.post('/api/resources', { project_id: projectId, name: 'Design doc', url: 'https://docs.example.com/d/1', access_level: 'read_write' });
+    const response = await api.post('/api/resources', {
+      project_id: projectId,
+      name: 'Design doc',
+      url: 'https://docs.example.com/d/1',
+      access_level: 'read_write',
+    });
     expect(response.body.data.resource).toMatchObject({ url: 'https://docs.example.com/d/1', status: 'uploaded', access_level: 'read_write' });
     expect(response.body.data.resource.upload_url).toBeUndefined();
     const defaulted = await api.post('/api/resources', { project_id: projectId, name: 'Wiki', url: 'https://wiki.example.com' });
@@ -180,7 +185,7 @@ describe('validation and scope', () => {
     expect(response.body.error.message).toContain(field);
   });
 
-  it('when project_id differs from the key\'s project, then it is refused with 403', async () => {
+  it("when project_id differs from the key's project, then it is refused with 403", async () => {
     const response = await api.post('/api/resources', { project_id: projectId + 1000, name: 'a' });
     expect(response.status).toBe(403);
     expect(response.body.error.message).toContain('body.project_id');

@@ -77,7 +77,10 @@ async function halfDeleted(sql: Sql, runIds: number[]): Promise<number[]> {
 /** A real file storage whose removals fail from the `failFrom`-th on: a store that went away mid-pass. */
 class FailingRemovals extends FileStorage {
   removals = 0;
-  constructor(root: string, private readonly failFrom: number) {
+  constructor(
+    root: string,
+    private readonly failFrom: number,
+  ) {
     super(root);
   }
   override async remove(key: string): Promise<void> {
@@ -115,7 +118,12 @@ describe('a retention pass that dies midway', () => {
     expect(dry.output()).toContain(
       `would delete the results of ${RUNS} runs (${RUNS * RESULTS_PER_RUN} results) and the attachments of 0 more runs; ${RUNS * FILES_PER_RUN} attachments, ${RUNS * FILES_PER_RUN} files, ${bytes} bytes`,
     );
-    expect(await leftOf(db.sql, runIds)).toEqual({ marked: 0, results: RUNS * RESULTS_PER_RUN, tests: RUNS * RESULTS_PER_RUN, attachments: RUNS * FILES_PER_RUN });
+    expect(await leftOf(db.sql, runIds)).toEqual({
+      marked: 0,
+      results: RUNS * RESULTS_PER_RUN,
+      tests: RUNS * RESULTS_PER_RUN,
+      attachments: RUNS * FILES_PER_RUN,
+    });
     expect(await storageAgreement(db.sql, filesDir)).toEqual({ orphanFiles: [], missingFiles: [], queued: 0 });
   });
 

@@ -55,7 +55,12 @@ describe('the retention policy', () => {
     const key = seeded.key;
     await seedEnvironment(server.sql, projectId, 'staging');
     api = client(server.url, key);
-    for (const [name, age] of [['old', 10], ['pinned', 10], ['middle', 5], ['recent', 1]] as const) {
+    for (const [name, age] of [
+      ['old', 10],
+      ['pinned', 10],
+      ['middle', 5],
+      ['recent', 1],
+    ] as const) {
       clock.now = daysAgo(age);
       runs[name] = await reportRun(api, server.url, 'staging', suite(name));
     }
@@ -95,14 +100,25 @@ describe('the retention policy', () => {
     const policy = await api.put('/api/retention-policy', { results_days: 7, artifacts_days: 3 });
     expect(policy.body.data.policy).toEqual({ results_days: 7, artifacts_days: 3 });
     await waitUntil(async () => (await api.get(`/api/test-runs/${runs.old}`)).body.data.test_run.testRun.details_deleted, 15_000, 'the old run deleted');
-    await waitUntil(async () => (await api.get(`/api/test-runs/${runs.middle}`)).body.data.test_run.flattenedSummaryDetails[0].attachments.length === 0, 15_000, 'attachments deleted');
+    await waitUntil(
+      async () => (await api.get(`/api/test-runs/${runs.middle}`)).body.data.test_run.flattenedSummaryDetails[0].attachments.length === 0,
+      15_000,
+      'attachments deleted',
+    );
     await waitUntil(async () => (await storageAgreement(server.sql, server.filesDir)).queued === 0, 15_000, 'bytes removed');
 
     const old = (await api.get(`/api/test-runs/${runs.old}`)).body.data.test_run;
     expect(old.flattenedSummaryDetails).toEqual([]);
     expect(old.testRun).toEqual({ ...oldRun, details_deleted: true, summary_url: old.testRun.summary_url });
     const listed = (await api.get('/api/test-runs?per_page=10')).body.data.test_runs;
-    expect(listed.map((run: { id: number; details_deleted: boolean; pinned: boolean; total_count: number }) => [run.id, run.details_deleted, run.pinned, run.total_count])).toEqual([
+    expect(
+      listed.map((run: { id: number; details_deleted: boolean; pinned: boolean; total_count: number }) => [
+        run.id,
+        run.details_deleted,
+        run.pinned,
+        run.total_count,
+      ]),
+    ).toEqual([
       [runs.recent, false, false, 3],
       [runs.middle, false, false, 3],
       [runs.pinned, false, true, 3],
@@ -143,7 +159,11 @@ describe('the retention policy', () => {
   it('when a pinned run is unpinned, then the next pass deletes it', async () => {
     const unpinned = await api.delete(`/api/test-runs/${runs.pinned}/pin`);
     expect(unpinned.body.data.test_run).toMatchObject({ pinned: false, details_deleted: false });
-    await waitUntil(async () => (await api.get(`/api/test-runs/${runs.pinned}`)).body.data.test_run.testRun.details_deleted, 15_000, 'the unpinned run deleted');
+    await waitUntil(
+      async () => (await api.get(`/api/test-runs/${runs.pinned}`)).body.data.test_run.testRun.details_deleted,
+      15_000,
+      'the unpinned run deleted',
+    );
     await waitUntil(async () => (await storageAgreement(server.sql, server.filesDir)).queued === 0, 15_000, 'bytes removed');
     expect(await storageAgreement(server.sql, server.filesDir)).toEqual({ orphanFiles: [], missingFiles: [], queued: 0 });
     const [blobs] = await server.sql<{ n: number }[]>`select count(*)::int as n from artifact_blobs`;

@@ -58,25 +58,50 @@ beforeAll(async () => {
   operations = Object.entries(document.paths as Record<string, Record<string, Record<string, unknown>>>).flatMap(([route, methods]) =>
     Object.entries(methods)
       .filter(([, operation]) => operation['x-proctor-role'] !== undefined)
-      .map(([method, operation]) => ({ method: method.toUpperCase(), path: route, role: operation['x-proctor-role'] as string, runKey: operation['x-proctor-run-key'] === true })),
+      .map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        path: route,
+        role: operation['x-proctor-role'] as string,
+        runKey: operation['x-proctor-run-key'] === true,
+      })),
   );
 
   const project_ = { 'x-project-id': String(projectId) };
   for (const role of ROLES) {
     const person = await seedUser(server.sql, [projectId], { role, scope: 'admin' });
     const { cookie, session } = await createSession(server.sql, person.userId, new Date());
-    callers.push({ name: `a ${role}'s session`, headers: { cookie: `proctor_session=${cookie}`, 'x-csrf-token': session.csrfToken, ...project_ }, role, run: null });
+    callers.push({
+      name: `a ${role}'s session`,
+      headers: { cookie: `proctor_session=${cookie}`, 'x-csrf-token': session.csrfToken, ...project_ },
+      role,
+      run: null,
+    });
     for (const scope of KEY_SCOPES) {
       const { key } = await seedUser(server.sql, [projectId], { role, scope });
-      callers.push({ name: `a ${role}'s ${scope} key`, headers: { authorization: `Bearer ${key}`, ...project_ }, role: lesserRole(roleOfScope(scope), role), run: null });
+      callers.push({
+        name: `a ${role}'s ${scope} key`,
+        headers: { authorization: `Bearer ${key}`, ...project_ },
+        role: lesserRole(roleOfScope(scope), role),
+        run: null,
+      });
     }
   }
   for (const scope of KEY_SCOPES) {
     const key = await createKey(server.sql, { projectId }, scope);
     callers.push({ name: `a project key of scope ${scope}`, headers: { authorization: `Bearer ${key}` }, role: roleOfScope(scope), run: null });
   }
-  callers.push({ name: "the run's key", headers: { authorization: `Bearer ${await createRunKey(server.sql, projectId, runId)}` }, role: null, run: { runId, agentId: null } });
-  callers.push({ name: "an agent's token", headers: { authorization: `Bearer ${await createAgentToken(server.sql, projectId, runId, agentId)}` }, role: null, run: { runId, agentId } });
+  callers.push({
+    name: "the run's key",
+    headers: { authorization: `Bearer ${await createRunKey(server.sql, projectId, runId)}` },
+    role: null,
+    run: { runId, agentId: null },
+  });
+  callers.push({
+    name: "an agent's token",
+    headers: { authorization: `Bearer ${await createAgentToken(server.sql, projectId, runId, agentId)}` },
+    role: null,
+    run: { runId, agentId },
+  });
 }, 60_000);
 
 afterAll(async () => server?.close());
@@ -89,7 +114,12 @@ function requestOf(operation: Operation, caller: Caller, target: { runId: number
     return ids[name] ?? String(MISSING);
   });
   // Bodies that fail validation where they are read: an allowed call changes nothing.
-  const body = operation.path === '/api/failure-groups/{id}/members' && target ? { test_run_id: target.runId } : target ? { agent_id: target.agentId } : { unexpected: true };
+  const body =
+    operation.path === '/api/failure-groups/{id}/members' && target
+      ? { test_run_id: target.runId }
+      : target
+        ? { agent_id: target.agentId }
+        : { unexpected: true };
   return { method: operation.method, path: pathOf, body: operation.method === 'GET' ? undefined : body, headers: caller.headers };
 }
 
@@ -123,15 +153,26 @@ describe('the role of every operation', () => {
     for (const operation of operations.filter((op) => op.role !== 'person' && op.role !== 'instance-admin')) {
       for (const caller of callers) {
         // A run-bound credential is asked on its own run and on another; the others on ids that exist nowhere.
-        const targets = caller.run && operation.runKey ? [{ runId, agentId }, { runId: otherRunId, agentId }, { runId, agentId: agentId + 1000 }] : [null];
+        const targets =
+          caller.run && operation.runKey
+            ? [
+                { runId, agentId },
+                { runId: otherRunId, agentId },
+                { runId, agentId: agentId + 1000 },
+              ]
+            : [null];
         for (const target of targets) {
           const request = requestOf(operation, caller, target);
           const { status, text } = await send(request);
           asked++;
           const expected = allowed(operation, caller, target);
           const named = text.includes(`${operation.method} ${operation.path}`);
-          if (expected && (status === 403 || status === 401)) wrong.push(`${caller.name} refused ${status} on ${request.method} ${request.path}: ${text.slice(0, 200)}`);
-          if (!expected && (status !== 403 || !named)) wrong.push(`${caller.name} got ${status} on ${request.method} ${request.path} (wanted a 403 naming ${operation.method} ${operation.path}): ${text.slice(0, 200)}`);
+          if (expected && (status === 403 || status === 401))
+            wrong.push(`${caller.name} refused ${status} on ${request.method} ${request.path}: ${text.slice(0, 200)}`);
+          if (!expected && (status !== 403 || !named))
+            wrong.push(
+              `${caller.name} got ${status} on ${request.method} ${request.path} (wanted a 403 naming ${operation.method} ${operation.path}): ${text.slice(0, 200)}`,
+            );
         }
       }
     }
@@ -142,7 +183,8 @@ describe('the role of every operation', () => {
   it('when the roles are read from the OpenAPI document, then docs/roles.md lists every operation with the same role', () => {
     const table = fs.readFileSync(path.join(import.meta.dirname, '..', 'docs', 'roles.md'), 'utf8');
     const documented = new Map<string, string>();
-    for (const match of table.matchAll(/^\| `(GET|POST|PUT|PATCH|DELETE) ([^`]+)` \| ([\w-]+) \|/gm)) documented.set(`${match[1]} ${match[2]}`, match[3] as string);
+    for (const match of table.matchAll(/^\| `(GET|POST|PUT|PATCH|DELETE) ([^`]+)` \| ([\w-]+) \|/gm))
+      documented.set(`${match[1]} ${match[2]}`, match[3] as string);
     expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(operations.map((op) => [`${op.method} ${op.path}`, op.role])));
   });
 });

@@ -72,8 +72,24 @@ describe('silent shards', () => {
 });
 
 describe('result batches', () => {
-  const tried = (n: number, retry: number, status: 'passed' | 'failed' | 'skipped', final: null | 'expected' | 'unexpected' | 'flaky' | 'skipped', text: string | null = null) =>
-    attempt(testId(n), { retry, status, final, duration: 10 + retry, error_message: text, stdout_tail: text, started_at: '2026-11-21T10:00:00.000Z', finalError: text, totalDuration: 20 });
+  const tried = (
+    n: number,
+    retry: number,
+    status: 'passed' | 'failed' | 'skipped',
+    final: null | 'expected' | 'unexpected' | 'flaky' | 'skipped',
+    text: string | null = null,
+  ) =>
+    attempt(testId(n), {
+      retry,
+      status,
+      final,
+      duration: 10 + retry,
+      error_message: text,
+      stdout_tail: text,
+      started_at: '2026-11-21T10:00:00.000Z',
+      finalError: text,
+      totalDuration: 20,
+    });
   // passed, failed, flaky (a failed try, then a passed one) and skipped: five attempts, four tests.
   const mixed = (base: number) => [
     tried(base, 0, 'passed', 'expected'),
@@ -108,7 +124,19 @@ describe('result batches', () => {
 
   const awkward = 'tab\there\nnew line\r\nback\\slash \\N \\. \\\\N é 日本 🎭 "quotes" \'single\'';
   const written = async (runId: number) =>
-    server.sql<{ retry: number; status: string; error_message: string | null; stdout_tail: string | null; final_error_message: string | null; outcome: string | null; is_final: boolean; started_at: Date; duration: number }[]>`
+    server.sql<
+      {
+        retry: number;
+        status: string;
+        error_message: string | null;
+        stdout_tail: string | null;
+        final_error_message: string | null;
+        outcome: string | null;
+        is_final: boolean;
+        started_at: Date;
+        duration: number;
+      }[]
+    >`
       select retry, status, error_message, stdout_tail, final_error_message, outcome, is_final, started_at, duration
       from test_results where test_run_id = ${runId} order by test_case_id, retry`;
 
@@ -243,4 +271,3 @@ describe('run keys', () => {
     expect(again.body.error.message).toContain('has ended');
   });
 });
-

@@ -44,9 +44,7 @@ const FAMILIES: Record<string, string[]> = {
   'helper click on #wishlist': ['helper click #wishlist 300', 'helper click #wishlist 500'],
 };
 
-const samePairs = Object.entries(FAMILIES).flatMap(([family, names]) =>
-  names.flatMap((a, i) => names.slice(i + 1).map((b) => [family, a, b] as const)),
-);
+const samePairs = Object.entries(FAMILIES).flatMap(([family, names]) => names.flatMap((a, i) => names.slice(i + 1).map((b) => [family, a, b] as const)));
 
 // The close calls: same assertion on another locator, same locator at another line, same line
 // waiting for another locator, same action kind on another target.
@@ -65,10 +63,7 @@ const TARGETED_DIFFERENT: [string, string][] = [
   ['type error 1', 'thrown order 4711'],
 ];
 const representatives = Object.values(FAMILIES).map((names) => names[0] as string);
-const differentPairs = [
-  ...TARGETED_DIFFERENT,
-  ...representatives.flatMap((a, i) => representatives.slice(i + 1).map((b) => [a, b] as [string, string])),
-];
+const differentPairs = [...TARGETED_DIFFERENT, ...representatives.flatMap((a, i) => representatives.slice(i + 1).map((b) => [a, b] as [string, string]))];
 
 describe('failure signature over real Playwright failures', () => {
   it('has at least 40 pairs that must share a group and 40 that must not', () => {

@@ -19,7 +19,11 @@ let projectKey: string;
 beforeAll(async () => {
   const port = await freePort();
   server = await startTestServer({
-    env: { PROCTOR_OIDC_ISSUER: `http://127.0.0.1:${port}`, PROCTOR_OIDC_CLIENT_ID: 'proctor', PROCTOR_OIDC_CLIENT_SECRET: 'a-client-secret-of-proctor-for-tests' },
+    env: {
+      PROCTOR_OIDC_ISSUER: `http://127.0.0.1:${port}`,
+      PROCTOR_OIDC_CLIENT_ID: 'proctor',
+      PROCTOR_OIDC_CLIENT_SECRET: 'a-client-secret-of-proctor-for-tests',
+    },
   });
   provider = await startOidcProvider(port, `${server.url}/sign-in/oidc/callback`, {
     alice: { email: 'alice@example.com', name: 'Alice Example' },

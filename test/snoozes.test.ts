@@ -70,7 +70,10 @@ describe('creating snoozes', () => {
     [{ test_ids: ['ID'], snooze_until: 'LATER', project_id: 1 }, 'body'],
   ])('when the body is %j, then the 400 names %s', async (template, field) => {
     const body = JSON.parse(
-      JSON.stringify(template).replace('"LATER"', JSON.stringify(later(HOUR))).replace('"PAST"', JSON.stringify(later(-HOUR))).replace('"ID"', JSON.stringify(testId(9))),
+      JSON.stringify(template)
+        .replace('"LATER"', JSON.stringify(later(HOUR)))
+        .replace('"PAST"', JSON.stringify(later(-HOUR)))
+        .replace('"ID"', JSON.stringify(testId(9))),
     );
     const response = await api.post('/api/snoozes', body);
     expect(response.status).toBe(400);
@@ -141,7 +144,8 @@ describe('listing and expiry', () => {
 
 describe('updating and deleting', () => {
   async function fresh() {
-    return (await api.post('/api/snoozes', { test_ids: [testId(7)], snooze_until: later(HOUR), description: 'why', scoped_to_environment_id: environmentId })).body.data.snooze;
+    return (await api.post('/api/snoozes', { test_ids: [testId(7)], snooze_until: later(HOUR), description: 'why', scoped_to_environment_id: environmentId }))
+      .body.data.snooze;
   }
 
   it('when expire_now is true, then the snooze is expired at once', async () => {

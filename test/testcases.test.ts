@@ -8,7 +8,17 @@ let api: ReturnType<typeof client>;
 let projectId: number;
 
 function listed(n: number, overrides: Partial<ListedTest> = {}): ListedTest {
-  return { id: testId(n), title: `test ${n}`, file_path: 'tests/home.spec.ts', suites: ['home page'], runner_project: 'desktop', tags: [], line: n, column: 3, ...overrides };
+  return {
+    id: testId(n),
+    title: `test ${n}`,
+    file_path: 'tests/home.spec.ts',
+    suites: ['home page'],
+    runner_project: 'desktop',
+    tags: [],
+    line: n,
+    column: 3,
+    ...overrides,
+  };
 }
 
 beforeAll(async () => {
@@ -16,12 +26,24 @@ beforeAll(async () => {
   const project = await seedProject(server.sql);
   projectId = project.projectId;
   api = client(server.url, project.key);
-  await upsertTestCases(server.sql, projectId, [
-    listed(1, { title: 'shows the title', tags: ['@smoke'] }),
-    listed(2, { title: 'counts clicks', tags: ['@smoke', '@cart'], runner_project: 'mobile' }),
-    listed(3, { title: 'pays by card', file_path: 'tests/checkout/pay.spec.ts', suites: ['checkout', 'cards'], tags: ['@cart'] }),
-  ], 'aaa111', server.clock.read());
-  await upsertTestCases(server.sql, projectId, [listed(4, { title: 'new one', file_path: 'tests/new.spec.ts' }), listed(1, { title: 'shows the title', tags: ['@smoke'] })], 'bbb222', server.clock.read());
+  await upsertTestCases(
+    server.sql,
+    projectId,
+    [
+      listed(1, { title: 'shows the title', tags: ['@smoke'] }),
+      listed(2, { title: 'counts clicks', tags: ['@smoke', '@cart'], runner_project: 'mobile' }),
+      listed(3, { title: 'pays by card', file_path: 'tests/checkout/pay.spec.ts', suites: ['checkout', 'cards'], tags: ['@cart'] }),
+    ],
+    'aaa111',
+    server.clock.read(),
+  );
+  await upsertTestCases(
+    server.sql,
+    projectId,
+    [listed(4, { title: 'new one', file_path: 'tests/new.spec.ts' }), listed(1, { title: 'shows the title', tags: ['@smoke'] })],
+    'bbb222',
+    server.clock.read(),
+  );
   await server.sql`update test_cases set is_active = false where project_id = ${projectId} and id = ${testId(2)}`;
   const otherProject = await seedProject(server.sql);
   await upsertTestCases(server.sql, otherProject.projectId, [listed(9)], 'ccc', server.clock.read());
@@ -91,7 +113,13 @@ describe('test case tags', () => {
     const response = await api.put(`/api/test-cases/${testId(3)}/tags`, { tags: ['payments', '@cart', 'payments'] });
     expect(response.status).toBe(200);
     expect(response.body.data.test_case.tags).toEqual(['@payments', '@cart']);
-    await upsertTestCases(server.sql, projectId, [listed(3, { title: 'pays by card', file_path: 'tests/checkout/pay.spec.ts', tags: ['@cart'] })], 'ddd', server.clock.read());
+    await upsertTestCases(
+      server.sql,
+      projectId,
+      [listed(3, { title: 'pays by card', file_path: 'tests/checkout/pay.spec.ts', tags: ['@cart'] })],
+      'ddd',
+      server.clock.read(),
+    );
     expect(await ids('&tags=payments')).toEqual([testId(3)]);
   });
 

@@ -17,7 +17,12 @@ export function runAgent(settings: Settings, runId: number, log: (line: string) 
   const args = [...words, 'agent', '--run', String(runId), '--workspace', settings.agent.workspace];
   if (settings.agent.name) args.push('--name', settings.agent.name);
   const child = spawn(command, args, {
-    env: { ...process.env, PROCTOR_URL: settings.url, PROCTOR_API_KEY: settings.apiKey, ...(settings.projectId ? { PROCTOR_PROJECT_ID: settings.projectId } : {}) },
+    env: {
+      ...process.env,
+      PROCTOR_URL: settings.url,
+      PROCTOR_API_KEY: settings.apiKey,
+      ...(settings.projectId ? { PROCTOR_PROJECT_ID: settings.projectId } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let last = '';

@@ -61,7 +61,10 @@ export class ProctorClient {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (isTransient(error)) throw new TransientError(error.status === null ? `${this.options.url} could not be reached (${error.message})` : error.message);
-      throw new FatalError(MEANING[error.status as number] ? `HTTP ${error.status}: ${MEANING[error.status as number]}` : error.message, error.status as number);
+      throw new FatalError(
+        MEANING[error.status as number] ? `HTTP ${error.status}: ${MEANING[error.status as number]}` : error.message,
+        error.status as number,
+      );
     }
   }
 

@@ -7,7 +7,13 @@ function cell(text: string): string {
 }
 
 function firstLine(text: string | null): string {
-  return (text ?? '').split('\n').find((line) => line.trim())?.trim().slice(0, 200) ?? '';
+  return (
+    (text ?? '')
+      .split('\n')
+      .find((line) => line.trim())
+      ?.trim()
+      .slice(0, 200) ?? ''
+  );
 }
 
 /** The job summary: the outcome, a table of counts, the failing tests with their failure groups, the link. */
@@ -28,13 +34,22 @@ export function jobSummary(run: RunView, note: string | null): string {
     lines.push('### Failing tests', '', '| Test | Project | Error | Failure group |', '|---|---|---|---|');
     for (const d of failing.slice(0, 100)) {
       const snoozed = d.snoozed ? ' (snoozed)' : '';
-      lines.push(`| ${cell(d.title)}${snoozed}<br>\`${cell(d.file_path)}\` | ${cell(d.runner_project)} | ${cell(firstLine(d.error_message))} | ${d.failure_group_id ? `\`${d.failure_group_id}\`` : ''} |`);
+      lines.push(
+        `| ${cell(d.title)}${snoozed}<br>\`${cell(d.file_path)}\` | ${cell(d.runner_project)} | ${cell(firstLine(d.error_message))} | ${d.failure_group_id ? `\`${d.failure_group_id}\`` : ''} |`,
+      );
     }
     if (failing.length > 100) lines.push(`| … and ${failing.length - 100} more | | | |`);
     lines.push('');
   }
   const flaky = run.flattenedSummaryDetails.filter((d) => d.status === 'flaky');
-  if (flaky.length > 0) lines.push(`Flaky: ${flaky.map((d) => `${d.title} (${d.runner_project})`).slice(0, 20).join(', ')}`, '');
+  if (flaky.length > 0)
+    lines.push(
+      `Flaky: ${flaky
+        .map((d) => `${d.title} (${d.runner_project})`)
+        .slice(0, 20)
+        .join(', ')}`,
+      '',
+    );
   lines.push(`[Open the run's page](${t.summary_url})`, '');
   return lines.join('\n');
 }

@@ -99,7 +99,9 @@ export class ArtifactUploader {
     try {
       const size = attachment.body ? attachment.body.length : (await fs.promises.stat(attachment.path as string)).size;
       if (size > this.limitBytes) {
-        this.report.refused.push(`${this.label(attachment)}: ${describeSize(size)} is over the limit of ${describeSize(this.limitBytes)} (PROCTOR_ARTIFACT_LIMIT_MB)`);
+        this.report.refused.push(
+          `${this.label(attachment)}: ${describeSize(size)} is over the limit of ${describeSize(this.limitBytes)} (PROCTOR_ARTIFACT_LIMIT_MB)`,
+        );
         return;
       }
       const declaration: AttachmentDeclaration = {
@@ -135,7 +137,9 @@ export class ArtifactUploader {
     }
     let answer: AttachmentsAnswer;
     try {
-      answer = await postJson<AttachmentsAnswer>(this.transport, `/api/test-runs/${runId}/attachments`, { attachments: batch.map((p) => p.declaration) } satisfies AttachmentsBody);
+      answer = await postJson<AttachmentsAnswer>(this.transport, `/api/test-runs/${runId}/attachments`, {
+        attachments: batch.map((p) => p.declaration),
+      } satisfies AttachmentsBody);
     } catch (error) {
       this.report.failures.push(`${batch.length} attachment(s) not declared: ${(error as Error).message}`);
       return;
@@ -169,7 +173,13 @@ export class ArtifactUploader {
     await this.uploading.run(async () => {
       try {
         const { attachment, declaration } = prepared;
-        await putSigned(this.transport, this.resolve(disposition.upload_url as string), () => openBytes(attachment), declaration.size_bytes, disposition.upload_headers ?? {});
+        await putSigned(
+          this.transport,
+          this.resolve(disposition.upload_url as string),
+          () => openBytes(attachment),
+          declaration.size_bytes,
+          disposition.upload_headers ?? {},
+        );
         if (disposition.confirm_url) await postSigned(this.transport, this.resolve(disposition.confirm_url));
         this.report.uploaded++;
         this.report.uploadedBytes += declaration.size_bytes;

@@ -47,7 +47,16 @@ export function ciRevision(env: NodeJS.ProcessEnv): { branch: string | null; com
       'SYSTEM_PULLREQUEST_SOURCEBRANCH',
       'BUILD_SOURCEBRANCHNAME',
     ]),
-    commit: firstOf(env, ['PROCTOR_COMMIT', 'GITHUB_SHA', 'CI_COMMIT_SHA', 'BUILDKITE_COMMIT', 'CIRCLE_SHA1', 'GIT_COMMIT', 'BITBUCKET_COMMIT', 'BUILD_SOURCEVERSION']),
+    commit: firstOf(env, [
+      'PROCTOR_COMMIT',
+      'GITHUB_SHA',
+      'CI_COMMIT_SHA',
+      'BUILDKITE_COMMIT',
+      'CIRCLE_SHA1',
+      'GIT_COMMIT',
+      'BITBUCKET_COMMIT',
+      'BUILD_SOURCEVERSION',
+    ]),
   };
 }
 

@@ -17,7 +17,10 @@ export async function readActiveSnoozes(transport: TransportOptions, environment
   const snoozes: WireSnooze[] = [];
   try {
     for (let page = 1; page <= MAX_PAGES; page++) {
-      const answer = await getJson<SnoozeListAnswer>(options, `/api/snoozes?status=active&per_page=100&page=${page}&environment=${encodeURIComponent(environment)}`);
+      const answer = await getJson<SnoozeListAnswer>(
+        options,
+        `/api/snoozes?status=active&per_page=100&page=${page}&environment=${encodeURIComponent(environment)}`,
+      );
       snoozes.push(...answer.data.snoozes);
       if (page >= answer.pagination.total_pages) return { ok: true, snoozes };
     }
@@ -43,15 +46,18 @@ export type Verdict =
  */
 export function judge(status: string, failed: FailedTest[], otherErrors: number, snoozes: ActiveSnoozes, now: Date): Verdict | null {
   if (status !== 'failed' || failed.length === 0) return null;
-  if (!snoozes.ok) return { kind: 'not-forgiven', cause: 'unread', reason: `the snoozes could not be read at start (${snoozes.reason})`, covered: 0, uncovered: failed };
+  if (!snoozes.ok)
+    return { kind: 'not-forgiven', cause: 'unread', reason: `the snoozes could not be read at start (${snoozes.reason})`, covered: 0, uncovered: failed };
   const active = snoozes.snoozes.filter((snooze) => new Date(snooze.snooze_until) > now);
   const covered = failed.flatMap((test) => {
     const snooze = active.find((s) => s.test_ids.includes(test.id));
     return snooze ? [{ test, snooze }] : [];
   });
   const uncovered = failed.filter((test) => !covered.some((c) => c.test === test));
-  if (otherErrors > 0) return { kind: 'not-forgiven', cause: 'other-errors', reason: `${otherErrors} error(s) outside the tests`, covered: covered.length, uncovered };
-  if (uncovered.length > 0) return { kind: 'not-forgiven', cause: 'not-snoozed', reason: `${uncovered.length} failed test(s) not snoozed`, covered: covered.length, uncovered };
+  if (otherErrors > 0)
+    return { kind: 'not-forgiven', cause: 'other-errors', reason: `${otherErrors} error(s) outside the tests`, covered: covered.length, uncovered };
+  if (uncovered.length > 0)
+    return { kind: 'not-forgiven', cause: 'not-snoozed', reason: `${uncovered.length} failed test(s) not snoozed`, covered: covered.length, uncovered };
   return { kind: 'forgiven', covered };
 }
 
@@ -63,9 +69,14 @@ export function worthSaying(verdict: Verdict): boolean {
 /** The summary line of a verdict. */
 export function describeVerdict(verdict: Verdict): string {
   if (verdict.kind === 'forgiven') {
-    const items = verdict.covered.map(({ test, snooze }) => `${test.title} (until ${snooze.snooze_until.slice(0, 10)}${snooze.source === 'auto' ? ', quarantined' : ''})`);
+    const items = verdict.covered.map(
+      ({ test, snooze }) => `${test.title} (until ${snooze.snooze_until.slice(0, 10)}${snooze.source === 'auto' ? ', quarantined' : ''})`,
+    );
     return `[proctor] ${verdict.covered.length} failed test(s) forgiven, all snoozed in Proctor: ${items.slice(0, 10).join('; ')}${items.length > 10 ? `; and ${items.length - 10} more` : ''}. Playwright's result is passed (PROCTOR_FORGIVE_SNOOZED=false to keep it failed)`;
   }
-  const names = verdict.uncovered.slice(0, 5).map((test) => test.title).join('; ');
+  const names = verdict.uncovered
+    .slice(0, 5)
+    .map((test) => test.title)
+    .join('; ');
   return `[proctor] ${verdict.covered} failed test(s) snoozed, nothing forgiven: ${verdict.reason}${names ? ` (${names}${verdict.uncovered.length > 5 ? '; ...' : ''})` : ''}`;
 }

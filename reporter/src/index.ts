@@ -117,7 +117,8 @@ function describeArtifacts(report: ArtifactReport): string | null {
   const sent = report.uploaded + report.alreadyStored;
   if (sent === 0 && report.refused.length === 0 && report.failures.length === 0) return null;
   const parts = [`[proctor] ${report.uploaded} attachment(s) uploaded (${describeSize(report.uploadedBytes)}), ${report.alreadyStored} already stored`];
-  if (report.refused.length > 0) parts.push(`refused: ${report.refused.slice(0, 5).join('; ')}${report.refused.length > 5 ? `; and ${report.refused.length - 5} more` : ''}`);
+  if (report.refused.length > 0)
+    parts.push(`refused: ${report.refused.slice(0, 5).join('; ')}${report.refused.length > 5 ? `; and ${report.refused.length - 5} more` : ''}`);
   if (report.failures.length > 0) parts.push(`not delivered: ${[...new Set(report.failures)].slice(0, 5).join('; ')}`);
   return parts.join('; ');
 }

@@ -10,7 +10,8 @@ export interface FailureInput {
 }
 
 // Lines that carry the values of a mismatch: the values vary from run to run, the mode does not.
-const VALUE_LINE = /^\s*(Expected|Received|Expected string|Received string|Expected pattern|Expected substring|Received value|Expected value|Expected length|Received length|Received array|Expected array|Number of calls|Received object|Expected object|Expected: not|Received: not)\b[^:]*:/;
+const VALUE_LINE =
+  /^\s*(Expected|Received|Expected string|Received string|Expected pattern|Expected substring|Received value|Expected value|Expected length|Received length|Received array|Expected array|Number of calls|Received object|Expected object|Expected: not|Received: not)\b[^:]*:/;
 const DIFF_LINE = /^\s*[-+] /;
 // A deep-equality diff: its body (and the values in its context lines) is all values.
 const DIFF_HEADER = /^\s*- Expected\b.*-\s*\d+\s*$/;

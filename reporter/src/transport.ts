@@ -85,7 +85,11 @@ export class ConnectBudget {
 
   /** The server is taken for unreachable: this request and every later one fail with the answer. */
   giveUp(where: string, code: string): ApiError {
-    this.gaveUp ??= new ApiError(`the server could not be reached (${code} on ${where}), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=${Math.round(this.ms / 1000)})`, null, true);
+    this.gaveUp ??= new ApiError(
+      `the server could not be reached (${code} on ${where}), so nothing more is sent (PROCTOR_CONNECT_BUDGET_S=${Math.round(this.ms / 1000)})`,
+      null,
+      true,
+    );
     return this.gaveUp;
   }
 }
@@ -141,7 +145,11 @@ function request(
       response.on('error', reject);
       response.on('end', () => {
         const retryAfter = response.headers['retry-after'];
-        resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, text: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          status: response.statusCode ?? 0,
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+          text: Buffer.concat(chunks).toString('utf8'),
+        });
       });
     });
     outgoing.on('timeout', () => outgoing.destroy(Object.assign(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })));
@@ -215,7 +223,9 @@ function headersOf(options: TransportOptions): Record<string, string> {
 export async function callJson<T>(options: TransportOptions, method: Method, path: string, body?: unknown): Promise<T> {
   const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
   const headers = { ...headersOf(options), ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}) };
-  const reply = await withRetries(options, path, (connectMs) => request(method, `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload ?? undefined), connectMs));
+  const reply = await withRetries(options, path, (connectMs) =>
+    request(method, `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload ?? undefined), connectMs),
+  );
   return (reply.text ? JSON.parse(reply.text) : null) as T;
 }
 
@@ -232,7 +242,9 @@ export function getJson<T>(options: TransportOptions, path: string): Promise<T> 
 /** As postJson, for a body already serialised and gzipped. */
 export async function postGzipped<T>(options: TransportOptions, path: string, payload: Buffer): Promise<T> {
   const headers = { ...headersOf(options), 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(payload.length) };
-  const reply = await withRetries(options, path, (connectMs) => request('POST', `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload), connectMs));
+  const reply = await withRetries(options, path, (connectMs) =>
+    request('POST', `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload), connectMs),
+  );
   return (reply.text ? JSON.parse(reply.text) : null) as T;
 }
 

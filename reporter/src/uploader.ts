@@ -175,7 +175,10 @@ export class Uploader {
       const groupId = attempt.final?.failure_group_id;
       if (!groupId) continue;
       const attach = async () => {
-        await postJson(this.transport, `/api/failure-groups/${encodeURIComponent(groupId)}/members`, { test_run_id: this.runId, test_case_id: attempt.test_id });
+        await postJson(this.transport, `/api/failure-groups/${encodeURIComponent(groupId)}/members`, {
+          test_run_id: this.runId,
+          test_case_id: attempt.test_id,
+        });
         this.attached++;
       };
       const what = `attach ${attempt.test_id} to failure group ${groupId}`;

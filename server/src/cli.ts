@@ -47,7 +47,6 @@ const USAGE = `usage: proctor <command>
 Settings come from the environment: DATABASE_URL (unset: an embedded PostgreSQL in
 PROCTOR_DATA_DIR, default .proctor), PORT (default 3000), and the others the README lists.`;
 
-
 /** The package's own version: package.json sits one folder up from src/ and from the compiled dist/. */
 function packageVersion(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -84,7 +83,6 @@ function parseJsonFlag<S extends z.ZodType>(schema: S, raw: string, flag: string
   if (!parsed.success) throw new UsageError(`--${flag}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
-
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -147,7 +145,9 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         return createKey(sql, await keyOwner(sql, flags), scopeFlag(flags));
       case 'key list': {
         const keys = await listKeys(sql, await keyOwner(sql, flags));
-        return keys.map((key) => [key.id, key.scope, key.created_at.toISOString(), key.test_run_id ? `run ${key.test_run_id}` : ''].join('\t').trimEnd()).join('\n');
+        return keys
+          .map((key) => [key.id, key.scope, key.created_at.toISOString(), key.test_run_id ? `run ${key.test_run_id}` : ''].join('\t').trimEnd())
+          .join('\n');
       }
       case 'key revoke': {
         const given = required(flags, 'key');

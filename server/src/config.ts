@@ -12,7 +12,10 @@ const envSchema = z.object({
   PROCTOR_DATA_DIR: z.string().min(1).default('.proctor'),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
-  PROCTOR_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/i, 'must look like 5mb or 512kb').default('5mb'),
+  PROCTOR_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(kb|mb)$/i, 'must look like 5mb or 512kb')
+    .default('5mb'),
   PROCTOR_UPLOAD_LIMIT_MB: z.coerce.number().int().min(1).max(10_240).default(100),
   PROCTOR_SHARD_TIMEOUT_S: z.coerce.number().int().min(1).default(1800),
   PROCTOR_SWEEP_INTERVAL_S: z.coerce.number().min(0.05).default(15),
@@ -31,7 +34,10 @@ const envSchema = z.object({
   PROCTOR_S3_BUCKET: z.string().min(3).max(63).optional(),
   PROCTOR_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_S3_REGION: z.string().min(1).optional(),
-  PROCTOR_S3_PREFIX: z.string().regex(/^[A-Za-z0-9._/-]*$/, 'may hold letters, digits, . _ - and /').default(''),
+  PROCTOR_S3_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._/-]*$/, 'may hold letters, digits, . _ - and /')
+    .default(''),
   PROCTOR_OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_OIDC_CLIENT_ID: z.string().min(1).optional(),
   PROCTOR_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
@@ -196,7 +202,11 @@ function s3Settings(e: Env, aws: Record<string, string | undefined>): S3Settings
     prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
     credentials:
       aws.AWS_ACCESS_KEY_ID && aws.AWS_SECRET_ACCESS_KEY
-        ? { accessKeyId: aws.AWS_ACCESS_KEY_ID, secretAccessKey: aws.AWS_SECRET_ACCESS_KEY, ...(aws.AWS_SESSION_TOKEN ? { sessionToken: aws.AWS_SESSION_TOKEN } : {}) }
+        ? {
+            accessKeyId: aws.AWS_ACCESS_KEY_ID,
+            secretAccessKey: aws.AWS_SECRET_ACCESS_KEY,
+            ...(aws.AWS_SESSION_TOKEN ? { sessionToken: aws.AWS_SESSION_TOKEN } : {}),
+          }
         : null,
   };
 }

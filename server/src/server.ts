@@ -79,7 +79,16 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     const { port } = serving;
     const publicUrl = publicUrlOf(config, port);
     await recordPublicUrl(database.sql, publicUrl);
-    logger.info({ port, public_url: publicUrl, embedded: database.embedded, http_workers: httpWorkers, storage: config.s3 ? `s3://${config.s3.bucket}/${config.s3.prefix}` : 'files' }, 'listening');
+    logger.info(
+      {
+        port,
+        public_url: publicUrl,
+        embedded: database.embedded,
+        http_workers: httpWorkers,
+        storage: config.s3 ? `s3://${config.s3.bucket}/${config.s3.prefix}` : 'files',
+      },
+      'listening',
+    );
     if (config.demo) await seedDemo(database.sql, config, publicUrl);
     if (!config.oidc) process.stdout.write(`Sign in to the dashboard with a one-time link: proctor user login-link --email <your email>\n`);
     const sweeper = startSweeper(database.sql, clock, logger, {

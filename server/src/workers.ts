@@ -34,19 +34,15 @@ function isStopRun(message: unknown): message is StopRunMessage {
  * listen. They share `dbPoolMax` connections (two each at least). A worker that dies is replaced;
  * `close` lets each finish the requests under way.
  */
-export async function forkHttpWorkers(
-  count: number,
-  dbPoolMax: number,
-  logger: Logger,
-  jobs: JobControl,
-): Promise<Serving> {
+export async function forkHttpWorkers(count: number, dbPoolMax: number, logger: Logger, jobs: JobControl): Promise<Serving> {
   const env = { PROCTOR_DB_POOL_MAX: String(Math.max(2, Math.ceil(dbPoolMax / count))) };
   let closing: Promise<void> | null = null;
 
   function fork(): Promise<number> {
     const worker = cluster.fork(env);
     worker.on('message', (message: unknown) => {
-      if (isStopRun(message)) jobs.stopRun(message.runId).catch((error: unknown) => logger.warn({ err: error, run_id: message.runId }, 'stopping a run failed'));
+      if (isStopRun(message))
+        jobs.stopRun(message.runId).catch((error: unknown) => logger.warn({ err: error, run_id: message.runId }, 'stopping a run failed'));
       if ((message as NudgeMessage)?.type === 'sync-requested') jobs.syncRequested();
       if ((message as NudgeMessage)?.type === 'run-ended') jobs.runEnded();
     });

@@ -111,20 +111,24 @@ export function writeArtifactsSuite(): string {
 export async function runArtifactsSuite(serverUrl: string, key: string): Promise<SuiteOutcome> {
   const dir = writeArtifactsSuite();
   const reportFile = path.join(dir, 'report.json');
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', `--reporter=json,${REPORTER}`, `--output=${path.join(dir, 'results')}`], {
-    cwd: dir,
-    env: {
-      ...process.env,
-      ...reporterEnv(serverUrl, key),
-      ...videoEnv(),
-      PROCTOR_ARTIFACT_LIMIT_MB: '1',
-      PLAYWRIGHT_JSON_OUTPUT_FILE: reportFile,
-      CI: '',
-      GITHUB_RUN_ID: '',
-      FORCE_COLOR: '0',
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', `--reporter=json,${REPORTER}`, `--output=${path.join(dir, 'results')}`],
+    {
+      cwd: dir,
+      env: {
+        ...process.env,
+        ...reporterEnv(serverUrl, key),
+        ...videoEnv(),
+        PROCTOR_ARTIFACT_LIMIT_MB: '1',
+        PLAYWRIGHT_JSON_OUTPUT_FILE: reportFile,
+        CI: '',
+        GITHUB_RUN_ID: '',
+        FORCE_COLOR: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   const playwright = serverProcess(child);
   const exitCode = await playwright.exited;
   const output = playwright.output();

@@ -1,6 +1,11 @@
 import type { AttemptStatus, FinalOutcome, WireAttempt, WireListedTest } from '../../reporter/src/wire.ts';
 
-type AttemptFields = Partial<Omit<WireAttempt, 'final'>> & { final?: FinalOutcome | null; finalError?: string | null; failureGroupId?: string | null; totalDuration?: number };
+type AttemptFields = Partial<Omit<WireAttempt, 'final'>> & {
+  final?: FinalOutcome | null;
+  finalError?: string | null;
+  failureGroupId?: string | null;
+  totalDuration?: number;
+};
 
 const STATUS_OF: Record<FinalOutcome, AttemptStatus> = { expected: 'passed', unexpected: 'failed', flaky: 'passed', skipped: 'skipped' };
 
@@ -44,7 +49,18 @@ export function attemptsOf(testId: string, outcome: FinalOutcome, error = 'Error
   if (outcome === 'expected' || outcome === 'skipped') return [attempt(testId, { final: outcome, duration: outcome === 'skipped' ? 0 : 100 })];
   const firstTry = attempt(testId, { final: null, status: 'failed', error_message: error, duration: 100 });
   const lastStatus = outcome === 'flaky' ? 'passed' : 'failed';
-  return [firstTry, attempt(testId, { retry: 1, final: outcome, status: lastStatus, error_message: lastStatus === 'failed' ? error : null, finalError: error, duration: 100, totalDuration: 200 })];
+  return [
+    firstTry,
+    attempt(testId, {
+      retry: 1,
+      final: outcome,
+      status: lastStatus,
+      error_message: lastStatus === 'failed' ? error : null,
+      finalError: error,
+      duration: 100,
+      totalDuration: 200,
+    }),
+  ];
 }
 
 /** A test as the runner lists it, in file `a.spec.ts` of runner project `p` unless `fields` say otherwise. */

@@ -64,7 +64,9 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     const { method, path } = request;
     if (request.headers.authorization === 'token ghp_refused') return [401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' }];
     if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/installation$/.test(path)) {
-      return signedByApp(request.headers.authorization) ? [200, { id: app?.installationId, app_id: app?.appId }] : [401, { message: 'A JSON web token could not be decoded' }];
+      return signedByApp(request.headers.authorization)
+        ? [200, { id: app?.installationId, app_id: app?.appId }]
+        : [401, { message: 'A JSON web token could not be decoded' }];
     }
     if (method === 'POST' && path === `/app/installations/${app?.installationId}/access_tokens`) {
       if (!signedByApp(request.headers.authorization)) return [401, { message: 'A JSON web token could not be decoded' }];
@@ -76,16 +78,32 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     const body = request.body as Record<string, string>;
     let match = /^\/repos\/[^/]+\/[^/]+\/statuses\/([0-9a-f]+)$/.exec(path);
     if (method === 'POST' && match) {
-      statuses.push({ sha: match[1] as string, state: body.state as string, context: body.context as string, description: body.description as string, target_url: body.target_url as string });
+      statuses.push({
+        sha: match[1] as string,
+        state: body.state as string,
+        context: body.context as string,
+        description: body.description as string,
+        target_url: body.target_url as string,
+      });
       return [201, { id: nextId++, state: body.state, context: body.context }];
     }
     if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/pulls$/.test(path)) {
       const branch = (request.query.get('head') ?? '').split(':')[1] ?? '';
       const pull = pulls.get(branch);
       if (!pull) return [200, []];
-      return [200, [{ number: pull.number, head: { ref: branch }, base: pull.bare ? { ref: pull.defaultBranch } : { ref: pull.defaultBranch, repo: { default_branch: pull.defaultBranch } } }]];
+      return [
+        200,
+        [
+          {
+            number: pull.number,
+            head: { ref: branch },
+            base: pull.bare ? { ref: pull.defaultBranch } : { ref: pull.defaultBranch, repo: { default_branch: pull.defaultBranch } },
+          },
+        ],
+      ];
     }
-    if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+$/.test(path)) return [200, { id: 1, full_name: path.slice('/repos/'.length), default_branch: repositoryDefault }];
+    if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+$/.test(path))
+      return [200, { id: 1, full_name: path.slice('/repos/'.length), default_branch: repositoryDefault }];
     if (/\/comments/.test(path) && method !== 'GET' && failingComments.count > 0) {
       failingComments.count--;
       return [failingComments.status, { message: 'Server Error' }];
@@ -113,7 +131,13 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://github.invalid');
       const text = Buffer.concat(chunks).toString('utf8');
-      const request: GitHubRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: text ? JSON.parse(text) : undefined };
+      const request: GitHubRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: text ? JSON.parse(text) : undefined,
+      };
       requests.push(request);
       const [status, payload] = answer(request);
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(payload));
@@ -171,7 +195,9 @@ export function problemsWithGitHubRequest(request: GitHubRequest): string[] {
   if (!found) return [`${request.method} ${request.path}: no such operation in GitHub's REST API`];
   const { template, operation } = found;
   const problems: string[] = [];
-  const parameters = (operation.parameters ?? []).map((p) => (p.$ref ? githubDescription().components.parameters[p.$ref.split('/').pop() as string] : p) as OpenApiParameter);
+  const parameters = (operation.parameters ?? []).map(
+    (p) => (p.$ref ? githubDescription().components.parameters[p.$ref.split('/').pop() as string] : p) as OpenApiParameter,
+  );
   const queryNames = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
   for (const name of request.query.keys()) if (!queryNames.has(name)) problems.push(`${template}: query parameter "${name}" is not the operation's`);
   const schema = operation.requestBody?.content['application/json']?.schema;

@@ -24,7 +24,9 @@ export async function startOidcProvider(port: number, redirectUri: string, accou
   const clientId = 'proctor';
   const clientSecret = 'a-client-secret-of-proctor-for-tests';
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      { client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     findAccount: (_ctx, id) => {
       const account = accounts[id];

@@ -35,26 +35,22 @@ export interface SuiteRun {
 export async function runSampleSuite(options: { env: Record<string, string>; args?: string[]; cwd?: string; onStart?: () => void }): Promise<SuiteRun> {
   const recordFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-record-')), 'attempts.jsonl');
   fs.writeFileSync(recordFile, '');
-  const child = spawn(
-    process.execPath,
-    [PLAYWRIGHT_CLI, 'test', `--reporter=line,${RECORDER},${REPORTER}`, ...(options.args ?? [])],
-    {
-      cwd: options.cwd ?? EXAMPLES,
-      env: {
-        ...process.env,
-        DATABASE_URL: '',
-        BASE_URL: '',
-        PLAYWRIGHT_BASE_URL: '',
-        CI: '',
-        GITHUB_RUN_ID: '',
-        DEMO_SITE_PORT: String(await freePort()),
-        RECORD_FILE: recordFile,
-        FORCE_COLOR: '0',
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, [PLAYWRIGHT_CLI, 'test', `--reporter=line,${RECORDER},${REPORTER}`, ...(options.args ?? [])], {
+    cwd: options.cwd ?? EXAMPLES,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      BASE_URL: '',
+      PLAYWRIGHT_BASE_URL: '',
+      CI: '',
+      GITHUB_RUN_ID: '',
+      DEMO_SITE_PORT: String(await freePort()),
+      RECORD_FILE: recordFile,
+      FORCE_COLOR: '0',
+      ...options.env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));

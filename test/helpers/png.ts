@@ -63,7 +63,13 @@ export function countTextPixels(image: DecodedPng, fromX: number, toX: number): 
   for (let y = 0; y < image.height; y++) {
     for (let x = fromX; x < Math.min(toX, image.width); x++) {
       const i = (y * image.width + x) * 4;
-      if ((image.pixels[i] as number) > 200 && (image.pixels[i + 1] as number) > 200 && (image.pixels[i + 2] as number) > 200 && (image.pixels[i + 3] as number) > 200) count++;
+      if (
+        (image.pixels[i] as number) > 200 &&
+        (image.pixels[i + 1] as number) > 200 &&
+        (image.pixels[i + 2] as number) > 200 &&
+        (image.pixels[i + 3] as number) > 200
+      )
+        count++;
     }
   }
   return count;

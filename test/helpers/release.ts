@@ -19,7 +19,9 @@ export interface Packed {
  * prepare has built already; it is skipped so that no other test file sees `dist` rewritten under it.
  */
 export async function packPackages(into: string): Promise<Packed> {
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '-w', '@proctor/reporter', '-w', '@proctor/server', '--json', '--pack-destination', into], { cwd: ROOT });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '-w', '@proctor/reporter', '-w', '@proctor/server', '--json', '--pack-destination', into], {
+    cwd: ROOT,
+  });
   const packed = JSON.parse(stdout) as { name: string; filename: string; size: number; unpackedSize: number; files: unknown[] }[];
   const tarball = (name: string) => {
     const entry = packed.find((p) => p.name === name);
@@ -29,7 +31,10 @@ export async function packPackages(into: string): Promise<Packed> {
   return {
     reporter: tarball('@proctor/reporter'),
     server: tarball('@proctor/server'),
-    sizes: packed.map((p) => `${path.basename(p.filename)}: ${(p.size / 1024).toFixed(1)} kB packed, ${(p.unpackedSize / 1024).toFixed(1)} kB unpacked, ${p.files.length} files`),
+    sizes: packed.map(
+      (p) =>
+        `${path.basename(p.filename)}: ${(p.size / 1024).toFixed(1)} kB packed, ${(p.unpackedSize / 1024).toFixed(1)} kB unpacked, ${p.files.length} files`,
+    ),
   };
 }
 

@@ -85,7 +85,10 @@ export function createTestRepository(): TestRepository {
   git(dir, 'add', '.');
   git(dir, 'commit', '--quiet', '-m', 'suite');
   git(dir, 'checkout', '--quiet', '-b', 'feature');
-  write('tests/feature.spec.ts', `import { expect, test } from '@playwright/test';\ntest('only on the feature branch', async () => {\n  expect(true).toBe(true);\n});\n`);
+  write(
+    'tests/feature.spec.ts',
+    `import { expect, test } from '@playwright/test';\ntest('only on the feature branch', async () => {\n  expect(true).toBe(true);\n});\n`,
+  );
   git(dir, 'add', '.');
   git(dir, 'commit', '--quiet', '-m', 'feature');
   git(dir, 'checkout', '--quiet', 'main');

@@ -19,7 +19,9 @@ import { planUnits } from './units.ts';
 export interface AgentSettings {
   url: string;
   key: string;
-  target: { kind: 'run'; runId: number } | { kind: 'build'; environment: string; runKey: string; branch: string | null; commit: string | null; buildUrl: string | null };
+  target:
+    | { kind: 'run'; runId: number }
+    | { kind: 'build'; environment: string; runKey: string; branch: string | null; commit: string | null; buildUrl: string | null };
   name: string;
   /** Checkouts, the runner's home and its npm cache. */
   workdir: string;
@@ -89,19 +91,32 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
   let ownCheckout = false;
   if (settings.workspace) {
     dir = path.resolve(settings.workspace);
-    headSha = await promisify(execFile)('git', ['rev-parse', 'HEAD'], { cwd: dir }).then(({ stdout }) => stdout.trim(), () => wanted.commit);
+    headSha = await promisify(execFile)('git', ['rev-parse', 'HEAD'], { cwd: dir }).then(
+      ({ stdout }) => stdout.trim(),
+      () => wanted.commit,
+    );
     branch = await currentBranch(dir);
     await installDependencies(dir, (line) => log.info(line), { ownFolder: true, runner });
   } else {
     const repository = await resolveRepository(wanted.repo_url);
     // A folder of this agent's own: agents on one machine may share a work folder.
-    const checkedOut = await checkout(repository, wanted.branch, settings.workdir, `${runId}-agent-${process.pid}`, repository.kind === 'git' ? wanted.commit : null);
+    const checkedOut = await checkout(
+      repository,
+      wanted.branch,
+      settings.workdir,
+      `${runId}-agent-${process.pid}`,
+      repository.kind === 'git' ? wanted.commit : null,
+    );
     ({ dir, headSha } = checkedOut);
     // Read before the checkout is handed to the runner user: git refuses a folder another user owns.
     branch = wanted.branch ?? (await currentBranch(dir));
     ownCheckout = repository.kind === 'git';
     if (ownCheckout) await handOver(runner, dir);
-    await installDependencies(dir, (line) => log.info(line), { ownFolder: repository.kind === 'folder', runner, cacheRoot: path.join(settings.workdir, 'dependencies') });
+    await installDependencies(dir, (line) => log.info(line), {
+      ownFolder: repository.kind === 'folder',
+      runner,
+      cacheRoot: path.join(settings.workdir, 'dependencies'),
+    });
   }
   const { env, missingFiles, refused } = runEnvironment({
     base: runnerEnvironment(runner, process.env),
@@ -120,7 +135,12 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
 async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger): Promise<void> {
   const listing = await listTests(prepared.dir, prepared.env, prepared.runner);
   const { checkout: wanted } = joined;
-  const units = planUnits(listing, { match: wanted.runner_projects_match, ignore: wanted.runner_projects_ignore, tags: wanted.tags, testIds: wanted.test_case_ids });
+  const units = planUnits(listing, {
+    match: wanted.runner_projects_match,
+    ignore: wanted.runner_projects_ignore,
+    tags: wanted.tags,
+    testIds: wanted.test_case_ids,
+  });
   const planned = await api.plan(runId, joined.agent.id, { commit: wanted.commit, branch: prepared.branch }, units);
   log.info({ units: planned.units, ours: planned.planned }, planned.planned ? 'planned the run' : 'another agent planned the run first');
 }
@@ -137,17 +157,20 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
     if (current.shard) void killShard(current.shard);
   };
   signal?.addEventListener('abort', stop);
-  const beat = setInterval(() => {
-    api
-      .heartbeat(runId, joined.agent.id)
-      .then(({ state, units }) => {
-        if (isTerminal(state)) current.ended = state;
-        if (current.unit !== null && !units.includes(current.unit)) current.lost = true;
-        // Stopped, or given to another agent after a silence: this copy would only repeat its results.
-        if ((current.ended || current.lost) && current.shard) void killShard(current.shard);
-      })
-      .catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
-  }, Math.max(100, leaseMs / 3));
+  const beat = setInterval(
+    () => {
+      api
+        .heartbeat(runId, joined.agent.id)
+        .then(({ state, units }) => {
+          if (isTerminal(state)) current.ended = state;
+          if (current.unit !== null && !units.includes(current.unit)) current.lost = true;
+          // Stopped, or given to another agent after a silence: this copy would only repeat its results.
+          if ((current.ended || current.lost) && current.shard) void killShard(current.shard);
+        })
+        .catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
+    },
+    Math.max(100, leaseMs / 3),
+  );
   try {
     for (;;) {
       if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
@@ -183,13 +206,19 @@ async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepa
     const listFile = path.join(scratch, 'tests.txt');
     fs.writeFileSync(listFile, `${unit.tests.join('\n')}\n`, { mode: 0o644 });
     await handOver(prepared.runner, scratch);
-    log.info({ unit: unit.unit, file: unit.file, runner_project: unit.runner_project, tests: unit.tests.length, estimate_ms: unit.estimate_ms }, 'running a unit');
+    log.info(
+      { unit: unit.unit, file: unit.file, runner_project: unit.runner_project, tests: unit.tests.length, estimate_ms: unit.estimate_ms },
+      'running a unit',
+    );
     const env = { ...prepared.env, PROCTOR_SHARD: String(unit.unit), PROCTOR_EXECUTION: marker };
     const args = shardArgs(prepared.runner, { projects: null, tags: [], testList: unit.tests }, 1, 1, listFile, path.join(scratch, 'output'));
     current.shard = spawnShard(prepared.dir, args, env, prepared.runner);
     const code = await current.shard.exited;
     // The reporter ended the shard before Playwright exited; if it could not, the unit crashed.
-    if (!current.ended && !current.lost) await api.crashed(runId, unit.unit, [`Playwright exited (code ${code}) without its reporter ending the unit\n${current.shard.output().trim().slice(-4000)}`]);
+    if (!current.ended && !current.lost)
+      await api.crashed(runId, unit.unit, [
+        `Playwright exited (code ${code}) without its reporter ending the unit\n${current.shard.output().trim().slice(-4000)}`,
+      ]);
   } finally {
     current.shard = null;
     killMarked(marker);

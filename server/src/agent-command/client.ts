@@ -56,8 +56,14 @@ export class AgentApi {
     return (await this.call<{ data: { test_run: { testRun: { state: RunState } } } }>('GET', `/api/test-runs/${runId}`)).data.test_run.testRun.state;
   }
 
-  async plan(runId: number, agentId: number, revision: { commit: string | null; branch: string | null }, units: PlannedUnit[]): Promise<{ planned: boolean; units: number }> {
-    return (await this.call<{ data: { planned: boolean; units: number } }>('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, ...revision, units })).data;
+  async plan(
+    runId: number,
+    agentId: number,
+    revision: { commit: string | null; branch: string | null },
+    units: PlannedUnit[],
+  ): Promise<{ planned: boolean; units: number }> {
+    return (await this.call<{ data: { planned: boolean; units: number } }>('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, ...revision, units }))
+      .data;
   }
 
   async lease(runId: number, agentId: number): Promise<LeaseAnswer> {
@@ -65,7 +71,11 @@ export class AgentApi {
   }
 
   async heartbeat(runId: number, agentId: number): Promise<{ state: RunState; units: number[] }> {
-    const { data } = await this.call<{ data: { test_run: { state: RunState }; leased_units: number[] } }>('POST', `/api/test-runs/${runId}/agents/${agentId}/heartbeat`, {});
+    const { data } = await this.call<{ data: { test_run: { state: RunState }; leased_units: number[] } }>(
+      'POST',
+      `/api/test-runs/${runId}/agents/${agentId}/heartbeat`,
+      {},
+    );
     return { state: data.test_run.state, units: data.leased_units };
   }
 

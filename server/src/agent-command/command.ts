@@ -28,7 +28,7 @@ export class AgentUsageError extends Error {}
 export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentSettings {
   const url = (flags.url ?? env.PROCTOR_URL ?? '').replace(/\/+$/, '');
   const key = flags.key ?? env.PROCTOR_API_KEY ?? '';
-  if (!/^https?:\/\/[^/]/.test(url)) throw new AgentUsageError('--url (or PROCTOR_URL) must be the server\'s http(s) URL');
+  if (!/^https?:\/\/[^/]/.test(url)) throw new AgentUsageError("--url (or PROCTOR_URL) must be the server's http(s) URL");
   if (!key) throw new AgentUsageError('--key (or PROCTOR_API_KEY) must be a project key');
   if ((flags.run === undefined) === (flags.environment === undefined)) throw new AgentUsageError('give --run ID or --environment SLUG (one of them)');
   return {

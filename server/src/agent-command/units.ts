@@ -25,7 +25,8 @@ export function planUnits(listing: Listing, filter: RunFilter): PlannedUnit[] {
   let units = group(tests, true);
   // Past the most shards a run has, parallel files stay whole, as a file of default mode does.
   if (units.length > MAX_UNITS) units = group(tests, false);
-  if (units.length > MAX_UNITS) throw new PlanningError(`the run selects ${units.length} spec files (per runner project); a run of agents has at most ${MAX_UNITS} units`);
+  if (units.length > MAX_UNITS)
+    throw new PlanningError(`the run selects ${units.length} spec files (per runner project); a run of agents has at most ${MAX_UNITS} units`);
   return units;
 }
 

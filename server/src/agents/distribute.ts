@@ -16,7 +16,12 @@ import { addAgent, type EstimatedUnit, extendLeases, insertUnits, isPlanner, lea
 export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date): Promise<{ id: number; state: string }> {
   const environment = await environmentForRun(sql, projectId, body.environment);
   const run = await sql.begin((tx) =>
-    findOrCreateAgentRun(tx, projectId, { environmentId: environment.id, runKey: body.run_key, totalShards: 1, branch: body.branch, commit: body.commit, buildUrl: body.build_url }, now),
+    findOrCreateAgentRun(
+      tx,
+      projectId,
+      { environmentId: environment.id, runKey: body.run_key, totalShards: 1, branch: body.branch, commit: body.commit, buildUrl: body.build_url },
+      now,
+    ),
   );
   if (run.environment_id !== environment.id) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);
   return { id: run.id, state: run.state };
@@ -38,7 +43,8 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
     const run = await distributeToAgents(tx, projectId, runId, now);
     if (!run) throw new NotFoundError('test run not found');
     if (isTerminal(run.state as RunState)) throw new RunEndedError(`test run ${runId} has ended (${run.state}): there is no work left`);
-    if (run.distribution !== 'agents') throw new ConflictError(`test run ${runId} is executed by the server in static shards (${run.state}); agents join a pending run or a run of agents`);
+    if (run.distribution !== 'agents')
+      throw new ConflictError(`test run ${runId} is executed by the server in static shards (${run.state}); agents join a pending run or a run of agents`);
     const agentId = await addAgent(tx, runId, name, now);
     return {
       agentId,
@@ -95,7 +101,12 @@ export async function planRun(sql: Sql, projectId: number, runId: number, plan: 
 
 /** A unit's estimate is the sum of its tests' mean durations; one test never run makes it unknown. */
 async function estimated(sql: Tx, projectId: number, environmentId: number, units: PlannedUnit[]): Promise<EstimatedUnit[]> {
-  const means = await meanDurations(sql, projectId, environmentId, units.flatMap((unit) => unit.tests.map((test) => test.id)));
+  const means = await meanDurations(
+    sql,
+    projectId,
+    environmentId,
+    units.flatMap((unit) => unit.tests.map((test) => test.id)),
+  );
   return units.map((unit) => {
     const known = unit.tests.every((test) => means.has(test.id));
     return {
@@ -133,7 +144,14 @@ export function leaseUnit(sql: Sql, projectId: number, runId: number, agentId: n
 }
 
 /** The agent is alive: its leases are extended. The run's state tells it of a cancel. */
-export function agentHeartbeat(sql: Sql, projectId: number, runId: number, agentId: number, leaseMs: number, now: Date): Promise<{ state: RunState; units: number[] }> {
+export function agentHeartbeat(
+  sql: Sql,
+  projectId: number,
+  runId: number,
+  agentId: number,
+  leaseMs: number,
+  now: Date,
+): Promise<{ state: RunState; units: number[] }> {
   return sql.begin(async (tx) => {
     const run = await runOfAgent(tx, projectId, runId, agentId, now);
     const units = isTerminal(run.state) ? [] : await extendLeases(tx, runId, agentId, now, new Date(now.getTime() + leaseMs));

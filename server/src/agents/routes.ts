@@ -30,7 +30,9 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: "The run a CI build's agents share: made (pending, for agents) by the first, found by the others through run_key",
     body: agentRunSchema,
     response: z.object({ data: z.object({ test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES) }) }) }),
-    handler: async ({ body, scope }) => ({ data: { test_run: (await agentRunOf(sql, scope.projectId, body, clock())) as { id: number; state: (typeof RUN_STATES)[number] } } }),
+    handler: async ({ body, scope }) => ({
+      data: { test_run: (await agentRunOf(sql, scope.projectId, body, clock())) as { id: number; state: (typeof RUN_STATES)[number] } },
+    }),
   });
 
   addRoute(ctx, {
@@ -65,7 +67,8 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/api/test-runs/:id/units',
     agent: ({ params, body }) => ({ runId: params.id, agentId: body.agent_id }),
     tag: TAG,
-    summary: "Plan a run of agents: the first agent's units (a file, or a test of a fully parallel file, per runner project) become its shards; a later plan is ignored",
+    summary:
+      "Plan a run of agents: the first agent's units (a file, or a test of a fully parallel file, per runner project) become its shards; a later plan is ignored",
     params: runParams,
     body: planSchema,
     response: planResponse,

@@ -49,7 +49,9 @@ export const joinResponse = z.object({
     test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), planned: z.boolean() }),
     checkout: checkoutSchema,
     reporter_key: z.string().describe("a key scoped to this run, for the tests' reporter: the only credential the test process gets"),
-    agent_token: z.string().describe("this agent's own token, for its plan, leases and heartbeats (no other agent's) and its run's results; it ends with the run"),
+    agent_token: z
+      .string()
+      .describe("this agent's own token, for its plan, leases and heartbeats (no other agent's) and its run's results; it ends with the run"),
     lease_seconds: z.number().int(),
   }),
 });

@@ -2,5 +2,15 @@
 // job writes it, which tests an environment has run, and the reads the dashboard draws.
 export { enqueueRollup, queuedRollups } from './queue.ts';
 export { rollUpNext } from './roll-up-next.ts';
-export { dailyRuns, type DailyRunRow, dailyTestCounts, type HistoryRow, meanDurations, testCaseMetrics, type TestCaseMetricsRow, testHistory, testsSeenIn } from './store.ts';
+export {
+  dailyRuns,
+  type DailyRunRow,
+  dailyTestCounts,
+  type HistoryRow,
+  meanDurations,
+  testCaseMetrics,
+  type TestCaseMetricsRow,
+  testHistory,
+  testsSeenIn,
+} from './store.ts';
 export { dayWindow } from './window.ts';

@@ -4,13 +4,7 @@ import { HttpError } from '../http/errors.ts';
 import { escapeLike } from '../db.ts';
 import { parseTagList } from '../testcases/index.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import {
-  runAnalyticsResponse,
-  testCaseAnalyticsQuery,
-  testCaseAnalyticsResponse,
-  testCountResponse,
-  windowQuery,
-} from './schema.ts';
+import { runAnalyticsResponse, testCaseAnalyticsQuery, testCaseAnalyticsResponse, testCountResponse, windowQuery } from './schema.ts';
 import * as store from './store.ts';
 import { dayWindow, percent } from './window.ts';
 
@@ -41,8 +35,18 @@ export function analyticsRoutes(ctx: RouteContext, deps: AppDeps): void {
       const byDay = new Map(rows.map((row) => [row.day, row]));
       const daily = window.days.map((date) => {
         const { day: _day, ...counts } = byDay.get(date) ?? {
-          day: date, run_count: 0, passed_runs: 0, failed_runs: 0, error_runs: 0, cancelled_runs: 0, rerun_count: 0,
-          total_tests: 0, passed_tests: 0, failed_tests: 0, failed_tests_after_snooze: 0, flaky_tests: 0,
+          day: date,
+          run_count: 0,
+          passed_runs: 0,
+          failed_runs: 0,
+          error_runs: 0,
+          cancelled_runs: 0,
+          rerun_count: 0,
+          total_tests: 0,
+          passed_tests: 0,
+          failed_tests: 0,
+          failed_tests_after_snooze: 0,
+          flaky_tests: 0,
         };
         return { date, ...counts };
       });
@@ -106,7 +110,14 @@ export function analyticsRoutes(ctx: RouteContext, deps: AppDeps): void {
         store.testCaseMetrics(sql, scope.projectId, environmentId, window, filter, { by: query.order_by, direction: query.order, limit: query.limit }),
         store.countTestCases(sql, scope.projectId, filter),
       ]);
-      const history = await store.testHistory(sql, scope.projectId, environmentId, rows.map((row) => row.test_case_id), window, query.limit_history);
+      const history = await store.testHistory(
+        sql,
+        scope.projectId,
+        environmentId,
+        rows.map((row) => row.test_case_id),
+        window,
+        query.limit_history,
+      );
       return {
         data: {
           test_cases: rows.map((row) => ({

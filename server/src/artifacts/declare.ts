@@ -41,7 +41,8 @@ async function decide(tx: Tx, limit: number, projectId: number, declarations: De
   const accepted = declarations.filter((d) => d.size_bytes <= limit);
   const blobs = accepted.length > 0 ? await store.blobsFor(tx, projectId, accepted, now) : new Map<string, store.BlobRow>();
   return declarations.map((declaration): Decided => {
-    if (declaration.size_bytes > limit) return { kind: 'refused', reason: `${declaration.size_bytes} bytes is larger than the server's limit of ${limit} bytes` };
+    if (declaration.size_bytes > limit)
+      return { kind: 'refused', reason: `${declaration.size_bytes} bytes is larger than the server's limit of ${limit} bytes` };
     const blob = blobs.get(declaration.sha256) as store.BlobRow;
     if (blob.size_bytes !== declaration.size_bytes) {
       return { kind: 'refused', reason: `size_bytes ${declaration.size_bytes} differs from the ${blob.size_bytes} bytes of this sha256` };

@@ -78,7 +78,8 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'post',
     path: '/artifacts/:id/confirm',
     tag: TAG,
-    summary: "Confirm an upload that went straight to the object store (the confirm_url of its declaration): the server checks the stored bytes' size and sha256 and records them",
+    summary:
+      "Confirm an upload that went straight to the object store (the confirm_url of its declaration): the server checks the stored bytes' size and sha256 and records them",
     public: true,
     params: idParams,
     query: signedQuery,

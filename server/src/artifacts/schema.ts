@@ -30,15 +30,15 @@ export const attachmentDispositionSchema = z
   .object({
     sha256: z.string(),
     status: z.enum(['upload', 'stored', 'refused']),
-    upload_url: z
-      .string()
-      .nullable()
-      .openapi({ description: "Where to PUT the bytes (status upload), signed for one hour: relative to the server's base URL, or absolute (an object store)" }),
+    upload_url: z.string().nullable().openapi({
+      description: "Where to PUT the bytes (status upload), signed for one hour: relative to the server's base URL, or absolute (an object store)",
+    }),
     upload_headers: z
       .record(z.string(), z.string())
       .openapi({ description: 'Headers the PUT must carry (an object store checks the sha256 of the bytes by one); empty when none' }),
     confirm_url: z.string().nullable().openapi({
-      description: "After a PUT to an object store, POST here (no body, relative as upload_url) so that the server checks and records the bytes; null when the PUT alone does",
+      description:
+        'After a PUT to an object store, POST here (no body, relative as upload_url) so that the server checks and records the bytes; null when the PUT alone does',
     }),
     reason: z.string().nullable(),
   })

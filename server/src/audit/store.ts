@@ -72,7 +72,13 @@ interface EventRow {
 }
 
 /** A project's events, newest first, filtered by action, actor and date. */
-export async function listChanges(sql: Tx, projectId: number, query: AuditQuery, limit: number, offset: number): Promise<{ events: AuditEvent[]; total: number }> {
+export async function listChanges(
+  sql: Tx,
+  projectId: number,
+  query: AuditQuery,
+  limit: number,
+  offset: number,
+): Promise<{ events: AuditEvent[]; total: number }> {
   const where = sql`project_id = ${projectId}
     and (${query.action ?? null}::text is null or action = ${query.action ?? null} or action like ${`${query.action ?? ''}.%`})
     and (${query.actor ?? null}::text is null or actor_id = ${query.actor ?? null})

@@ -95,7 +95,7 @@ export function authenticate(sql: Sql, clock: Clock): RequestHandler {
       const session = await findSession(sql, cookie, clock());
       if (!session) throw new HttpError(401, 'the session has ended: sign in again');
       if (!SAFE_METHODS.has(req.method) && !csrfMatches(req.get('x-csrf-token'), session.csrfToken)) {
-        throw new HttpError(403, 'header.x-csrf-token: missing or not this session\'s');
+        throw new HttpError(403, "header.x-csrf-token: missing or not this session's");
       }
       res.locals.person = { userId: session.userId, keyScope: null } satisfies Person;
       await scoped(res, () => sessionScope(sql, session.userId, parseProjectHeader(req.get('x-project-id'))));

@@ -3,7 +3,6 @@ import { Resvg } from '@resvg/resvg-js';
 import { makeBadge } from 'badge-maker';
 import type { BadgeSpec } from './schema.ts';
 
-
 /** How many badges were drawn: the cache in front of these is judged by it. */
 export const renderCounts = { svg: 0, png: 0 };
 

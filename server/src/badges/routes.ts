@@ -80,4 +80,3 @@ export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
     },
   });
 }
-

@@ -75,7 +75,10 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
     }
     case 'user list': {
       const users = await listUsers(sql);
-      return table([['id', 'email', 'name', 'admin', 'projects'], ...users.map((u) => [u.id, u.email, u.name, u.is_admin ? 'yes' : 'no', u.projects.join(',') || '-'])]);
+      return table([
+        ['id', 'email', 'name', 'admin', 'projects'],
+        ...users.map((u) => [u.id, u.email, u.name, u.is_admin ? 'yes' : 'no', u.projects.join(',') || '-']),
+      ]);
     }
     case 'user login-link': {
       const userId = await userFlag(sql, flags);
@@ -85,7 +88,14 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
       const projectId = await projectFlag(sql, flags);
       const role = roleFlag(flags);
       if (typeof flags.email === 'string') {
-        const added: Added = await addPerson(sql, projectId, COMMAND_LINE, { email: flags.email, role }, { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql) }, new Date());
+        const added: Added = await addPerson(
+          sql,
+          projectId,
+          COMMAND_LINE,
+          { email: flags.email, role },
+          { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql) },
+          new Date(),
+        );
         return added.invitation ? `invited: ${added.invitation.url}` : 'ok';
       }
       const userId = await userFlag(sql, flags);

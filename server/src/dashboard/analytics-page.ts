@@ -21,7 +21,10 @@ const rate = (part: number, whole: number) => (whole === 0 ? '–' : `${((part /
 function ranking(caption: string, rows: TestCaseMetricsRow[], count: (row: TestCaseMetricsRow) => number): string {
   if (rows.length === 0) return `<h2>${e(caption)}</h2><p class="empty">None in this window.</p>`;
   const body = rows
-    .map((row) => `<tr><td>${e(row.test_name)}<div class="muted">${e(row.file_path)} · ${e(row.project_name)}</div></td><td>${rate(count(row), row.total_runs)}</td><td>${count(row)} of ${row.total_runs}</td></tr>`)
+    .map(
+      (row) =>
+        `<tr><td>${e(row.test_name)}<div class="muted">${e(row.file_path)} · ${e(row.project_name)}</div></td><td>${rate(count(row), row.total_runs)}</td><td>${count(row)} of ${row.total_runs}</td></tr>`,
+    )
     .join('');
   return `<h2>${e(caption)}</h2><table><thead><tr><th scope="col">Test</th><th scope="col">Rate</th><th scope="col">Runs</th></tr></thead><tbody>${body}</tbody></table>`;
 }
@@ -54,7 +57,11 @@ export function analyticsPage(viewer: Viewer, project: Project, view: AnalyticsV
 <h2>Runs a day and the share of tests that passed</h2>
 ${barsWithRate(`Runs a day over ${view.windowDays} days (bars: passed, failed, other) and the daily pass rate of tests (line)`, bars)}
 <h2>Tests run a day</h2>
-${dailyLine(`Tests run a day over ${view.windowDays} days`, view.days, view.days.map((day) => counts.get(day) ?? null))}
+${dailyLine(
+  `Tests run a day over ${view.windowDays} days`,
+  view.days,
+  view.days.map((day) => counts.get(day) ?? null),
+)}
 ${ranking('Flakiest tests', view.flakiest, (row) => row.flaky_count)}
 ${ranking('Most failing tests', view.failing, (row) => row.fail_count)}`;
   return layout({ title: `Analytics · ${project.name}`, viewer, project, body, style: 'svg.chart{max-width:720px;display:block;margin:.5rem 0 1.5rem}' });

@@ -23,7 +23,9 @@ function frame(label: string, body: string): string {
 function dayLabels(days: string[], x: (i: number) => number): string {
   const every = Math.max(1, Math.ceil(days.length / 8));
   return days
-    .map((day, i) => (i % every === 0 ? `<text x="${x(i).toFixed(1)}" y="${HEIGHT - 6}" font-size="10" text-anchor="middle" fill="#57606a">${e(day.slice(5))}</text>` : ''))
+    .map((day, i) =>
+      i % every === 0 ? `<text x="${x(i).toFixed(1)}" y="${HEIGHT - 6}" font-size="10" text-anchor="middle" fill="#57606a">${e(day.slice(5))}</text>` : '',
+    )
     .join('');
 }
 
@@ -59,7 +61,13 @@ export function barsWithRate(label: string, bars: DayBar[]): string {
     .join('');
   const axes = `<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${max}</text><text x="${WIDTH - 32}" y="${PAD.top + 10}" font-size="10" fill="#0550ae">100%</text>
 <line x1="${PAD.left}" y1="${PAD.top + PLOT_H}" x2="${WIDTH - PAD.right}" y2="${PAD.top + PLOT_H}" stroke="#d0d7de"/>`;
-  return frame(label, `${axes}${rects}${line}${dayLabels(bars.map((bar) => bar.day), x)}`);
+  return frame(
+    label,
+    `${axes}${rects}${line}${dayLabels(
+      bars.map((bar) => bar.day),
+      x,
+    )}`,
+  );
 }
 
 /** A daily line, its values labelled on hover. */
@@ -70,7 +78,11 @@ export function dailyLine(label: string, days: string[], values: (number | null)
   const y = (value: number) => PAD.top + PLOT_H - (value / max) * PLOT_H;
   const points = values.map((value, i) => (value === null ? '' : `${x(i).toFixed(1)},${y(value).toFixed(1)}`)).filter(Boolean);
   const dots = values
-    .map((value, i) => (value === null ? '' : `<circle cx="${x(i).toFixed(1)}" cy="${y(value).toFixed(1)}" r="2.5" fill="#8250df"><title>${e(days[i] ?? '')}: ${value}</title></circle>`))
+    .map((value, i) =>
+      value === null
+        ? ''
+        : `<circle cx="${x(i).toFixed(1)}" cy="${y(value).toFixed(1)}" r="2.5" fill="#8250df"><title>${e(days[i] ?? '')}: ${value}</title></circle>`,
+    )
     .join('');
   const axes = `<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${max}</text><line x1="${PAD.left}" y1="${PAD.top + PLOT_H}" x2="${WIDTH - PAD.right}" y2="${PAD.top + PLOT_H}" stroke="#d0d7de"/>`;
   return frame(label, `${axes}<polyline points="${points.join(' ')}" fill="none" stroke="#8250df" stroke-width="2"/>${dots}${dayLabels(days, x)}`);

@@ -48,7 +48,9 @@ function badge(project: Project, env: EnvironmentView, publicUrl: string): strin
 export function environmentsPage(viewer: Viewer, project: Project, environments: EnvironmentView[], publicUrl: string): string {
   const rows = environments
     .map(
-      (env) => `<tr data-environment="${e(env.slug)}"><td><strong>${e(env.name)}</strong> <span class="muted">${e(env.slug)}</span>${env.is_disabled ? ' <span class="muted">(disabled)</span>' : ''}${editForm(env)}</td>
+      (
+        env,
+      ) => `<tr data-environment="${e(env.slug)}"><td><strong>${e(env.name)}</strong> <span class="muted">${e(env.slug)}</span>${env.is_disabled ? ' <span class="muted">(disabled)</span>' : ''}${editForm(env)}</td>
 <td>${env.scheduled_trigger ? `<code>${e(env.scheduled_trigger)}</code>` : '<span class="muted">none</span>'}</td>
 <td>${badge(project, env, publicUrl)}</td><td>${triggerForm(env)}</td></tr>`,
     )
@@ -69,5 +71,12 @@ export function environmentsPage(viewer: Viewer, project: Project, environments:
       ? '<p class="empty">No environment yet.</p>'
       : `<table><thead><tr><th scope="col">Environment</th><th scope="col">Schedule</th><th scope="col">Badge</th><th scope="col">Trigger</th></tr></thead><tbody>${rows}</tbody></table>`;
   const style = `${FORM_STYLE} input.snippet{width:22rem;font-family:monospace;font-size:.8rem}`;
-  return layout({ title: `Environments · ${project.name}`, viewer, project, body: `<h1>Environments of ${e(project.name)}</h1>${table}${create}`, script: true, style });
+  return layout({
+    title: `Environments · ${project.name}`,
+    viewer,
+    project,
+    body: `<h1>Environments of ${e(project.name)}</h1>${table}${create}`,
+    script: true,
+    style,
+  });
 }

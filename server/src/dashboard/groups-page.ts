@@ -20,10 +20,15 @@ const when = (date: Date | string) => new Date(date).toISOString().slice(0, 16).
 const groupPath = (project: Project, id: string) => `/projects/${project.id}/failure-groups/${encodeURIComponent(id)}`;
 
 export function groupsPage(viewer: Viewer, project: Project, groups: FailureGroupRow[], status: GroupStatus | undefined): string {
-  const tabs = [`${status ? '<a href="?">all</a>' : '<strong aria-current="page">all</strong>'}`, ...STATUSES.map((s) => (s === status ? `<strong aria-current="page">${s}</strong>` : `<a href="?status=${s}">${s}</a>`))].join(' · ');
+  const tabs = [
+    `${status ? '<a href="?">all</a>' : '<strong aria-current="page">all</strong>'}`,
+    ...STATUSES.map((s) => (s === status ? `<strong aria-current="page">${s}</strong>` : `<a href="?status=${s}">${s}</a>`)),
+  ].join(' · ');
   const rows = groups
     .map(
-      (g) => `<tr data-group="${e(g.id)}"><td><a href="${e(groupPath(project, g.id))}">${e(g.title)}</a><div class="muted"><code>${e(g.id)}</code>${g.diagnosis ? ` · ${e(g.diagnosis.category)}: ${e(g.diagnosis.summary)}` : ''}</div></td>
+      (
+        g,
+      ) => `<tr data-group="${e(g.id)}"><td><a href="${e(groupPath(project, g.id))}">${e(g.title)}</a><div class="muted"><code>${e(g.id)}</code>${g.diagnosis ? ` · ${e(g.diagnosis.category)}: ${e(g.diagnosis.summary)}` : ''}</div></td>
 <td>${e(g.status)}</td><td>${g.member_count}</td><td>${g.occurrence_count}</td><td class="muted">${when(g.last_seen_at)}</td></tr>`,
     )
     .join('');
@@ -31,7 +36,12 @@ export function groupsPage(viewer: Viewer, project: Project, groups: FailureGrou
     groups.length === 0
       ? '<p class="empty">No failure group here.</p>'
       : `<table><thead><tr><th scope="col">Failure group</th><th scope="col">Status</th><th scope="col">Tests</th><th scope="col">Seen</th><th scope="col">Last seen (UTC)</th></tr></thead><tbody>${rows}</tbody></table>`;
-  return layout({ title: `Failure groups · ${project.name}`, viewer, project, body: `<h1>Failure groups of ${e(project.name)}</h1><nav aria-label="Which groups"><p>${tabs}</p></nav>${table}` });
+  return layout({
+    title: `Failure groups · ${project.name}`,
+    viewer,
+    project,
+    body: `<h1>Failure groups of ${e(project.name)}</h1><nav aria-label="Which groups"><p>${tabs}</p></nav>${table}`,
+  });
 }
 
 export function groupPage(viewer: Viewer, project: Project, group: FailureGroupRow, members: MemberView[], titles: Map<string, string>): string {

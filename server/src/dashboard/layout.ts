@@ -21,7 +21,6 @@ export interface Viewer {
   csrfToken: string;
 }
 
-
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328}
 header{display:flex;gap:1rem;align-items:center;padding:.6rem 1.5rem;background:#f6f8fa;border-bottom:1px solid #d0d7de}

@@ -45,7 +45,13 @@ export class OidcSignIn {
     const local = issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
     this.configuration ??= openIdClient()
       .then((client) =>
-        client.discovery(issuer, this.settings.clientId, this.settings.clientSecret, undefined, local ? { execute: [client.allowInsecureRequests] } : undefined),
+        client.discovery(
+          issuer,
+          this.settings.clientId,
+          this.settings.clientSecret,
+          undefined,
+          local ? { execute: [client.allowInsecureRequests] } : undefined,
+        ),
       )
       .catch((error: unknown) => {
         this.configuration = null;
@@ -58,7 +64,13 @@ export class OidcSignIn {
   async start(redirectUri: string, next: string, now: Date): Promise<{ url: string; pending: string }> {
     const configuration = await this.discovered();
     const client = await openIdClient();
-    const pending: Pending = { state: client.randomState(), verifier: client.randomPKCECodeVerifier(), nonce: client.randomNonce(), next, expires: now.getTime() + PENDING_MS };
+    const pending: Pending = {
+      state: client.randomState(),
+      verifier: client.randomPKCECodeVerifier(),
+      nonce: client.randomNonce(),
+      next,
+      expires: now.getTime() + PENDING_MS,
+    };
     const url = client.buildAuthorizationUrl(configuration, {
       redirect_uri: redirectUri,
       scope: 'openid email profile',
@@ -86,9 +98,7 @@ export class OidcSignIn {
       const idToken = tokens.claims();
       if (!idToken) throw new Error('no ID token');
       // Providers that conform to the spec put email and name in the userinfo answer, not the ID token.
-      const userInfo = configuration.serverMetadata().userinfo_endpoint
-        ? await client.fetchUserInfo(configuration, tokens.access_token, idToken.sub)
-        : {};
+      const userInfo = configuration.serverMetadata().userinfo_endpoint ? await client.fetchUserInfo(configuration, tokens.access_token, idToken.sub) : {};
       claims = { ...idToken, ...userInfo };
     } catch (error) {
       throw new OidcSignInError(`the identity provider's answer was refused: ${(error as Error).message}`);
@@ -124,7 +134,9 @@ export class OidcSignIn {
 }
 
 export function pendingCookie(value: string, secure: boolean): string {
-  return [`${OIDC_COOKIE}=${value}`, 'Path=/sign-in/oidc', 'HttpOnly', 'SameSite=Lax', `Max-Age=${PENDING_MS / 1000}`, ...(secure ? ['Secure'] : [])].join('; ');
+  return [`${OIDC_COOKIE}=${value}`, 'Path=/sign-in/oidc', 'HttpOnly', 'SameSite=Lax', `Max-Age=${PENDING_MS / 1000}`, ...(secure ? ['Secure'] : [])].join(
+    '; ',
+  );
 }
 
 export function clearedPendingCookie(secure: boolean): string {

@@ -25,9 +25,7 @@ function newProjectForm(): string {
 }
 
 export function projectsPage(viewer: Viewer, projects: Project[], instanceAdmin: boolean): string {
-  const rows = projects
-    .map((p) => `<tr><td><a href="/projects/${p.id}/runs">${e(p.name)}</a></td><td class="muted">${e(p.repo_name)}</td></tr>`)
-    .join('');
+  const rows = projects.map((p) => `<tr><td><a href="/projects/${p.id}/runs">${e(p.name)}</a></td><td class="muted">${e(p.repo_name)}</td></tr>`).join('');
   const list =
     projects.length === 0
       ? '<p class="empty">You are not a member of any project yet: an admin of one adds you.</p>'

@@ -45,7 +45,13 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       const { rows } = await listSnoozes(sql, project.id, { status: query.status, now, limit: 100, offset: 0 });
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const titles = await testTitles(sql, project.id, [...new Set(rows.flatMap((row) => row.test_ids))]);
-      return snoozesPage(viewer, project, { status: query.status, snoozes: rows, environments: new Map(environments.map((env) => [env.id, env.name])), titles, now });
+      return snoozesPage(viewer, project, {
+        status: query.status,
+        snoozes: rows,
+        environments: new Map(environments.map((env) => [env.id, env.name])),
+        titles,
+        now,
+      });
     },
   });
 
@@ -78,7 +84,11 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       const group = await getGroup(sql, project.id, params.groupId);
       if (!group) throw notFound('failure group');
       const members = foldMembers(await memberEvents(sql, project.id, group.id));
-      const titles = await testTitles(sql, project.id, members.map((member) => member.test_case_id));
+      const titles = await testTitles(
+        sql,
+        project.id,
+        members.map((member) => member.test_case_id),
+      );
       return groupPage(viewer, project, group, members, titles);
     },
   });
@@ -87,7 +97,15 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/projects/:projectId/analytics',
     summary: 'Daily runs with their pass rate, tests run a day, the flakiest and the most failing tests, drawn',
     params: projectParams,
-    query: z.object({ days: z.enum(['7', '14', '30', '90']).default('30'), environment_id: z.string().regex(/^\d{1,10}$/).default('0') }).strict(),
+    query: z
+      .object({
+        days: z.enum(['7', '14', '30', '90']).default('30'),
+        environment_id: z
+          .string()
+          .regex(/^\d{1,10}$/)
+          .default('0'),
+      })
+      .strict(),
     render: async ({ viewer, project, query }) => {
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const environmentId = environments.some((env) => env.id === Number(query.environment_id)) ? Number(query.environment_id) : 0;
@@ -102,13 +120,13 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         ranked('fail_rate'),
       ]);
       return analyticsPage(viewer, project, {
-          days: window.days,
-          windowDays,
-          environmentId,
-          environments,
-          runs,
-          testCounts,
-          flakiest: flakiest.rows.filter((row) => row.flaky_count > 0),
+        days: window.days,
+        windowDays,
+        environmentId,
+        environments,
+        runs,
+        testCounts,
+        flakiest: flakiest.rows.filter((row) => row.flaky_count > 0),
         failing: failing.rows.filter((row) => row.fail_count > 0),
       });
     },
@@ -116,7 +134,8 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/tests',
-    summary: "A project's tests that ran in the window, by search and tag, ranked by fail rate, flaky rate, mean duration or last run, each with its latest outcomes",
+    summary:
+      "A project's tests that ran in the window, by search and tag, ranked by fail rate, flaky rate, mean duration or last run, each with its latest outcomes",
     params: projectParams,
     query: z
       .object({
@@ -130,11 +149,29 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       const window = dayWindow({ days: Number(query.days) }, clock());
       const tag = query.tag ? (query.tag.startsWith('@') ? query.tag : `@${query.tag}`) : undefined;
       const search = query.search ? `%${escapeLike(query.search.toLowerCase())}%` : null;
-      const { rows } = await testCaseMetrics(sql, project.id, 0, window, { tags: tag ? [tag] : [], search }, { by: query.order_by, direction: 'desc', limit: 100 });
-      const history = await testHistory(sql, project.id, 0, rows.map((row) => row.test_case_id), window, 20);
+      const { rows } = await testCaseMetrics(
+        sql,
+        project.id,
+        0,
+        window,
+        { tags: tag ? [tag] : [], search },
+        { by: query.order_by, direction: 'desc', limit: 100 },
+      );
+      const history = await testHistory(
+        sql,
+        project.id,
+        0,
+        rows.map((row) => row.test_case_id),
+        window,
+        20,
+      );
       const byTest = new Map<string, typeof history>();
       for (const row of history) byTest.set(row.test_case_id, [...(byTest.get(row.test_case_id) ?? []), row]);
-      return testsPage(viewer, project, { rows, history: byTest, filter: { search: query.search, tag: query.tag, order_by: query.order_by, days: Number(query.days) } });
+      return testsPage(viewer, project, {
+        rows,
+        history: byTest,
+        filter: { search: query.search, tag: query.tag, order_by: query.order_by, days: Number(query.days) },
+      });
     },
   });
 

@@ -22,7 +22,6 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock } = deps;
   const storageOrigin = deps.storage.direct?.origin ?? null;
 
-
   ctx.open.get('/assets/dashboard.js', (_req, res) => {
     res.setHeader('content-type', 'text/javascript; charset=utf-8');
     res.setHeader('cache-control', 'no-cache');

@@ -9,7 +9,9 @@ const UNDER_WAY = new Set(['pending', 'queued', 'running']);
 function runActions(run: RunRow): string {
   const forms: string[] = [];
   if (UNDER_WAY.has(run.state)) {
-    forms.push(apiForm(`POST /api/test-runs/${run.id}/cancel`, 'reload', 'Cancel run', '<input type="hidden" name="reason" value="cancelled from the dashboard">'));
+    forms.push(
+      apiForm(`POST /api/test-runs/${run.id}/cancel`, 'reload', 'Cancel run', '<input type="hidden" name="reason" value="cancelled from the dashboard">'),
+    );
   } else {
     const rerun = (onlyFailed: boolean) =>
       `<input type="hidden" name="environment" value="${e(run.environment_slug)}"><input type="hidden" name="rerun_source_id" data-type="number" value="${run.id}">${
@@ -19,7 +21,11 @@ function runActions(run: RunRow): string {
     if (run.failed_count > 0 && !run.details_deleted_at) forms.push(apiForm('PUT /api/test-runs', 'open-run', 'Rerun failed tests', rerun(true)));
   }
   if (!run.details_deleted_at) {
-    forms.push(run.pinned ? apiForm(`DELETE /api/test-runs/${run.id}/pin`, 'reload', 'Unpin') : apiForm(`POST /api/test-runs/${run.id}/pin`, 'reload', 'Pin (keep whatever the retention policy)'));
+    forms.push(
+      run.pinned
+        ? apiForm(`DELETE /api/test-runs/${run.id}/pin`, 'reload', 'Unpin')
+        : apiForm(`POST /api/test-runs/${run.id}/pin`, 'reload', 'Pin (keep whatever the retention policy)'),
+    );
   }
   return `<div class="actions">${forms.join('')}</div>`;
 }

@@ -40,7 +40,11 @@ function retentionForm(policy: { results_days: number; artifacts_days: number })
   return apiForm('PUT /api/retention-policy', 'reload', 'Save retention', fields);
 }
 
-export function settingsPage(viewer: Viewer, project: Project, view: { destinations: DestinationView[]; policy: { results_days: number; artifacts_days: number } }): string {
+export function settingsPage(
+  viewer: Viewer,
+  project: Project,
+  view: { destinations: DestinationView[]; policy: { results_days: number; artifacts_days: number } },
+): string {
   const table =
     view.destinations.length === 0
       ? '<p class="empty">No destination: run endings are told nowhere.</p>'

@@ -74,7 +74,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       public: true,
       query: nextQuery,
       produces: 'text/html',
-    errorShape: 'page',
+      errorShape: 'page',
       handler: async ({ query, res }) => {
         try {
           const { url, pending } = await oidc.start(redirectUri(), localPath(query.next), clock());
@@ -96,7 +96,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       // The provider's own parameters (code, state, iss, error...), read by openid-client from the URL.
       query: z.object({}).catchall(z.string().max(4000)),
       produces: 'text/html',
-    errorShape: 'page',
+      errorShape: 'page',
       handler: async ({ req, res }) => {
         res.setHeader('set-cookie', clearedPendingCookie(secure));
         try {
@@ -118,7 +118,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/invitations/accept',
     tag: TAG,
     summary:
-      "Follow an invitation: the invited person joins its project with its role, once. With OpenID Connect, they sign in through the provider first, as the invited email; without, the link signs them in",
+      'Follow an invitation: the invited person joins its project with its role, once. With OpenID Connect, they sign in through the provider first, as the invited email; without, the link signs them in',
     public: true,
     query: z.object({ token: z.string().min(1).max(200) }).strict(),
     produces: 'text/html',

@@ -51,7 +51,12 @@ export function membersPage(viewer: Viewer, project: Project, view: { members: M
   const add = formSection(
     'add-person',
     'Add a person',
-    apiForm('POST /api/members', 'show-secret', 'Add', `<label for="person-email">Email<input id="person-email" name="email" type="email" required size="30"></label>${roleSelect('person-role', 'member')}`),
+    apiForm(
+      'POST /api/members',
+      'show-secret',
+      'Add',
+      `<label for="person-email">Email<input id="person-email" name="email" type="email" required size="30"></label>${roleSelect('person-role', 'member')}`,
+    ),
   );
   const body = `<h1>Members of ${e(project.name)}</h1>
 <p class="muted">Viewers read the project; members also report, trigger, snooze, triage and pin; admins also configure it and manage its keys and people.</p>
@@ -88,20 +93,25 @@ interface EventRow {
 }
 
 function change(event: EventRow): string {
-  const side = (label: string, value: unknown) => (value === null || value === undefined ? '' : `<div><span class="muted">${label}</span> <code>${e(JSON.stringify(value))}</code></div>`);
+  const side = (label: string, value: unknown) =>
+    value === null || value === undefined ? '' : `<div><span class="muted">${label}</span> <code>${e(JSON.stringify(value))}</code></div>`;
   return `${side('before', event.before)}${side('after', event.after)}`;
 }
 
 export function auditPage(viewer: Viewer, project: Project, view: { events: EventRow[]; action: string | undefined; page: number; pages: number }): string {
   const rows = view.events
-    .map((event) => `<tr><td>${e(event.at.slice(0, 19).replace('T', ' '))}</td><td>${e(event.actor.name)}</td><td><code>${e(event.action)}</code></td><td>${e(event.target)}</td><td class="change">${change(event)}</td></tr>`)
+    .map(
+      (event) =>
+        `<tr><td>${e(event.at.slice(0, 19).replace('T', ' '))}</td><td>${e(event.actor.name)}</td><td><code>${e(event.action)}</code></td><td>${e(event.target)}</td><td class="change">${change(event)}</td></tr>`,
+    )
     .join('');
   const table =
     view.events.length === 0
       ? '<p class="empty">No change recorded.</p>'
       : `<table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">To what</th><th scope="col">Change</th></tr></thead><tbody>${rows}</tbody></table>`;
   const filter = `<form class="filters" method="get"><label for="audit-action">Action<input id="audit-action" name="action" value="${e(view.action ?? '')}" placeholder="member, key.created…"></label><button type="submit">Filter</button></form>`;
-  const more = view.page < view.pages ? `<p><a href="?page=${view.page + 1}${view.action ? `&action=${encodeURIComponent(view.action)}` : ''}">Older changes</a></p>` : '';
+  const more =
+    view.page < view.pages ? `<p><a href="?page=${view.page + 1}${view.action ? `&action=${encodeURIComponent(view.action)}` : ''}">Older changes</a></p>` : '';
   const body = `<h1>Audit trail of ${e(project.name)}</h1>${filter}${table}${more}`;
   return layout({ title: `Audit · ${project.name}`, viewer, project, body, style: 'td.change code{word-break:break-all;font-size:.8rem}' });
 }

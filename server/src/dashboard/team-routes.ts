@@ -49,7 +49,13 @@ export function teamRoutes(ctx: RouteContext, deps: AppDeps): void {
     render: async ({ viewer, project, query }) => {
       onlyFor('GET /api/audit-events', 'The audit trail');
       const action = query.action || undefined;
-      const { events, total } = await listChanges(sql, project.id, { action, page: query.page, per_page: EVENTS_PER_PAGE }, EVENTS_PER_PAGE, (query.page - 1) * EVENTS_PER_PAGE);
+      const { events, total } = await listChanges(
+        sql,
+        project.id,
+        { action, page: query.page, per_page: EVENTS_PER_PAGE },
+        EVENTS_PER_PAGE,
+        (query.page - 1) * EVENTS_PER_PAGE,
+      );
       return auditPage(viewer, project, { events, action, page: query.page, pages: Math.max(1, Math.ceil(total / EVENTS_PER_PAGE)) });
     },
   });

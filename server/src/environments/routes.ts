@@ -98,11 +98,15 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ params, scope, res }) => {
       const environment = await store.getEnvironment(sql, scope.projectId, params.id);
       if (!environment) throw notFound('environment');
-      const outcome = await syncAndWait(sql, { projectId: scope.projectId, environmentId: environment.id }, {
-        now: deps.clock(),
-        waitMs: deps.config.syncWaitMs,
-        wake: () => deps.jobs?.syncRequested(),
-      });
+      const outcome = await syncAndWait(
+        sql,
+        { projectId: scope.projectId, environmentId: environment.id },
+        {
+          now: deps.clock(),
+          waitMs: deps.config.syncWaitMs,
+          wake: () => deps.jobs?.syncRequested(),
+        },
+      );
       if (outcome === 'done') return { data: { success: true } };
       res.status(202).json({ data: { success: false } });
       return undefined;

@@ -19,13 +19,13 @@ const slug = z
   .max(100)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be URL-friendly: letters, digits, ".", "_" or "-", starting with a letter or digit');
 const runnerProjectsMatch = z.array(
-  z.string().min(1).refine((item) => !item.startsWith('!'), 'must not start with "!"; put ignored projects in runner_projects_ignore'),
+  z
+    .string()
+    .min(1)
+    .refine((item) => !item.startsWith('!'), 'must not start with "!"; put ignored projects in runner_projects_ignore'),
 );
 const runnerProjectsIgnore = z.array(z.string().min(1));
-const scheduledTrigger = z
-  .string()
-  .refine(isCron, 'must be a valid cron expression, such as "0 6 * * 1-5"')
-  .nullable();
+const scheduledTrigger = z.string().refine(isCron, 'must be a valid cron expression, such as "0 6 * * 1-5"').nullable();
 
 const burnInRepeats = z.number().int().min(0).max(100);
 

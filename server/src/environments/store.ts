@@ -59,12 +59,7 @@ export async function getEnvironmentBySlug(sql: Tx, projectId: number, slug: str
   return row ?? null;
 }
 
-export async function listEnvironments(
-  sql: Tx,
-  projectId: number,
-  limit: number,
-  offset: number,
-): Promise<{ rows: EnvironmentRow[]; total: number }> {
+export async function listEnvironments(sql: Tx, projectId: number, limit: number, offset: number): Promise<{ rows: EnvironmentRow[]; total: number }> {
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from environments where project_id = ${projectId}`;
   const rows = await sql<EnvironmentRow[]>`
     select ${columns(sql)} from environments where project_id = ${projectId}
@@ -72,12 +67,7 @@ export async function listEnvironments(
   return { rows, total: count?.total ?? 0 };
 }
 
-export async function updateEnvironment(
-  sql: Tx,
-  projectId: number,
-  id: number,
-  patch: UpdateEnvironment,
-): Promise<EnvironmentRow | null> {
+export async function updateEnvironment(sql: Tx, projectId: number, id: number, patch: UpdateEnvironment): Promise<EnvironmentRow | null> {
   const fields = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
   if (Object.keys(fields).length === 0) return getEnvironment(sql, projectId, id);
   try {

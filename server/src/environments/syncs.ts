@@ -64,12 +64,7 @@ export async function beatSync(sql: Tx, id: number, now: Date): Promise<void> {
   await sql`update environment_syncs set heartbeat_at = ${now} where id = ${id} and state = 'running'`;
 }
 
-export async function finishSync(
-  sql: Tx,
-  id: number,
-  outcome: { testCount: number } | { failure: SyncFailure; error: string },
-  now: Date,
-): Promise<void> {
+export async function finishSync(sql: Tx, id: number, outcome: { testCount: number } | { failure: SyncFailure; error: string }, now: Date): Promise<void> {
   const failed = 'failure' in outcome;
   await sql`
     update environment_syncs set

@@ -19,10 +19,14 @@ export interface AgentProcess {
  */
 export function spawnAgent(input: { url: string; key: string; runId: number; name: string; workdir: string; runnerUser: string }, log: Logger): AgentProcess {
   const loader = BIN.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, BIN, 'agent', '--url', input.url, '--run', String(input.runId), '--name', input.name, '--workdir', input.workdir], {
-    env: { ...process.env, PROCTOR_API_KEY: input.key, PROCTOR_RUNNER_USER: input.runnerUser },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...loader, BIN, 'agent', '--url', input.url, '--run', String(input.runId), '--name', input.name, '--workdir', input.workdir],
+    {
+      env: { ...process.env, PROCTOR_API_KEY: input.key, PROCTOR_RUNNER_USER: input.runnerUser },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let last = '';
   const lines = (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n').filter(Boolean)) {

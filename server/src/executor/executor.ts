@@ -11,7 +11,20 @@ import { type AgentProcess, spawnAgent } from './agent-process.ts';
 import { type ClaimedRun, claimAgentRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { ChromiumCheck } from '../toolchain/browser.ts';
 import { runEnvironment } from '../toolchain/environment.ts';
-import { isSelected, killMarked, killShard, type Listing, listTests, provideVideoEncoder, runRepeats, type Selection, selectTests, shardArgs, type ShardProcess, spawnShard } from '../toolchain/playwright.ts';
+import {
+  isSelected,
+  killMarked,
+  killShard,
+  type Listing,
+  listTests,
+  provideVideoEncoder,
+  runRepeats,
+  type Selection,
+  selectTests,
+  shardArgs,
+  type ShardProcess,
+  spawnShard,
+} from '../toolchain/playwright.ts';
 import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
 
@@ -134,7 +147,14 @@ export class Executor {
     const log = this.logger.child({ test_run_id: claimed.id, agent: 'server' });
     run.done = (async () => {
       const key = await this.sql.begin((tx) => createRunKey(tx, claimed.project_id, claimed.id));
-      const settings = { url: this.options.reporterUrl, key, runId: claimed.id, name: `server ${this.options.workerId}`, workdir: this.options.workRoot, runnerUser: this.options.runnerUser };
+      const settings = {
+        url: this.options.reporterUrl,
+        key,
+        runId: claimed.id,
+        name: `server ${this.options.workerId}`,
+        workdir: this.options.workRoot,
+        runnerUser: this.options.runnerUser,
+      };
       run.agent = spawnAgent(settings, log);
       const exit = await run.agent.exited;
       if (exit.code === 0 || run.stopReason === 'shutdown') {
@@ -184,7 +204,13 @@ export class Executor {
    * Repeats the tests this environment has never run, before the shards: the flakiness rollup
    * reads what the repeats found when the run ends.
    */
-  private async burnIn(claimed: ClaimedRun, listing: Listing, selection: Selection, where: { dir: string; env: NodeJS.ProcessEnv; scratch: string }, log: Logger): Promise<void> {
+  private async burnIn(
+    claimed: ClaimedRun,
+    listing: Listing,
+    selection: Selection,
+    where: { dir: string; env: NodeJS.ProcessEnv; scratch: string },
+    log: Logger,
+  ): Promise<void> {
     const seen = await testsSeenIn(this.sql, claimed.project_id, claimed.environment_id);
     const fresh = listing.tests.filter((test) => !seen.has(test.id) && isSelected(test, selection, claimed.test_case_ids));
     if (fresh.length === 0) return;

@@ -81,7 +81,11 @@ export class Jobs implements JobControl {
       this.syncs.start();
     }
     if (wanted.writeRollups) {
-      this.rollups = new DrainLoop(() => rollUpNext(this.sql, this.clock), ROLLUP_POLL_MS, (error) => this.logger.error({ err: error }, 'writing rollups failed'));
+      this.rollups = new DrainLoop(
+        () => rollUpNext(this.sql, this.clock),
+        ROLLUP_POLL_MS,
+        (error) => this.logger.error({ err: error }, 'writing rollups failed'),
+      );
       this.rollups.start();
     }
     if (wanted.deleteExpired) this.startRetention(wanted.deleteExpired);
@@ -96,7 +100,11 @@ export class Jobs implements JobControl {
       receivers: { allow: this.config.notify.allow, resolve: systemResolver },
       runUrl: (runId: number) => summaryUrl(this.config.publicUrl, signingSecret, runId, this.clock()),
     };
-    this.notifications = new DrainLoop(() => deliverNext(deps), NOTIFY_POLL_MS, (error) => this.logger.error({ err: error }, 'sending notifications failed'));
+    this.notifications = new DrainLoop(
+      () => deliverNext(deps),
+      NOTIFY_POLL_MS,
+      (error) => this.logger.error({ err: error }, 'sending notifications failed'),
+    );
     this.notifications.start();
   }
 

@@ -33,7 +33,11 @@ export class SyncWorker {
     private readonly logger: Logger,
     private readonly options: SyncWorkerOptions,
   ) {
-    this.loop = new DrainLoop(() => this.runNext(), options.pollMs, (error) => logger.error({ err: error }, 'claiming sync jobs failed'));
+    this.loop = new DrainLoop(
+      () => this.runNext(),
+      options.pollMs,
+      (error) => logger.error({ err: error }, 'claiming sync jobs failed'),
+    );
   }
 
   start(): void {
@@ -101,7 +105,13 @@ async function syncEnvironment(sql: Sql, job: ClaimedSync, work: { root: string;
       const now = clock();
       await recordRepositoryListing(tx, job.environment_id, listing.projects, envFiles, now);
       await upsertTestCases(tx, job.project_id, tests, headSha, now);
-      await deactivateUnlisted(tx, job.project_id, listing.projects, tests.map((t) => t.id), now);
+      await deactivateUnlisted(
+        tx,
+        job.project_id,
+        listing.projects,
+        tests.map((t) => t.id),
+        now,
+      );
     });
     return { runnerProjects: listing.projects, envFiles, testCount: listing.tests.length };
   } finally {

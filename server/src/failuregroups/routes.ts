@@ -93,9 +93,7 @@ export function failureGroupRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: groupResponse,
     handler: async ({ params, body, scope }) => {
       const now = clock();
-      const diagnosis = body.diagnosis
-        ? { ...body.diagnosis, author: actingUserId(scope) ?? 'machine', created_at: now.toISOString() }
-        : undefined;
+      const diagnosis = body.diagnosis ? { ...body.diagnosis, author: actingUserId(scope) ?? 'machine', created_at: now.toISOString() } : undefined;
       const group = await store.updateGroup(sql, scope.projectId, params.id, { status: body.status, diagnosis }, now);
       if (!group) throw notFound('failure group');
       return { data: { failure_group: group } };

@@ -63,7 +63,10 @@ export const failureGroupSchema = z
 
 export const updateGroupSchema = z
   .object({
-    diagnosis: z.object({ summary: z.string().min(1).max(10_000), category: z.string().min(1).max(100) }).strict().optional(),
+    diagnosis: z
+      .object({ summary: z.string().min(1).max(10_000), category: z.string().min(1).max(100) })
+      .strict()
+      .optional(),
     status: z.enum(['open', 'resolved', 'ignored']).optional(),
   })
   .strict()

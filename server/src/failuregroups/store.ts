@@ -118,7 +118,10 @@ export async function failureTitle(sql: Tx, runId: number, testCaseId: string): 
     select r.final_error_message as message, t.title
     from test_run_tests t left join test_results r on r.test_run_id = t.test_run_id and r.test_case_id = t.test_case_id and r.is_final
     where t.test_run_id = ${runId} and t.test_case_id = ${testCaseId}`;
-  const firstLine = row?.message?.split('\n').find((line) => line.trim())?.trim();
+  const firstLine = row?.message
+    ?.split('\n')
+    .find((line) => line.trim())
+    ?.trim();
   return firstLine ? firstLine.slice(0, 300) : (row?.title ?? null);
 }
 

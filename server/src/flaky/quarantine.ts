@@ -63,7 +63,12 @@ async function quarantineFlakyTests(sql: Tx, run: EndedRun, policy: QuarantinePo
     offset: 0,
   });
   const overThreshold = rows.filter((row) => row.score >= policy.threshold && !row.quarantined && row.last_flaky_run_id !== null);
-  const released = await store.releasedSinceLastFlaky(sql, run.project_id, run.environment_id, overThreshold as { test_case_id: string; last_flaky_run_id: number }[]);
+  const released = await store.releasedSinceLastFlaky(
+    sql,
+    run.project_id,
+    run.environment_id,
+    overThreshold as { test_case_id: string; last_flaky_run_id: number }[],
+  );
   const candidates = overThreshold.filter((row) => !released.has(row.test_case_id));
   if (candidates.length === 0) return;
   const cap = Math.floor((policy.cap_percent / 100) * (await store.lastCompleteRunSize(sql, run.environment_id)));

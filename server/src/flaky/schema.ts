@@ -12,7 +12,10 @@ export const flakyTestSchema = z
     file_path: z.string(),
     runner_project: z.string(),
     environment_id: z.number().int(),
-    score: z.number().min(0).max(1).openapi({ description: 'Share of the counted runs in the window where the test was flaky: passed on a retry, or flipped between pass and fail from the run before on the same commit' }),
+    score: z.number().min(0).max(1).openapi({
+      description:
+        'Share of the counted runs in the window where the test was flaky: passed on a retry, or flipped between pass and fail from the run before on the same commit',
+    }),
     class: z.enum(FLAKINESS_CLASSES).openapi({
       description: 'unknown: fewer counted runs than the minimum (10); broken: failed every counted run; flaky: a score above 0; healthy: none of these',
     }),
@@ -40,9 +43,16 @@ export const QUARANTINE_MODES = ['off', 'suggest', 'auto'] as const;
 
 export const quarantinePolicySchema = z
   .object({
-    mode: z.enum(QUARANTINE_MODES).openapi({ description: "off: nothing; suggest: the flaky-tests list shows what would be quarantined, nothing is applied; auto: quarantined and released by the policy" }),
+    mode: z.enum(QUARANTINE_MODES).openapi({
+      description:
+        'off: nothing; suggest: the flaky-tests list shows what would be quarantined, nothing is applied; auto: quarantined and released by the policy',
+    }),
     threshold: z.number().min(0).max(1).openapi({ description: 'Score from which a flaky test is quarantined' }),
-    cap_percent: z.number().min(0).max(100).openapi({ description: "Most tests quarantined at once by the policy, in percent of the tests of the environment's last complete run" }),
+    cap_percent: z
+      .number()
+      .min(0)
+      .max(100)
+      .openapi({ description: "Most tests quarantined at once by the policy, in percent of the tests of the environment's last complete run" }),
     expiry_days: z.number().int().min(1).max(365),
     release_after_clean_runs: z.number().int().min(1).max(1000),
   })

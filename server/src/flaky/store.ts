@@ -162,7 +162,12 @@ export async function listEvents(
 }
 
 /** The policy's quarantines still in force in an environment: its active auto snoozes, one test each. */
-export async function activeQuarantines(sql: Tx, projectId: number, environmentId: number, now: Date): Promise<{ snooze_id: number; test_case_id: string; since: Date }[]> {
+export async function activeQuarantines(
+  sql: Tx,
+  projectId: number,
+  environmentId: number,
+  now: Date,
+): Promise<{ snooze_id: number; test_case_id: string; since: Date }[]> {
   return sql<{ snooze_id: number; test_case_id: string; since: Date }[]>`
     select id as snooze_id, test_ids[1] as test_case_id, created_at as since
     from snoozes
@@ -170,7 +175,11 @@ export async function activeQuarantines(sql: Tx, projectId: number, environmentI
 }
 
 /** Auto snoozes that ran out by their date with no release recorded yet. */
-export async function expiredUnreleased(sql: Tx, projectId: number, now: Date): Promise<{ snooze_id: number; test_case_id: string; environment_id: number; expired_at: Date }[]> {
+export async function expiredUnreleased(
+  sql: Tx,
+  projectId: number,
+  now: Date,
+): Promise<{ snooze_id: number; test_case_id: string; environment_id: number; expired_at: Date }[]> {
   return sql<{ snooze_id: number; test_case_id: string; environment_id: number; expired_at: Date }[]>`
     select s.id as snooze_id, s.test_ids[1] as test_case_id, s.scoped_to_environment_id as environment_id, s.snooze_until as expired_at
     from snoozes s

@@ -80,5 +80,6 @@ const SCOPE_OF: Record<Role, string> = { viewer: 'read', member: 'report', admin
  */
 export function requireRole(scope: Scope, needed: Role, what: string): void {
   const role = roleOf(scope.principal);
-  if (role === null || !roleAllows(role, needed)) throw new HttpError(403, `${what} needs the role ${needed}; this request comes with ${describe(scope.principal)}`);
+  if (role === null || !roleAllows(role, needed))
+    throw new HttpError(403, `${what} needs the role ${needed}; this request comes with ${describe(scope.principal)}`);
 }

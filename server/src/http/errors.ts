@@ -3,15 +3,7 @@ import { PAGE_CONTENT_SECURITY_POLICY } from './headers.ts';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from '../db.ts';
-import {
-  ConflictError,
-  DomainError,
-  ForbiddenError,
-  GoneError,
-  InvalidInputError,
-  NotFoundError,
-  PreconditionFailedError,
-} from '../errors.ts';
+import { ConflictError, DomainError, ForbiddenError, GoneError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../errors.ts';
 
 /** How an error answer is written: the contract's two JSON shapes (general, and the flat one of environments and analytics), or a page for a person's browser. */
 export type ErrorShape = 'general' | 'flat' | 'page';

@@ -2,9 +2,7 @@ import { z } from 'zod';
 import './openapi.ts';
 
 /** The runner's test id: 20 hex, a dash, 20 hex (41 characters), different per runner project. */
-export const runnerTestId = z
-  .string()
-  .regex(/^[0-9a-f]{20}-[0-9a-f]{20}$/, 'must be a 41-character runner test id (20 hex, "-", 20 hex)');
+export const runnerTestId = z.string().regex(/^[0-9a-f]{20}-[0-9a-f]{20}$/, 'must be a 41-character runner test id (20 hex, "-", 20 hex)');
 
 /** The largest value of PostgreSQL's `integer`. */
 export const MAX_INT4 = 2_147_483_647;
@@ -18,7 +16,10 @@ const STORABLE_YEARS = 'must be a date in the years 1 to 9999';
 
 export const timestamp = z.iso.datetime({ offset: true }).refine(inStorableYears, STORABLE_YEARS);
 /** A day or an instant, ISO 8601. */
-export const dayOrTimestamp = z.iso.date().or(z.iso.datetime({ offset: true })).refine(inStorableYears, STORABLE_YEARS);
+export const dayOrTimestamp = z.iso
+  .date()
+  .or(z.iso.datetime({ offset: true }))
+  .refine(inStorableYears, STORABLE_YEARS);
 
 /**
  * A whole number in a path or query (strings there): decimal digits only, so that `0x1F`, `1e3`
@@ -59,6 +60,5 @@ export const bodyId = z.number().int().min(1).max(MAX_INT4);
 
 /** A path `{id}` that is a database id. */
 export const idParams = z.object({ id: positiveId }).strict();
-
 
 /** `value` as literal text inside a LIKE pattern (backslash is PostgreSQL's default escape). */

@@ -15,4 +15,3 @@ export const securityHeaders: RequestHandler = (_req, res, next) => {
 
 /** The policy of a page that styles itself inline and loads nothing else. */
 export const PAGE_CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-

@@ -103,7 +103,11 @@ function whoMay(needs: Role, spec: { run?: unknown; agent?: unknown }): string {
 }
 
 /** The run (and agent) a request names, as numbers: ids in a path come as text. */
-function runTargetOf<P, B>(spec: { run?: (input: { params: P; body: B }) => number; agent?: (input: { params: P; body: B }) => Required<RunTarget> }, params: P, body: B): RunTarget | null {
+function runTargetOf<P, B>(
+  spec: { run?: (input: { params: P; body: B }) => number; agent?: (input: { params: P; body: B }) => Required<RunTarget> },
+  params: P,
+  body: B,
+): RunTarget | null {
   if (spec.agent) {
     const target = spec.agent({ params, body });
     return { runId: Number(target.runId), agentId: Number(target.agentId) };
@@ -131,10 +135,7 @@ export function roleNeededFor(api: string): Role | null {
  * Registers one route: the Express handler and its OpenAPI entry, from the same zod schemas
  * that validate its params, query and body.
  */
-export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
-  ctx: RouteContext,
-  spec: RouteSpec<P, Q, B>,
-): void {
+export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(ctx: RouteContext, spec: RouteSpec<P, Q, B>): void {
   const status = spec.status ?? 200;
   const needs: Role = spec.needs ?? (spec.method === 'get' ? 'viewer' : 'admin');
   const operation = `${spec.method.toUpperCase()} ${toOpenApiPath(spec.path)}`;
@@ -145,9 +146,13 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
     method: spec.method,
     path: toOpenApiPath(spec.path),
     tags: [spec.tag],
-    summary: spec.public ? spec.summary : `${spec.summary} (${spec.person ? (spec.person === 'person' ? 'any person' : 'an instance admin') : whoMay(needs, spec)})`,
+    summary: spec.public
+      ? spec.summary
+      : `${spec.summary} (${spec.person ? (spec.person === 'person' ? 'any person' : 'an instance admin') : whoMay(needs, spec)})`,
     security: spec.public ? [] : [{ bearer: [] }],
-    ...(spec.public ? {} : { 'x-proctor-role': spec.person ?? (spec.agent ? 'agent' : needs), 'x-proctor-run-key': spec.run !== undefined || spec.agent !== undefined }),
+    ...(spec.public
+      ? {}
+      : { 'x-proctor-role': spec.person ?? (spec.agent ? 'agent' : needs), 'x-proctor-run-key': spec.run !== undefined || spec.agent !== undefined }),
     request: {
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.query ? { query: spec.query } : {}),
@@ -165,7 +170,14 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
       ),
       400: errorResponse('A param, query or body field failed validation; the message names it'),
       ...(spec.public ? {} : { 401: { description: 'Missing or wrong key', content: { 'application/json': { schema: generalError } } } }),
-      ...(spec.public ? {} : { 403: { description: "Not allowed: not this key's project, or a role or key scope below this operation's; the message names the operation", content: { 'application/json': { schema: generalError } } } }),
+      ...(spec.public
+        ? {}
+        : {
+            403: {
+              description: "Not allowed: not this key's project, or a role or key scope below this operation's; the message names the operation",
+              content: { 'application/json': { schema: generalError } },
+            },
+          }),
       404: errorResponse('Not found in this project'),
       ...Object.fromEntries(Object.entries(spec.fails ?? {}).map(([code, description]) => [code, errorResponse(description)])),
       503: errorResponse('The database cannot be reached now: retry after the Retry-After seconds'),

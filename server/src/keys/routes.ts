@@ -54,7 +54,11 @@ export function keyRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'clock'
       await sql.begin(async (tx) => {
         const [before] = await listKeys(tx, { projectId: scope.projectId }, params.id);
         if (!before || !(await revokeKey(tx, { projectId: scope.projectId }, params.id))) throw notFound('key');
-        await recordChange(tx, { projectId: scope.projectId, actor: actorOf(scope), action: 'key.revoked', target: `key:${params.id}`, before: present(before) }, clock());
+        await recordChange(
+          tx,
+          { projectId: scope.projectId, actor: actorOf(scope), action: 'key.revoked', target: `key:${params.id}`, before: present(before) },
+          clock(),
+        );
       });
       return { data: { success: true } };
     },

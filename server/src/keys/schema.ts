@@ -8,7 +8,10 @@ export const keySchema = z
     kind: z.enum(['project', 'user']),
     scope: z.enum(KEY_SCOPES),
     test_run_id: z.number().int().nullable().describe("set on a run's own key and its agents' tokens, which go when the run ends"),
-    created_by: z.object({ id: z.string(), name: z.string() }).nullable().describe('the person who made it; null for one made on the command line or by the server'),
+    created_by: z
+      .object({ id: z.string(), name: z.string() })
+      .nullable()
+      .describe('the person who made it; null for one made on the command line or by the server'),
     created_at: z.iso.datetime(),
     last_used_at: z.iso.datetime().nullable().describe('within a minute'),
   })

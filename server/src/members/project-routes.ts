@@ -66,7 +66,11 @@ export function projectRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'cl
         const now = clock();
         const made = await createProject(tx, { name: body.name, repoUrl: body.repo_url, repoName: body.repo_name ?? repoNameOf(body.repo_url) });
         await addMember(tx, made.id, userId, 'admin', now);
-        await recordChange(tx, { projectId: made.id, actor: { kind: 'user', id: userId }, action: 'project.created', target: `project:${made.id}`, after: present(made) }, now);
+        await recordChange(
+          tx,
+          { projectId: made.id, actor: { kind: 'user', id: userId }, action: 'project.created', target: `project:${made.id}`, after: present(made) },
+          now,
+        );
         return made;
       });
       return { data: { project: present(project) } };

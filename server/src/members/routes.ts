@@ -2,7 +2,16 @@ import { actorOf } from '../audit/index.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { listMembers } from '../projects/index.ts';
-import { addedResponse, invitationParams, memberListResponse, memberParams, memberResponse, memberUpdateSchema, newMemberSchema, successResponse } from './schema.ts';
+import {
+  addedResponse,
+  invitationParams,
+  memberListResponse,
+  memberParams,
+  memberResponse,
+  memberUpdateSchema,
+  newMemberSchema,
+  successResponse,
+} from './schema.ts';
 import { addPerson, changeRole, presentMember, removePerson, withdrawInvitation } from './service.ts';
 import { pendingInvitations } from './store.ts';
 
@@ -46,7 +55,9 @@ export function memberRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: memberUpdateSchema,
     response: memberResponse,
     fails: { 409: "The member is the project's last admin" },
-    handler: async ({ params, body, scope }) => ({ data: { member: await changeRole(sql, scope.projectId, actorOf(scope), params.user_id, body.role, clock()) } }),
+    handler: async ({ params, body, scope }) => ({
+      data: { member: await changeRole(sql, scope.projectId, actorOf(scope), params.user_id, body.role, clock()) },
+    }),
   });
 
   addRoute(ctx, {

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ROLES } from '../principals.ts';
 
-const role = z.enum(ROLES).describe('viewer: reads the project; member: also reports, triggers, snoozes, triages, pins; admin: also configures, manages keys and people, unpins');
+const role = z
+  .enum(ROLES)
+  .describe('viewer: reads the project; member: also reports, triggers, snoozes, triages, pins; admin: also configures, manages keys and people, unpins');
 
 export const memberSchema = z
   .object({
@@ -37,7 +39,9 @@ export const memberUpdateSchema = z.object({ role }).strict().openapi('MemberUpd
 export const memberParams = z.object({ user_id: z.string().min(1).max(200) }).strict();
 export const invitationParams = z.object({ id: z.coerce.number().int().min(1).max(2_147_483_647) }).strict();
 
-export const memberListResponse = z.object({ data: z.object({ members: z.array(memberSchema), invitations: z.array(invitationSchema).describe('pending: not used and not expired') }) });
+export const memberListResponse = z.object({
+  data: z.object({ members: z.array(memberSchema), invitations: z.array(invitationSchema).describe('pending: not used and not expired') }),
+});
 export const memberResponse = z.object({ data: z.object({ member: memberSchema }) });
 export const addedResponse = z.object({
   data: z.union([

@@ -39,7 +39,14 @@ export function addPerson(sql: Sql, projectId: number, actor: Actor, given: NewM
   return sql.begin(async (tx) => {
     const userId = await userIdOfEmail(tx, given.email);
     if (userId === null) {
-      const { invitation, token } = await createInvitation(tx, { projectId, email: given.email, role: given.role, createdBy: actor.kind === 'user' ? actor.id : null, now, days: invite.days });
+      const { invitation, token } = await createInvitation(tx, {
+        projectId,
+        email: given.email,
+        role: given.role,
+        createdBy: actor.kind === 'user' ? actor.id : null,
+        now,
+        days: invite.days,
+      });
       await recordChange(tx, { projectId, actor, action: 'invitation.created', target: `invitation:${invitation.id}`, after: invitation }, now);
       return { invitation: { ...invitation, url: `${invite.publicUrl}/invitations/accept?token=${token}` } };
     }
@@ -61,7 +68,12 @@ export function changeRole(sql: Sql, projectId: number, actor: Actor, userId: st
     }
     await setMemberRole(tx, projectId, userId, role);
     const after = presentMember({ ...before, role });
-    if (before.role !== role) await recordChange(tx, { projectId, actor, action: 'member.role_changed', target: `user:${userId}`, before: { role: before.role }, after: { role } }, now);
+    if (before.role !== role)
+      await recordChange(
+        tx,
+        { projectId, actor, action: 'member.role_changed', target: `user:${userId}`, before: { role: before.role }, after: { role } },
+        now,
+      );
     return after;
   });
 }
@@ -104,11 +116,21 @@ export function acceptInvitation(sql: Sql, token: string, invitee: Invitee, now:
     if ('verifiedEmail' in invitee && invitee.verifiedEmail.toLowerCase() !== invitation.email) {
       throw new ForbiddenError(`this invitation is for ${invitation.email}, and you signed in as ${invitee.verifiedEmail}`);
     }
-    const name = 'name' in invitee ? invitee.name : invitation.email.split('@')[0] ?? invitation.email;
+    const name = 'name' in invitee ? invitee.name : (invitation.email.split('@')[0] ?? invitation.email);
     const userId = await userForEmail(tx, { email: invitation.email, name });
     await addMember(tx, invitation.project_id, userId, invitation.role, now);
     await markInvitationUsed(tx, invitation.id, userId, now);
-    await recordChange(tx, { projectId: invitation.project_id, actor: { kind: 'user', id: userId }, action: 'invitation.accepted', target: `invitation:${invitation.id}`, after: { role: invitation.role } }, now);
+    await recordChange(
+      tx,
+      {
+        projectId: invitation.project_id,
+        actor: { kind: 'user', id: userId },
+        action: 'invitation.accepted',
+        target: `invitation:${invitation.id}`,
+        after: { role: invitation.role },
+      },
+      now,
+    );
     return { userId, projectId: invitation.project_id };
   });
 }

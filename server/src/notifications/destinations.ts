@@ -44,7 +44,14 @@ export async function checkReceiver(url: string | undefined, receivers: Receiver
 }
 
 export function shapeOfNew(given: NewDestination): Shape {
-  return { type: given.type, url: given.url ?? null, repo: given.repo ?? null, secret: given.secret ?? null, token: given.token ?? null, environments: given.environments };
+  return {
+    type: given.type,
+    url: given.url ?? null,
+    repo: given.repo ?? null,
+    secret: given.secret ?? null,
+    token: given.token ?? null,
+    environments: given.environments,
+  };
 }
 
 export function shapeAfter(current: StoredDestination, change: DestinationUpdate): Shape {

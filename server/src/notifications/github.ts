@@ -25,7 +25,11 @@ type Call = <T>(route: string, parameters: Record<string, unknown>) => Promise<{
 
 function caller(octokit: Octokit): Call {
   return <T>(route: string, parameters: Record<string, unknown>) =>
-    octokit.request(route, { ...parameters, headers: { 'x-github-api-version': API_VERSION }, request: { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) } }) as Promise<{
+    octokit.request(route, {
+      ...parameters,
+      headers: { 'x-github-api-version': API_VERSION },
+      request: { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) },
+    }) as Promise<{
       data: T;
     }>;
 }
@@ -96,7 +100,12 @@ export async function tellGitHub(sql: Tx, destination: StoredDestination, story:
       if (!edited) comment.comment_id = null;
     }
     if (comment.comment_id === null) {
-      const { data } = await call<{ id: number }>('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner, repo, issue_number: pull.number, body });
+      const { data } = await call<{ id: number }>('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        owner,
+        repo,
+        issue_number: pull.number,
+        body,
+      });
       comment.comment_id = data.id;
     }
     await savePullComment(sql, destination.id, pull.number, comment);
@@ -163,6 +172,14 @@ function section(story: RunStory, defaultBranch: string, onDefault: { runId: num
 }
 
 function commentBody(destinationId: number, sections: Record<string, string>): string {
-  const ordered = Object.keys(sections).sort().map((slug) => sections[slug]);
-  return [marker(destinationId), '## Proctor', '', ...ordered.flatMap((text) => [text, '']), '<sub>Edited in place by each run of this pull request.</sub>'].join('\n');
+  const ordered = Object.keys(sections)
+    .sort()
+    .map((slug) => sections[slug]);
+  return [
+    marker(destinationId),
+    '## Proctor',
+    '',
+    ...ordered.flatMap((text) => [text, '']),
+    '<sub>Edited in place by each run of this pull request.</sub>',
+  ].join('\n');
 }

@@ -20,7 +20,11 @@ function failureLine(failure: LabelledFailure): string {
 /** An incoming webhook's message: the state, counts, environment, branch, commit, a link, the failures labelled (new first). */
 export function slackMessage(story: RunStory): { text: string } {
   const { run, failures } = story;
-  const place = [`*${slackText(run.environment_name)}*`, run.branch ? `branch \`${slackText(run.branch)}\`` : null, run.commit ? `commit \`${slackText(run.commit.slice(0, 12))}\`` : null]
+  const place = [
+    `*${slackText(run.environment_name)}*`,
+    run.branch ? `branch \`${slackText(run.branch)}\`` : null,
+    run.commit ? `commit \`${slackText(run.commit.slice(0, 12))}\`` : null,
+  ]
     .filter(Boolean)
     .join(' · ');
   const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky · ${run.skipped_count} skipped${run.snoozed_count ? ` (${run.snoozed_count} snoozed)` : ''}`;

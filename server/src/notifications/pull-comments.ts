@@ -26,7 +26,13 @@ export async function savePullComment(sql: Tx, destinationId: number, pullNumber
 }
 
 /** The tests that failed in the latest run of `branch` in the environment (other than `runId`), and that run; null when it has none. */
-export async function failuresOnBranch(sql: Tx, environmentSlug: string, projectId: number, branch: string, runId: number): Promise<{ runId: number; failed: Set<string> } | null> {
+export async function failuresOnBranch(
+  sql: Tx,
+  environmentSlug: string,
+  projectId: number,
+  branch: string,
+  runId: number,
+): Promise<{ runId: number; failed: Set<string> } | null> {
   const [run] = await sql<{ id: number }[]>`
     select r.id from test_runs r join environments e on e.id = r.environment_id
     where r.project_id = ${projectId} and e.slug = ${environmentSlug} and r.test_run_branch = ${branch} and r.id <> ${runId}

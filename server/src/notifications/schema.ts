@@ -8,7 +8,10 @@ export const NOTIFY_WHEN = ['always', 'failed', 'changed'] as const;
 export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 
 const receiverUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000);
-const repo = z.string().max(200).regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be a GitHub repository, owner/name');
+const repo = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be a GitHub repository, owner/name');
 const environmentSlug = z.string().min(1).max(100);
 const writeOnly = (what: string) => z.string().min(1).max(500).describe(`${what}; write-only: answers say only has_secret`);
 
@@ -24,7 +27,9 @@ export const destinationSchema = z
       ),
     repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
     environments: z.array(z.string()).describe('environment slugs whose runs are told; empty: every environment'),
-    when: z.enum(NOTIFY_WHEN).describe("always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch"),
+    when: z
+      .enum(NOTIFY_WHEN)
+      .describe("always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch"),
     has_secret: z.boolean().describe('a webhook secret, a GitHub token or a credential in the URL is set'),
     created_at: z.string(),
   })

@@ -108,7 +108,10 @@ export class AllowListError extends Error {}
 export function parseAllowList(text: string): AllowList {
   const hosts = new Set<string>();
   const networks = new BlockList();
-  for (const entry of text.split(',').map((part) => part.trim().toLowerCase()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((part) => part.trim().toLowerCase())
+    .filter(Boolean)) {
     const [address = '', prefixText] = entry.replace(/^\[|\]$/g, '').split('/');
     const family = isIP(address);
     if (family === 0) {
@@ -151,7 +154,10 @@ export const FORBIDDEN_RECEIVER =
 
 /** The URL's host without the brackets of an IPv6 literal, and without a final dot. */
 export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /**

@@ -188,7 +188,7 @@ export function resourceRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'put',
     path: '/files/:id/upload',
     tag: TAG,
-    summary: 'Upload a file\'s bytes to its presigned upload_url (no key: the signature authorises)',
+    summary: "Upload a file's bytes to its presigned upload_url (no key: the signature authorises)",
     public: true,
     params: idParams,
     query: signedQuery,

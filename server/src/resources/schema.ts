@@ -26,7 +26,12 @@ export const createResourceSchema = z
   .object({
     project_id: bodyId,
     name: z.string().min(1).max(500),
-    mime_type: z.string().min(1).max(200).regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type such as text/plain').optional(),
+    mime_type: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type such as text/plain')
+      .optional(),
     size_bytes: z.number().int().min(0).optional(),
     url: z.url({ protocol: /^https?$/ }).optional(),
     description: z.string().max(5000).optional(),

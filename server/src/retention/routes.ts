@@ -48,7 +48,10 @@ export function retentionRoutes(ctx: RouteContext, deps: AppDeps): void {
     },
   });
 
-  for (const [method, pinned] of [['post', true], ['delete', false]] as const) {
+  for (const [method, pinned] of [
+    ['post', true],
+    ['delete', false],
+  ] as const) {
     addRoute(ctx, {
       method,
       path: '/api/test-runs/:id/pin',

@@ -12,13 +12,13 @@ export const retentionPolicySchema = z
       .int()
       .min(1)
       .max(MAX_DAYS)
-      .openapi({ description: "Days a run keeps its results (flattenedSummaryDetails) after it ended; then only its counts and the daily rollups stay" }),
+      .openapi({ description: 'Days a run keeps its results (flattenedSummaryDetails) after it ended; then only its counts and the daily rollups stay' }),
     artifacts_days: z
       .number()
       .int()
       .min(1)
       .max(MAX_DAYS)
-      .openapi({ description: "Days a run keeps its attachments (screenshots, videos, traces) after it ended; never more than results_days" }),
+      .openapi({ description: 'Days a run keeps its attachments (screenshots, videos, traces) after it ended; never more than results_days' }),
   })
   .openapi('RetentionPolicy');
 

@@ -24,7 +24,11 @@ export const PAGE_OTHERS = 200;
 export async function runPageDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'signingSecret'>, run: RunRow, now: Date, all: boolean): Promise<RunPageDetails> {
   const failing = run.failed_count + run.flaky_count;
   const limit = all ? null : failing + PAGE_OTHERS;
-  const [attachments, details, breakdown] = await Promise.all([attachmentsByTest(sql, deps, run.id, now), getSummaryDetails(sql, run.id, limit), countsByRunnerProject(sql, run.id)]);
+  const [attachments, details, breakdown] = await Promise.all([
+    attachmentsByTest(sql, deps, run.id, now),
+    getSummaryDetails(sql, run.id, limit),
+    countsByRunnerProject(sql, run.id),
+  ]);
   const tests = details.map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
   const total = breakdown.reduce((sum, row) => sum + row.count, 0);
   return { tests, hidden: Math.max(0, total - tests.length), breakdown };

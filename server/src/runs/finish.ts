@@ -72,8 +72,7 @@ async function decideEnd(sql: Tx, runId: number, run: EndingRun, ending: RunEndi
     select shard, status, complete, errors from test_run_shards where test_run_id = ${runId} order by shard`;
   const forcedReason = ending.kind === 'failed' ? ending.reason : null;
   const reason =
-    [run.error_reason, forcedReason, errorReason(shards, run.total_shards, counts.failed, forcedReason !== null)].filter(Boolean).join('\n') ||
-    null;
+    [run.error_reason, forcedReason, errorReason(shards, run.total_shards, counts.failed, forcedReason !== null)].filter(Boolean).join('\n') || null;
   const state = reason ? 'error' : counts.failed - counts.snoozed > 0 ? 'failed' : 'passed';
   await recordEnd(sql, runId, { state, counts, reason }, now);
   return { state, shards };
@@ -113,5 +112,11 @@ async function deactivateMissing(sql: Tx, projectId: number, runId: number, now:
   const listed = await sql<{ test_case_id: string; runner_project: string }[]>`
     select test_case_id, runner_project from test_run_tests where test_run_id = ${runId}`;
   const projects = [...new Set(listed.map((row) => row.runner_project))];
-  await deactivateUnlisted(sql, projectId, projects, listed.map((row) => row.test_case_id), now);
+  await deactivateUnlisted(
+    sql,
+    projectId,
+    projects,
+    listed.map((row) => row.test_case_id),
+    now,
+  );
 }

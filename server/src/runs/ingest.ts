@@ -6,7 +6,6 @@ import { finishRun } from './finish.ts';
 import { markRunning, touchRun } from './record.ts';
 import type { ShardBegin } from './schema.ts';
 
-
 interface LockedRun {
   id: number;
   project_id: number;

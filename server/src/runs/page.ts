@@ -49,14 +49,17 @@ function attachmentsBlock(attachments: AttachmentView[]): string {
     if (showsInline(a.content_type) && a.content_type.startsWith('image/')) {
       return `<li><figure><a href="${e(url)}"><img src="${e(url)}" alt="${e(label)}" loading="lazy"></a><figcaption>${e(label)}</figcaption></figure></li>`;
     }
-    if (showsInline(a.content_type)) return `<li><figure><video controls preload="metadata" src="${e(url)}"></video><figcaption>${e(label)}</figcaption></figure></li>`;
+    if (showsInline(a.content_type))
+      return `<li><figure><video controls preload="metadata" src="${e(url)}"></video><figcaption>${e(label)}</figcaption></figure></li>`;
     return `<li><a href="${e(url)}">${e(label)}</a></li>`;
   });
   return `<ul class="attachments">${items.join('')}</ul>`;
 }
 
 function testRow(t: SummaryDetail, actions: ReportActions): string {
-  const group = t.failure_group_id ? `<a href="${e(actions.groupLink ? actions.groupLink(t.failure_group_id) : `#group-${t.failure_group_id}`)}">${e(t.failure_group_id)}</a>` : '';
+  const group = t.failure_group_id
+    ? `<a href="${e(actions.groupLink ? actions.groupLink(t.failure_group_id) : `#group-${t.failure_group_id}`)}">${e(t.failure_group_id)}</a>`
+    : '';
   const action = actions.test;
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
@@ -92,8 +95,7 @@ function failureGroups(tests: SummaryDetail[]): string {
   for (const t of tests) if (t.failure_group_id) groups.set(t.failure_group_id, [...(groups.get(t.failure_group_id) ?? []), t]);
   if (groups.size === 0) return '';
   const items = [...groups.entries()].map(
-    ([id, members]) =>
-      `<li id="group-${e(id)}"><code>${e(id)}</code>: ${members.map((m) => `${e(m.title)} (${e(m.runner_project)})`).join(', ')}</li>`,
+    ([id, members]) => `<li id="group-${e(id)}"><code>${e(id)}</code>: ${members.map((m) => `${e(m.title)} (${e(m.runner_project)})`).join(', ')}</li>`,
   );
   return `<h2>Failure groups (${groups.size})</h2><ul class="groups">${items.join('')}</ul>`;
 }

@@ -37,7 +37,6 @@ export async function createPendingRun(sql: Tx, projectId: number, run: NewRun, 
   return row ?? null;
 }
 
-
 export interface ReportRunInput {
   environmentId: number;
   runKey: string | null;
@@ -110,7 +109,13 @@ export async function distributeToAgents(sql: Tx, projectId: number, runId: numb
  * one the others check out; it and the branch are the run's where the CI named none. False when
  * another agent planned it first.
  */
-export async function recordPlan(sql: Tx, runId: number, units: number, checkout: { commit: string | null; branch: string | null }, now: Date): Promise<boolean> {
+export async function recordPlan(
+  sql: Tx,
+  runId: number,
+  units: number,
+  checkout: { commit: string | null; branch: string | null },
+  now: Date,
+): Promise<boolean> {
   const rows = await sql`
     update test_runs set total_shards = greatest(1, ${units}::int), planned_at = ${now},
                          test_run_head_sha = coalesce(test_run_head_sha, ${checkout.commit}), "commit" = coalesce("commit", ${checkout.commit}),

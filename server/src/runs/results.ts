@@ -20,9 +20,23 @@ function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): Outcome
 
 /** The columns of a `test_results` row with their types, in the order `resultRow` gives its values. */
 const RESULT_COLUMN_TYPES = {
-  test_run_id: 'int', test_case_id: 'text', retry: 'int', shard: 'int', status: 'text', duration: 'int', error_message: 'text',
-  error_location: 'text', stdout_tail: 'text', stderr_tail: 'text', started_at: 'timestamptz', is_final: 'boolean',
-  outcome: 'text', snoozed: 'boolean', total_duration: 'int', final_error_message: 'text', failure_group_id: 'text',
+  test_run_id: 'int',
+  test_case_id: 'text',
+  retry: 'int',
+  shard: 'int',
+  status: 'text',
+  duration: 'int',
+  error_message: 'text',
+  error_location: 'text',
+  stdout_tail: 'text',
+  stderr_tail: 'text',
+  started_at: 'timestamptz',
+  is_final: 'boolean',
+  outcome: 'text',
+  snoozed: 'boolean',
+  total_duration: 'int',
+  final_error_message: 'text',
+  failure_group_id: 'text',
 } as const;
 export const RESULT_COLUMNS = Object.keys(RESULT_COLUMN_TYPES) as (keyof typeof RESULT_COLUMN_TYPES)[];
 /** The insert's column list and its reading of `resultRow`'s values back from a JSON array `r`: from the constants above alone. */
@@ -39,9 +53,23 @@ const SNOOZED = RESULT_COLUMNS.indexOf('snoozed');
 export function resultRow(runId: number, shard: number, a: Attempt, snoozed: ReadonlySet<string>): CopyValue[] {
   const outcome = a.final ? finalStatus(a.final.outcome) : null;
   return [
-    runId, a.test_id, a.retry, shard, a.status, a.duration, a.error_message, a.error_location, a.stdout_tail, a.stderr_tail,
-    a.started_at, a.final !== null, outcome, outcome === 'failed' && snoozed.has(a.test_id), a.final?.total_duration ?? null,
-    a.final?.error_message ?? null, a.final?.failure_group_id ?? null,
+    runId,
+    a.test_id,
+    a.retry,
+    shard,
+    a.status,
+    a.duration,
+    a.error_message,
+    a.error_location,
+    a.stdout_tail,
+    a.stderr_tail,
+    a.started_at,
+    a.final !== null,
+    outcome,
+    outcome === 'failed' && snoozed.has(a.test_id),
+    a.final?.total_duration ?? null,
+    a.final?.error_message ?? null,
+    a.final?.failure_group_id ?? null,
   ];
 }
 
@@ -93,10 +121,7 @@ function isStoredAlready(error: unknown): boolean {
 /** The run, locked for a batch, and which of the batch's failing tests a snooze covers: one round trip. */
 async function openRunAndSnoozes(sql: Tx, projectId: number, runId: number, attempts: Attempt[], now: Date): Promise<ReadonlySet<string>> {
   const failing = attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
-  const [, snoozed] = await Promise.all([
-    lockOpenRun(sql, projectId, runId, 'batch'),
-    snoozedTestIdsOfRun(sql, projectId, runId, failing, now),
-  ]);
+  const [, snoozed] = await Promise.all([lockOpenRun(sql, projectId, runId, 'batch'), snoozedTestIdsOfRun(sql, projectId, runId, failing, now)]);
   return snoozed;
 }
 

@@ -148,7 +148,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     needs: 'member',
     run: ({ params }) => params.id,
     tag: REPORTING,
-    summary: "A shard begins: its list of tests and the commit; the run is running",
+    summary: 'A shard begins: its list of tests and the commit; the run is running',
     params: shardParams,
     body: shardBeginSchema,
     response: z.object({ data: z.object({ success: z.boolean() }) }),
@@ -200,7 +200,9 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: "The run's page for a person (summary_url): counts, failures with their errors, flaky, snoozed",
     public: true,
     params: runParams,
-    query: z.object({ token: z.string().min(1).max(100), all: z.enum(['1']).optional().describe('list every passed and skipped test, not the first 200') }).strict(),
+    query: z
+      .object({ token: z.string().min(1).max(100), all: z.enum(['1']).optional().describe('list every passed and skipped test, not the first 200') })
+      .strict(),
     produces: 'text/html',
     handler: async ({ params, query, res }) => {
       const token = checkSummaryToken(signingSecret, params.id, query.token, clock());

@@ -63,9 +63,7 @@ export const testRunSchema = z
     error_reason: z.string().nullable(),
     cancel_reason: z.string().nullable(),
     pinned: z.boolean().describe('kept, details and attachments, whatever the retention policy, until unpinned'),
-    details_deleted: z
-      .boolean()
-      .describe("the retention policy deleted the run's results and attachments: its counts stay, flattenedSummaryDetails is empty"),
+    details_deleted: z.boolean().describe("the retention policy deleted the run's results and attachments: its counts stay, flattenedSummaryDetails is empty"),
   })
   .openapi('TestRun');
 
@@ -227,7 +225,7 @@ export const triggerSchema = z
       .enum(['shards', 'agents'])
       .optional()
       .describe(
-        '`shards` (default): the server runs total_shards static shards. `agents`: agents pull the run unit by unit, longest first (`proctor agent --run ID`, and the server itself when it executes runs). A rerun keeps its source\'s.',
+        "`shards` (default): the server runs total_shards static shards. `agents`: agents pull the run unit by unit, longest first (`proctor agent --run ID`, and the server itself when it executes runs). A rerun keeps its source's.",
       ),
   })
   .strict()
@@ -242,6 +240,9 @@ export const triggerResponse = z.object({
   }),
 });
 
-export const cancelSchema = z.object({ reason: z.string().max(2000).optional() }).strict().openapi('CancelRun');
+export const cancelSchema = z
+  .object({ reason: z.string().max(2000).optional() })
+  .strict()
+  .openapi('CancelRun');
 
 export type Trigger = z.infer<typeof triggerSchema>;

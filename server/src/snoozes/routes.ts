@@ -7,14 +7,7 @@ import { HttpError, notFound, ValidationError } from '../http/errors.ts';
 import { idParams } from '../http/fields.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import {
-  addTestIdsSchema,
-  createSnoozeSchema,
-  snoozeListQuery,
-  snoozeListResponse,
-  snoozeResponse,
-  updateSnoozeSchema,
-} from './schema.ts';
+import { addTestIdsSchema, createSnoozeSchema, snoozeListQuery, snoozeListResponse, snoozeResponse, updateSnoozeSchema } from './schema.ts';
 import * as store from './store.ts';
 
 const TAG = 'Snoozes';
@@ -61,19 +54,19 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
       }
       const snooze = await audited(sql, scope, now, async (tx) => {
         const made = await store.createSnooze(
-        tx,
-        scope.projectId,
-        {
-          testIds: body.test_ids,
-          snoozeUntil,
-          description: body.description ?? null,
-          createdBy: actingUserId(scope),
-          environmentId: body.scoped_to_environment_id ?? null,
-          createdFromRunId: body.created_from_test_run_id ?? null,
-          source: 'user',
-        },
-        now,
-      );
+          tx,
+          scope.projectId,
+          {
+            testIds: body.test_ids,
+            snoozeUntil,
+            description: body.description ?? null,
+            createdBy: actingUserId(scope),
+            environmentId: body.scoped_to_environment_id ?? null,
+            createdFromRunId: body.created_from_test_run_id ?? null,
+            source: 'user',
+          },
+          now,
+        );
         return [made, { action: 'snooze.created', target: `snooze:${made.id}`, after: made }];
       });
       return { data: { snooze } };
@@ -116,17 +109,17 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
       await checkEnvironment(sql, scope, body.scoped_to_environment_id);
       const snooze = await audited(sql, scope, now, async (tx) => {
         const after = await store.updateSnooze(
-        tx,
-        scope.projectId,
-        params.id,
-        {
-          snooze_until: body.expire_now ? now : body.snooze_until !== undefined ? futureDate(body.snooze_until, now, 'snooze_until') : undefined,
-          description: body.description,
-          scoped_to_environment_id: body.scoped_to_environment_id,
-          test_ids: body.test_ids,
-        },
-        now,
-      );
+          tx,
+          scope.projectId,
+          params.id,
+          {
+            snooze_until: body.expire_now ? now : body.snooze_until !== undefined ? futureDate(body.snooze_until, now, 'snooze_until') : undefined,
+            description: body.description,
+            scoped_to_environment_id: body.scoped_to_environment_id,
+            test_ids: body.test_ids,
+          },
+          now,
+        );
         if (!after) throw notFound('snooze');
         return [after, { action: 'snooze.updated', target: `snooze:${after.id}`, after }];
       });

@@ -16,7 +16,9 @@ export const snoozeSchema = z
     created_at: z.string(),
     updated_at: z.string(),
     scoped_to_environment_id: z.number().int().nullable(),
-    source: z.enum(['user', 'auto']).openapi({ description: "'auto': a quarantine made by the project's quarantine policy; 'user': made by a person or a key" }),
+    source: z
+      .enum(['user', 'auto'])
+      .openapi({ description: "'auto': a quarantine made by the project's quarantine policy; 'user': made by a person or a key" }),
   })
   .openapi('Snooze');
 

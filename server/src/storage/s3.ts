@@ -2,14 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config.ts';
 import { URL_LIFETIME_MS } from '../signing.ts';
@@ -76,9 +69,7 @@ export class S3Storage implements BlobStorage {
     const file = path.join(this.spoolDir, `${randomBytes(8).toString('hex')}.partial`);
     try {
       const size = await spool(content, file, limits);
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.settings.bucket, Key: objectKey, Body: fs.createReadStream(file), ContentLength: size }),
-      );
+      await this.client.send(new PutObjectCommand({ Bucket: this.settings.bucket, Key: objectKey, Body: fs.createReadStream(file), ContentLength: size }));
       return size;
     } finally {
       await fs.promises.rm(file, { force: true });
@@ -106,7 +97,10 @@ export class S3Storage implements BlobStorage {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.objectKey(key) }));
   }
 
-  private async presignedUpload(key: string, expected: { sizeBytes: number | null; sha256: string | null }): Promise<{ url: string; headers: Record<string, string> }> {
+  private async presignedUpload(
+    key: string,
+    expected: { sizeBytes: number | null; sha256: string | null },
+  ): Promise<{ url: string; headers: Record<string, string> }> {
     const checksum = expected.sha256 ? Buffer.from(expected.sha256, 'hex').toString('base64') : null;
     const command = new PutObjectCommand({
       Bucket: this.settings.bucket,

@@ -35,7 +35,17 @@ export const testCaseListQuery = z
 
 export const testCaseParams = z.object({ id: runnerTestId }).strict();
 export const replaceTagsSchema = z
-  .object({ tags: z.array(z.string().min(1).max(100).regex(/^@?[^\s,@]+$/, 'must be one word, such as @smoke')).max(100) })
+  .object({
+    tags: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(100)
+          .regex(/^@?[^\s,@]+$/, 'must be one word, such as @smoke'),
+      )
+      .max(100),
+  })
   .strict()
   .openapi('ReplaceTags');
 

@@ -17,8 +17,7 @@ export interface TestCaseRow {
   last_seen_commit_sha: string | null;
 }
 
-const columns = (sql: Tx) =>
-  sql`id, name, file_path, suites, runner_project, tags, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
+const columns = (sql: Tx) => sql`id, name, file_path, suites, runner_project, tags, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
 
 /** Adds or refreshes the listed tests in the project's inventory, in one statement. */
 export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedTest[], commit: string | null, now: Date): Promise<void> {
@@ -83,11 +82,7 @@ export async function listTestCases(sql: Tx, projectId: number, q: TestCaseListQ
     ${tags.length > 0 ? sql`and tags && ${tags}::text[]` : sql``}
     ${q.first_seen_commit_sha ? sql`and first_seen_commit_sha = ${q.first_seen_commit_sha}` : sql``}
     ${q.last_seen_commit_sha ? sql`and last_seen_commit_sha = ${q.last_seen_commit_sha}` : sql``}
-    ${
-      search
-        ? sql`and (lower(name) like ${search} or lower(file_path) like ${search} or lower(array_to_string(suites, ' ')) like ${search})`
-        : sql``
-    }`;
+    ${search ? sql`and (lower(name) like ${search} or lower(file_path) like ${search} or lower(array_to_string(suites, ' ')) like ${search})` : sql``}`;
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from test_cases where ${where}`;
   // A search matches few tests of many: they are found first (one pass over the project's tests),
   // then ordered, where walking the list's index in order would visit every test to find them.

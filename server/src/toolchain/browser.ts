@@ -11,7 +11,12 @@ export const NO_CHROMIUM_REASON =
   "or install a system Chromium (Debian: `apt-get install chromium`) and point the suite's launchOptions.executablePath at it";
 
 /** The executables a Playwright Chromium download holds, by the folder layouts of its builds. */
-const DOWNLOADED_EXECUTABLES = ['chrome-linux/chrome', 'chrome-linux64/chrome', 'chrome-linux/headless_shell', 'chrome-headless-shell-linux64/chrome-headless-shell'];
+const DOWNLOADED_EXECUTABLES = [
+  'chrome-linux/chrome',
+  'chrome-linux64/chrome',
+  'chrome-linux/headless_shell',
+  'chrome-headless-shell-linux64/chrome-headless-shell',
+];
 
 /** The Chromium builds `npx playwright install` left where the suite's Playwright looks (PLAYWRIGHT_BROWSERS_PATH, else the home's cache). */
 function playwrightDownloads(env: NodeJS.ProcessEnv): string[] {

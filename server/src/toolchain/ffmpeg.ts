@@ -12,7 +12,10 @@ const SYSTEM_FFMPEG = ['/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg'];
 
 /** The system's ffmpeg, from PATH or the usual places; null when there is none. */
 export function systemFfmpeg(env: NodeJS.ProcessEnv = process.env): string | null {
-  const onPath = (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, 'ffmpeg'));
+  const onPath = (env.PATH ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.join(dir, 'ffmpeg'));
   return [...onPath, ...SYSTEM_FFMPEG].find(isExecutable) ?? null;
 }
 
@@ -47,7 +50,11 @@ export type VideoEncoder = { kind: 'playwright' | 'linked'; path: string } | { k
  * it is there, else a link to the system's. `owner` is given the folders made, so that a runner
  * user whose home holds the registry keeps it its own.
  */
-export function provideFfmpeg(registry: string, playwrightCoreDir: string, options: { ffmpeg?: string | null; owner?: { uid: number; gid: number } | null } = {}): VideoEncoder {
+export function provideFfmpeg(
+  registry: string,
+  playwrightCoreDir: string,
+  options: { ffmpeg?: string | null; owner?: { uid: number; gid: number } | null } = {},
+): VideoEncoder {
   const folder = path.join(registry, `ffmpeg-${ffmpegRevision(playwrightCoreDir)}`);
   const target = path.join(folder, 'ffmpeg-linux');
   if (isExecutable(target)) return { kind: fs.lstatSync(target).isSymbolicLink() ? 'linked' : 'playwright', path: target };

@@ -55,13 +55,17 @@ export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Run
   await handOver(runner, scratch);
   const output = path.join(scratch, 'list.json');
   try {
-    await promisify(execFile)(process.execPath, [playwrightCli(dir, runner), 'test', '--list', `--reporter=${reporterFile(runner, '@proctor/reporter/list')}`, `--output=${scratch}`], {
-      ...runnerSpawnOptions(runner),
-      cwd: dir,
-      env: { ...env, PROCTOR_LIST_OUTPUT: output },
-      timeout: 120_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await promisify(execFile)(
+      process.execPath,
+      [playwrightCli(dir, runner), 'test', '--list', `--reporter=${reporterFile(runner, '@proctor/reporter/list')}`, `--output=${scratch}`],
+      {
+        ...runnerSpawnOptions(runner),
+        cwd: dir,
+        env: { ...env, PROCTOR_LIST_OUTPUT: output },
+        timeout: 120_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     return JSON.parse(fs.readFileSync(output, 'utf8')) as Listing;
   } catch (error) {
     const detail = String((error as { stdout?: string }).stdout ?? '') + String((error as { stderr?: string }).stderr ?? (error as Error).message);
@@ -84,10 +88,7 @@ function escapeRegExp(text: string): string {
 }
 
 /** Which tests a run runs: its environment's projects, its tags, its test ids. */
-export function selectTests(
-  listing: Listing | null,
-  filter: { match: string[]; ignore: string[]; tags: string[]; testIds: string[] },
-): Selection {
+export function selectTests(listing: Listing | null, filter: { match: string[]; ignore: string[]; tags: string[]; testIds: string[] }): Selection {
   let projects: string[] | null = filter.match.length > 0 ? [...filter.match] : null;
   if (filter.ignore.length > 0) projects = (projects ?? listing?.projects ?? []).filter((name) => !filter.ignore.includes(name));
   const tags = filter.tags.map((tag) => (tag.startsWith('@') ? tag : `@${tag}`));
@@ -117,11 +118,26 @@ const BURN_IN_TIMEOUT_MS = 30 * 60_000;
  * Runs `tests` `repeats` times each, with no retries, as the runner, and answers how many of each
  * one's repeats passed. Nothing is reported to Proctor: repeats would be results of one attempt.
  */
-export async function runRepeats(dir: string, env: NodeJS.ProcessEnv, runner: Runner, tests: RunnerListedTest[], repeats: number, scratch: string): Promise<RepeatedTest[]> {
+export async function runRepeats(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  runner: Runner,
+  tests: RunnerListedTest[],
+  repeats: number,
+  scratch: string,
+): Promise<RepeatedTest[]> {
   const listFile = path.join(scratch, 'burn-in.txt');
   fs.writeFileSync(listFile, `${tests.map(testListLine).join('\n')}\n`, { mode: 0o644 });
   const output = path.join(scratch, 'burn-in.json');
-  const args = ['test', `--repeat-each=${repeats}`, '--retries=0', '--test-list', listFile, `--reporter=${reporterFile(runner, '@proctor/reporter/repeats')}`, `--output=${path.join(scratch, 'burn-in')}`];
+  const args = [
+    'test',
+    `--repeat-each=${repeats}`,
+    '--retries=0',
+    '--test-list',
+    listFile,
+    `--reporter=${reporterFile(runner, '@proctor/reporter/repeats')}`,
+    `--output=${path.join(scratch, 'burn-in')}`,
+  ];
   try {
     await promisify(execFile)(process.execPath, [playwrightCli(dir, runner), ...args], {
       ...runnerSpawnOptions(runner),
@@ -132,20 +148,19 @@ export async function runRepeats(dir: string, env: NodeJS.ProcessEnv, runner: Ru
     });
   } catch (error) {
     // A failing repeat makes Playwright exit 1: the report says which.
-    if (!fs.existsSync(output)) throw new ListingError(`the burn-in of new tests failed: ${String((error as Error).message).split('\n').slice(-3).join(' ')}`);
+    if (!fs.existsSync(output))
+      throw new ListingError(
+        `the burn-in of new tests failed: ${String((error as Error).message)
+          .split('\n')
+          .slice(-3)
+          .join(' ')}`,
+      );
   }
   return (JSON.parse(fs.readFileSync(output, 'utf8')) as RepeatsReport).tests;
 }
 
 /** `outputDir`: where Playwright writes test-results, a folder of the runner's (the suite's own folder may not be writable). */
-export function shardArgs(
-  runner: Runner,
-  selection: Selection,
-  shard: number,
-  totalShards: number,
-  testListFile: string | null,
-  outputDir: string,
-): string[] {
+export function shardArgs(runner: Runner, selection: Selection, shard: number, totalShards: number, testListFile: string | null, outputDir: string): string[] {
   const args = ['test', `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`, `--output=${outputDir}`];
   if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
   for (const project of selection.projects ?? []) args.push('--project', project);

@@ -76,7 +76,10 @@ async function withLock(key: string, work: () => Promise<void>): Promise<void> {
   const previous = cacheLocks.get(key) ?? Promise.resolve();
   const locked = () => withFileLock(`${key}.lock`, work);
   const current = previous.then(locked, locked);
-  cacheLocks.set(key, current.catch(() => undefined));
+  cacheLocks.set(
+    key,
+    current.catch(() => undefined),
+  );
   await current;
 }
 
@@ -132,7 +135,13 @@ export async function currentBranch(dir: string): Promise<string | null> {
   return name && name !== 'HEAD' ? name : null;
 }
 
-export async function checkout(repository: Repository, branch: string | null, workRoot: string, folder: string, commit: string | null = null): Promise<Checkout> {
+export async function checkout(
+  repository: Repository,
+  branch: string | null,
+  workRoot: string,
+  folder: string,
+  commit: string | null = null,
+): Promise<Checkout> {
   if (repository.kind === 'folder') {
     const headSha = await git(['rev-parse', 'HEAD'], repository.path).catch(() => null);
     return { dir: repository.path, headSha };
@@ -205,7 +214,13 @@ export async function installDependencies(
       maxBuffer: 64 * 1024 * 1024,
     });
   } catch (error) {
-    throw new RepositoryError(`installing dependencies failed: ${String((error as { stderr?: string }).stderr ?? error).trim().split('\n').slice(-3).join(' ')}`);
+    throw new RepositoryError(
+      `installing dependencies failed: ${String((error as { stderr?: string }).stderr ?? error)
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' ')}`,
+    );
   }
   fs.writeFileSync(marker, wanted);
   if (cached) {

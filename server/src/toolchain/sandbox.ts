@@ -76,7 +76,8 @@ export function runnerSpawnOptions(runner: Runner): { uid?: number; gid?: number
  * Of the server's environment, what a suite needs to find programs, speak the locale and reach the
  * network as the host does. Nothing else passes: not the server's settings, secrets or database.
  */
-const PASSED_THROUGH = /^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|DISPLAY|PLAYWRIGHT_BROWSERS_PATH|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|(http|https|no|all)_proxy|(HTTP|HTTPS|NO|ALL)_PROXY)$/;
+const PASSED_THROUGH =
+  /^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|DISPLAY|PLAYWRIGHT_BROWSERS_PATH|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|(http|https|no|all)_proxy|(HTTP|HTTPS|NO|ALL)_PROXY)$/;
 
 /** The clean environment every process of a suite starts from. */
 export function runnerEnvironment(runner: Runner, base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

@@ -36,11 +36,7 @@ export async function listUsers(sql: Tx): Promise<{ id: string; email: string; n
     group by u.id order by lower(u.email)`;
 }
 
-export async function linkAccount(
-  sql: Tx,
-  userId: string,
-  link: { kind: 'chat'; account: ChatAccount } | { kind: 'scm'; account: ScmAccount },
-): Promise<void> {
+export async function linkAccount(sql: Tx, userId: string, link: { kind: 'chat'; account: ChatAccount } | { kind: 'scm'; account: ScmAccount }): Promise<void> {
   await sql`insert into connected_accounts (user_id, kind, account) values (${userId}, ${link.kind}, ${sql.json(link.account)})`;
 }
 
