@@ -1,5 +1,5 @@
 // The server's layers, top to bottom; every import must point down this list or stay in its own
-// layer (README, Layout). A feature is a layer of its own, ranked so that the features a feature
+// layer (docs/architecture.md). A feature is a layer of its own, ranked so that the features a feature
 // builds on stand below it; a new feature goes above everything it uses.
 const features = [
   'dashboard',

@@ -45,7 +45,7 @@ const USAGE = `usage: proctor <command>
   --help, --version
 
 Settings come from the environment: DATABASE_URL (unset: an embedded PostgreSQL in
-PROCTOR_DATA_DIR, default .proctor), PORT (default 3000), and the others the README lists.`;
+PROCTOR_DATA_DIR, default .proctor), PORT (default 3000), and the others docs/configuration.md lists.`;
 
 /** The package's own version: package.json sits one folder up from src/ and from the compiled dist/. */
 function packageVersion(): string {

@@ -90,9 +90,8 @@ export async function removeNpxInstalls(scratch: string): Promise<void> {
   }
 }
 
-/** Each command of the README's command-line table: its words before the first flag. */
-export function readmeCommands(): string[] {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Command line'), readme.indexOf('\n## ', readme.indexOf('## Command line') + 1));
-  return [...section.matchAll(/^\| `([a-z][a-z ]*?)(?: --[^`]*)?`/gm)].map((match) => (match[1] as string).trim());
+/** Each command of the command-line reference (docs/cli.md): its words before the first flag. */
+export function documentedCommands(): string[] {
+  const reference = fs.readFileSync(path.join(ROOT, 'docs', 'cli.md'), 'utf8');
+  return [...reference.matchAll(/^\| `([a-z][a-z ]*?)(?: --[^`]*)?`/gm)].map((match) => (match[1] as string).trim());
 }

@@ -101,7 +101,7 @@ function runDeltas(sql: Tx, runId: number) {
 
 /**
  * Rebuilds a project's rollups from its runs and raw results in a few set-wise statements: the
- * rows `rollupRun` leaves run by run (test/analytics.test.ts holds the two equal), for results
+ * rows `rollupRun` leaves run by run (test/analytics/analytics.test.ts holds the two equal), for results
  * loaded in bulk or rollups to recompute. Rows are written in day order, as runs write them: the
  * analytics read a day's rows together, and scattered they cost a page each. One transaction: the
  * rollup tables are locked against writers (runs ending meanwhile wait) and the project's rows

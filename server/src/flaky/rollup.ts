@@ -4,7 +4,7 @@ import { burnedInFlaky, commitOf, counted } from './counted.ts';
 // The one module that writes `daily_test_flakiness` and the window kept from it
 // (`flakiness_window`, `flakiness_windows`): run by run as runs are rolled up (recordRunFlakiness),
 // or a project's at once from its results (rebuildFlakiness). Both count the same runs the same
-// way; test/flaky.test.ts holds them equal.
+// way; test/flaky/flaky.test.ts holds them equal.
 
 /**
  * Adds an ended run to its tests' flakiness of its day: each counted test outcome, flaky when it

@@ -66,7 +66,7 @@ export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilte
 
 /**
  * Any other window, summed from the daily rows: its class is the one the kept window's generated
- * column gives (test/flaky.test.ts holds them equal).
+ * column gives (test/flaky/flaky.test.ts holds them equal).
  */
 export async function summedWindow(sql: Tx, projectId: number, since: string, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
   const rows = await sql<(FlakinessRow & { total: number })[]>`
