@@ -186,9 +186,11 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
   ctx.registry.registerPath(config);
 
   (spec.public ? ctx.open : ctx.api)[spec.method](spec.path, async (req: Request, res: Response) => {
+    // Who asks is settled first, in the general shape every route answers 401, 403 and a missing project in.
+    const person = spec.person ? requestPerson(res) : null;
+    const scope = spec.public || spec.person ? (undefined as unknown as Scope) : requestScope(res);
     if (spec.errorShape) res.locals.errorShape = spec.errorShape;
-    if (spec.person) {
-      const person = requestPerson(res);
+    if (person) {
       const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
       const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
       const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body') : (undefined as z.infer<B>);
@@ -196,7 +198,6 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
       if (!res.headersSent) res.status(status).json(result);
       return;
     }
-    const scope = spec.public ? (undefined as unknown as Scope) : requestScope(res);
     // A role is checked before the input (a viewer is refused whatever it sent); a run's, once the input says which run.
     const runBound = !spec.public && (scope.principal.kind === 'run' || scope.principal.kind === 'agent');
     if (!spec.public && (!runBound || (!spec.run && !spec.agent))) authorize(scope, operation, needs, null, spec.agent !== undefined);
