@@ -264,7 +264,8 @@ describe('agents pulling one run of a real suite', () => {
         doomedUnit = row?.unit ?? 0;
         return doomedUnit > 0 && fs.readdirSync(records).some((name) => name.startsWith('slow-started-'));
       },
-      120_000,
+      // One agent checks out, installs, lists and plans before the unit starts: minutes on a busy CI machine.
+      240_000,
       'the slow unit under way',
     );
     const second = startAgent('build-killed', 'survivor');
@@ -289,7 +290,7 @@ describe('agents pulling one run of a real suite', () => {
     expect(Object.fromEntries(results.map((r) => [r.title, r.retries]))).toEqual({ ...ATTEMPTS, [SETUP]: 1 });
     // The killed copy of the slow test never finished: the survivor's is its one execution.
     expect(attemptsPerTest(executions())['takes its time']).toEqual([0]);
-  });
+  }, 420_000);
   it('when the run is cancelled, then every agent stops its Playwright at its next heartbeat and exits 0', async () => {
     const started = [startAgent('build-cancelled', 'a', { SLOW_MS: '60000' }), startAgent('build-cancelled', 'b', { SLOW_MS: '60000' })];
     const runId = await runOfKey('build-cancelled');

@@ -8,11 +8,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import type { Unit } from '../agents/schema.ts';
-import { runEnvironment } from '../toolchain/environment.ts';
 import { isTerminal } from '../states.ts';
 import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
-import { checkout, currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
-import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
+import { currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
+import { assertReachable, handOver, prepareRunner, type Runner } from '../toolchain/sandbox.ts';
+import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { AgentApi, type JoinAnswer } from './client.ts';
 import { planUnits } from './units.ts';
 
@@ -100,34 +100,19 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
   } else {
     const repository = await resolveRepository(wanted.repo_url);
     // A folder of this agent's own: agents on one machine may share a work folder.
-    const checkedOut = await checkout(
-      repository,
-      wanted.branch,
-      settings.workdir,
-      `${runId}-agent-${process.pid}`,
-      repository.kind === 'git' ? wanted.commit : null,
-    );
-    ({ dir, headSha } = checkedOut);
-    // Read before the checkout is handed to the runner user: git refuses a folder another user owns.
-    branch = wanted.branch ?? (await currentBranch(dir));
-    ownCheckout = repository.kind === 'git';
-    if (ownCheckout) await handOver(runner, dir);
-    await installDependencies(dir, (line) => log.info(line), {
-      ownFolder: repository.kind === 'folder',
-      runner,
-      cacheRoot: path.join(settings.workdir, 'dependencies'),
-    });
+    const folder = `${runId}-agent-${process.pid}`;
+    ({ dir, headSha, branch, ownCheckout } = await checkOutAndInstall(
+      { repository, branch: wanted.branch, commit: wanted.commit, workRoot: settings.workdir, folder, runner },
+      (line) => log.info(line),
+    ));
   }
-  const { env, missingFiles, refused } = runEnvironment({
-    base: runnerEnvironment(runner, process.env),
+  const env = suiteEnvironment(runner, {
     checkoutDir: dir,
     envFiles: wanted.env_files,
     overrides: wanted.environment_variables_overrides,
     buildUrl: wanted.build_url,
     reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch },
   });
-  if (missingFiles.length > 0) throw new Error(`env files not found in the repository: ${missingFiles.join(', ')}`);
-  if (refused.length > 0) throw new Error(`environment variable overrides not allowed: ${refused.join(', ')}`);
   joined.checkout.commit = headSha;
   return { dir, branch, ownCheckout, env, runner };
 }

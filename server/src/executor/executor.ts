@@ -10,7 +10,6 @@ import { recordBurnIn } from '../flaky/index.ts';
 import { type AgentProcess, spawnAgent } from './agent-process.ts';
 import { type ClaimedRun, claimAgentRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { ChromiumCheck } from '../toolchain/browser.ts';
-import { runEnvironment } from '../toolchain/environment.ts';
 import {
   isSelected,
   killMarked,
@@ -25,7 +24,8 @@ import {
   type ShardProcess,
   spawnShard,
 } from '../toolchain/playwright.ts';
-import { checkout, installDependencies, listBranches, resolveRepository } from '../toolchain/repository.ts';
+import { listBranches, resolveRepository } from '../toolchain/repository.ts';
+import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
 
 export interface ExecutorOptions {
@@ -230,27 +230,22 @@ export class Executor {
       branch = resolveBranch(await listBranches(repository), null, claimed.build_branch);
       await recordBranch(this.sql, claimed.id, branch);
     }
-    const { dir, headSha } = await checkout(repository, branch, this.options.workRoot, String(claimed.id));
+    const workspace = await checkOutAndInstall(
+      { repository, branch, commit: null, workRoot: this.options.workRoot, folder: String(claimed.id), runner: this.runner },
+      (line) => log.info(line),
+    );
+    const { dir, headSha } = workspace;
     await recordHeadSha(this.sql, claimed.id, headSha);
-    if (repository.kind === 'git') await handOver(this.runner, dir);
-    await installDependencies(dir, (line) => log.info(line), {
-      ownFolder: repository.kind === 'folder',
-      runner: this.runner,
-      cacheRoot: path.join(this.options.workRoot, 'dependencies'),
-    });
     if (run.stopReason) return dir;
 
     const apiKey = await createRunKey(this.sql, claimed.project_id, claimed.id);
-    const { env, missingFiles, refused } = runEnvironment({
-      base: runnerEnvironment(this.runner, process.env),
+    const env = suiteEnvironment(this.runner, {
       checkoutDir: dir,
       envFiles: claimed.env_files,
       overrides: claimed.environment_variables_overrides,
       buildUrl: claimed.build?.url ?? null,
       reporter: { url: this.options.reporterUrl, apiKey, runId: claimed.id, commit: headSha, branch },
     });
-    if (missingFiles.length > 0) throw new RunFailure(`env files not found in the repository: ${missingFiles.join(', ')}`);
-    if (refused.length > 0) throw new RunFailure(`environment variable overrides not allowed: ${refused.join(', ')}`);
 
     const needsListing = claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0 || claimed.burn_in_repeats > 0;
     const listing = needsListing ? await listTests(dir, env, this.runner) : null;
