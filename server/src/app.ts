@@ -14,6 +14,7 @@ import { resourceRoutes } from './resources/routes.ts';
 import { artifactRoutes, traceViewerRoutes } from './artifacts/index.ts';
 import { snoozeRoutes } from './snoozes/routes.ts';
 import { testCaseRoutes } from './testcases/routes.ts';
+import { runPageRoutes } from './runs/page-routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
@@ -48,6 +49,7 @@ export function createApp(input: AppInput) {
   traceViewerRoutes(ctx);
   testCaseRoutes(ctx, deps);
   runRoutes(ctx, deps);
+  runPageRoutes(ctx, deps);
   agentRoutes(ctx, deps);
   badgeRoutes(ctx, deps);
   failureGroupRoutes(ctx, deps);

@@ -1,15 +1,13 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
-import { HttpError, notFound } from '../http/errors.ts';
-import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
+import { notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
-import { runDetails, runPageDetails } from './details.ts';
+import { runDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
 import { recordResultBatch } from './results.ts';
-import { renderRunPage } from './page.ts';
-import { checkSummaryToken, presentRun, SUMMARY_LINK_DAYS } from './present.ts';
+import { presentRun } from './present.ts';
 import { actingUserId } from '../http/access.ts';
 import { cancelRun } from './finish.ts';
 import { startReportRun } from './report.ts';
@@ -33,16 +31,10 @@ import * as store from './store.ts';
 
 const TAG = 'Test runs';
 
-/** The run page shows a failure's screenshots and videos: from this origin, or from the bucket its downloads redirect to. */
-function runPageContentSecurityPolicy(storageOrigin: string | null): string {
-  const sources = storageOrigin ? `'self' ${storageOrigin}` : "'self'";
-  return `${PAGE_CONTENT_SECURITY_POLICY}; img-src ${sources}; media-src ${sources}`;
-}
 const REPORTING = 'Reporting (used by the Playwright reporter)';
 
 export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config, signingSecret } = deps;
-  const runPagePolicy = runPageContentSecurityPolicy(deps.storage.direct?.origin ?? null);
   const present = (row: store.RunRow) => presentRun(row, config.publicUrl, signingSecret, clock());
 
   addRoute(ctx, {
@@ -190,35 +182,6 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run) throw notFound('test run');
       if (isTerminal(run.state)) deps.jobs?.runEnded();
       return { data: { success: true, state: run.state, summary_url: present(run).summary_url } };
-    },
-  });
-
-  addRoute(ctx, {
-    method: 'get',
-    path: '/runs/:id',
-    tag: TAG,
-    summary: "The run's page for a person (summary_url): counts, failures with their errors, flaky, snoozed",
-    public: true,
-    params: runParams,
-    query: z
-      .object({ token: z.string().min(1).max(100), all: z.enum(['1']).optional().describe('list every passed and skipped test, not the first 200') })
-      .strict(),
-    produces: 'text/html',
-    handler: async ({ params, query, res }) => {
-      const token = checkSummaryToken(signingSecret, params.id, query.token, clock());
-      if (token === 'invalid') throw notFound('test run');
-      if (token === 'expired') {
-        throw new HttpError(410, `this link to the run expired (links open for ${SUMMARY_LINK_DAYS} days); read the run again for a new one`);
-      }
-      const run = await store.getRunById(sql, params.id);
-      if (!run) throw notFound('test run');
-      const project = await getProject(sql, run.project_id);
-      if (!project) throw notFound('project');
-      const details = await runPageDetails(sql, deps, run, clock(), query.all === '1');
-      res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.setHeader('cache-control', 'no-store');
-      res.setHeader('content-security-policy', runPagePolicy);
-      res.send(renderRunPage(project, run, details, `/runs/${run.id}?token=${encodeURIComponent(query.token)}&all=1`));
     },
   });
 }
