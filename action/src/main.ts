@@ -1,5 +1,4 @@
 import * as core from '@actions/core';
-import * as github from '@actions/github';
 import { agentsRunKey, ciBuildUrl, ciRevision } from '../../reporter/src/ci.ts';
 import { FatalError, ProctorClient, type RunView, TransientError } from './client.ts';
 import { parseSettings, type Settings } from './settings.ts';
@@ -32,7 +31,7 @@ function triggerBody(settings: Settings): Record<string, unknown> {
     ...(settings.metadata ? { metadata: settings.metadata } : {}),
     ...(settings.envOverrides.length > 0 ? { environment_variables_overrides: settings.envOverrides } : {}),
     send_notifications: settings.sendNotifications,
-    ...(github.context.actor ? { scm_actor: github.context.actor } : {}),
+    ...(process.env.GITHUB_ACTOR ? { scm_actor: process.env.GITHUB_ACTOR } : {}),
   };
 }
 
@@ -63,7 +62,7 @@ function setOutputs(run: RunView | null, runId: number, state: string): void {
 }
 
 async function main(): Promise<void> {
-  const settings = parseSettings((name) => core.getInput(name), github.context.sha || null, process.env.GITHUB_WORKSPACE || process.cwd());
+  const settings = parseSettings((name) => core.getInput(name), process.env.GITHUB_SHA || null, process.env.GITHUB_WORKSPACE || process.cwd());
   core.setSecret(settings.apiKey);
   for (const { value } of settings.envOverrides) if (value) core.setSecret(value);
   const client = new ProctorClient(settings);

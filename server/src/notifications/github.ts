@@ -1,6 +1,6 @@
-import type { Octokit } from '@octokit/core';
 import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
+import { appJwt, installationToken } from './github-app.ts';
 import type { LabelledFailure, RunStory } from './compose.ts';
 import { failuresOnBranch, lockPullComment, savePullComment } from './pull-comments.ts';
 import type { StoredDestination } from './store.ts';
@@ -22,16 +22,15 @@ function marker(destinationId: number): string {
 }
 
 type Call = <T>(route: string, parameters: Record<string, unknown>) => Promise<{ data: T }>;
+type Request = typeof import('@octokit/request').request;
 
-function caller(octokit: Octokit): Call {
+function caller(request: Request, authorization: string): Call {
   return <T>(route: string, parameters: Record<string, unknown>) =>
-    octokit.request(route, {
+    request(route, {
       ...parameters,
-      headers: { 'x-github-api-version': API_VERSION },
+      headers: { authorization, 'x-github-api-version': API_VERSION },
       request: { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) },
-    }) as Promise<{
-      data: T;
-    }>;
+    }) as Promise<{ data: T }>;
 }
 
 /**
@@ -39,15 +38,21 @@ function caller(octokit: Octokit): Call {
  * repository (found with the App's own JWT, then a token of that installation).
  */
 async function clientFor(destination: StoredDestination, owner: string, repo: string, settings: NotifySettings): Promise<Call> {
-  // Loaded when a GitHub destination is first told: the HTTP workers never need them.
-  const [{ Octokit }, { createAppAuth }] = await Promise.all([import('@octokit/core'), import('@octokit/auth-app')]);
-  const common = { baseUrl: settings.githubApiUrl, userAgent: 'Proctor-Notifications' };
-  if (destination.token) return caller(new Octokit({ ...common, auth: destination.token }));
-  if (!settings.githubApp) throw Object.assign(new Error('no token, and the server has no GitHub App (PROCTOR_GITHUB_APP_ID)'), { status: 401 });
-  const app = { appId: settings.githubApp.appId, privateKey: settings.githubApp.privateKey };
-  const asApp = caller(new Octokit({ ...common, authStrategy: createAppAuth, auth: app }));
+  // Loaded when a GitHub destination is first told: the HTTP workers never need it.
+  const { request: octokitRequest } = await import('@octokit/request');
+  const request = octokitRequest.defaults({ baseUrl: settings.githubApiUrl, headers: { 'user-agent': 'Proctor-Notifications' } });
+  if (destination.token) return caller(request, `token ${destination.token}`);
+  const app = settings.githubApp;
+  if (!app) throw Object.assign(new Error('no token, and the server has no GitHub App (PROCTOR_GITHUB_APP_ID)'), { status: 401 });
+  const asApp = caller(request, `bearer ${appJwt(app)}`);
   const { data: installation } = await asApp<{ id: number }>('GET /repos/{owner}/{repo}/installation', { owner, repo });
-  return caller(new Octokit({ ...common, authStrategy: createAppAuth, auth: { ...app, installationId: installation.id } }));
+  const token = await installationToken(app, installation.id, async () => {
+    const { data } = await asApp<{ token: string; expires_at: string }>('POST /app/installations/{installation_id}/access_tokens', {
+      installation_id: installation.id,
+    });
+    return data;
+  });
+  return caller(request, `token ${token}`);
 }
 
 /** The steps of the delivery that went through at earlier attempts, and how a step is marked done. */
