@@ -10,6 +10,7 @@ import { client } from '../helpers/http.ts';
 import { EXAMPLES, ROOT } from '../helpers/playwright.ts';
 import { freePort, type ServerProcess, serverProcess, waitForHealth } from '../helpers/process.ts';
 import { installedProctor, npxProctor, type Packed, packPackages, printedKey, documentedCommands, removeNpxInstalls, stopGroup } from '../helpers/release.ts';
+import { namesIn, type Installed, type JsonSuite, reportedTests, storedTests } from '../helpers/reports.ts';
 import { trigger, waitForRun } from '../helpers/runs.ts';
 import { testId } from '../helpers/server.ts';
 
@@ -124,34 +125,6 @@ describe('the packed server, started with npx from its tarballs in an empty fold
   });
 });
 
-interface Installed {
-  dependencies?: Record<string, Installed>;
-}
-
-/** Every package name in an `npm ls --all --json` tree. */
-function namesIn(tree: Installed, into = new Set<string>()): Set<string> {
-  for (const [name, child] of Object.entries(tree.dependencies ?? {})) {
-    into.add(name);
-    namesIn(child, into);
-  }
-  return into;
-}
-
-interface JsonSuite {
-  specs?: { title: string; file: string; tests: { projectName: string; status: string; results: unknown[] }[] }[];
-  suites?: JsonSuite[];
-}
-
-const STORED_STATUS: Record<string, string> = { expected: 'passed', unexpected: 'failed', flaky: 'flaky', skipped: 'skipped' };
-
-/** Each test of the JSON report as `file | title | project | status | retries`, its status as Proctor stores it. */
-function reportedTests(suite: JsonSuite): string[] {
-  const own = (suite.specs ?? []).flatMap((spec) =>
-    spec.tests.map((test) => [path.basename(spec.file), spec.title, test.projectName, STORED_STATUS[test.status], test.results.length - 1].join(' | ')),
-  );
-  return [...own, ...(suite.suites ?? []).flatMap(reportedTests)];
-}
-
 /** A user's Playwright project: a copy of examples/ outside the repository, with this Playwright and the packed reporter installed. */
 async function usersProject(playwrightVersion: string): Promise<string> {
   const project = path.join(scratch, `project-${playwrightVersion}`);
@@ -221,14 +194,11 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
     const reported = reportedTests(JSON.parse(fs.readFileSync(reportFile, 'utf8')) as JsonSuite).sort();
     const api = client(serverUrl, key);
     const [listed] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
-    const stored = await waitForRun(api, listed.id);
-    const storedTests = (stored.flattenedSummaryDetails as { file_path: string; title: string; runner_project: string; status: string; retries: number }[])
-      .map((d) => [path.basename(d.file_path), d.title, d.runner_project, d.status, d.retries].join(' | '))
-      .sort();
+    const stored = storedTests(await waitForRun(api, listed.id));
     expect(reported.length).toBeGreaterThan(0);
-    expect(storedTests).toEqual(reported);
+    expect(stored).toEqual(reported);
     console.log(
-      `release check (@playwright/test ${playwrightVersion}): ${storedTests.length} tests stored, equal to Playwright's JSON report (file, title, project, status, retries)`,
+      `release check (@playwright/test ${playwrightVersion}): ${stored.length} tests stored, equal to Playwright's JSON report (file, title, project, status, retries)`,
     );
   });
 
