@@ -2,6 +2,8 @@
 // layer (docs/architecture.md). A feature is a layer of its own, ranked so that the features a feature
 // builds on stand below it; a new feature goes above everything it uses.
 const features = [
+  // Backups read and write every table, whatever feature owns it, through the catalog alone.
+  'backup',
   'dashboard',
   'agents',
   'retention',

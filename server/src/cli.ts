@@ -2,6 +2,11 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { rebuildRollups } from './analytics/rollups.ts';
+import { writeBackup } from './backup/backup.ts';
+import { describeBackup, describeRestore } from './backup/describe.ts';
+import { RestoreRefused } from './backup/format.ts';
+import { restoreBackup } from './backup/restore.ts';
+import { ArchiveError } from './backup/tar.ts';
 import { parseKey } from './auth/keys.ts';
 import { KEY_SCOPES, type KeyScope } from './http/access.ts';
 import { createKey, type KeyOwner, listKeys, revokeKey } from './auth/store.ts';
@@ -37,6 +42,9 @@ const USAGE = `usage: proctor <command>
   key list (--project P | --user U)             the keys' ids, scopes and dates, never secrets
   key revoke --key ID                           the key's id (prc_p_<ID>_…) or the whole key
   analytics rebuild --project P                 recompute the project's analytics rollups from its results
+  backup --out FILE                             one archive (.tar.gz) of the database and the stored files, as of one
+                                                moment, while the server keeps serving
+  restore FILE                                  a backup into an empty data directory or database (upgraded to this version)
   retention run [--project P] [--dry-run]       delete what the retention policies expired (the server does it hourly);
                                                 --dry-run prints what would go (runs, results, files, bytes)
   agent --url URL --key KEY (--run ID | --environment SLUG [--run-key K]) [--name N]
@@ -164,6 +172,15 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
         const reports = await runRetentionPass(deps, { projectId, dryRun });
         return reports.map((report) => describeReport(report, dryRun)).join('\n') || 'no projects';
       }
+      case 'backup': {
+        const out = required(flags, 'out');
+        const config = loadConfig();
+        const summary = await writeBackup(
+          { sql, embedded: !config.databaseUrl, storage: await openStorage(config), storageKind: config.s3 ? 's3' : 'files', proctorVersion: packageVersion() },
+          out,
+        );
+        return describeBackup(summary, out, config.s3 !== null);
+      }
       case 'analytics rebuild': {
         const projectId = projectIdFlag(flags);
         if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
@@ -182,7 +199,10 @@ export async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       ...Object.fromEntries(
-        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'role'].map((flag) => [flag, { type: 'string' as const }]),
+        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'role', 'out'].map((flag) => [
+          flag,
+          { type: 'string' as const },
+        ]),
       ),
       'dry-run': { type: 'boolean' },
       admin: { type: 'boolean' },
@@ -204,6 +224,11 @@ export async function main(argv: string[]): Promise<number> {
     await serve();
     return -1;
   }
+  if (positionals[0] === 'restore') {
+    if (positionals.length !== 2) throw new UsageError('restore takes one backup file: proctor restore FILE');
+    process.stdout.write(`${describeRestore(await restoreBackup(positionals[1] as string, loadConfig()))}\n`);
+    return 0;
+  }
   process.stdout.write(`${await dataCommand(positionals, values as unknown as Flags)}\n`);
   return 0;
 }
@@ -219,7 +244,14 @@ export function runCli(argv: string[]): void {
         process.stderr.write(`proctor: ${(error as Error).message}\n${USAGE}\n`);
         process.exit(2);
       }
-      if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof PortInUseError || error instanceof DomainError) {
+      if (
+        error instanceof ConfigError ||
+        error instanceof DataDirLockedError ||
+        error instanceof PortInUseError ||
+        error instanceof DomainError ||
+        error instanceof RestoreRefused ||
+        error instanceof ArchiveError
+      ) {
         process.stderr.write(`proctor: ${error.message}\n`);
         process.exit(1);
       }

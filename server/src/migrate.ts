@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ADVISORY_LOCK, type Sql } from './db.ts';
+import { ADVISORY_LOCK, type Sql, type Tx } from './db.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 /** Any fixed number; every Proctor process that migrates takes the same lock. */
@@ -33,18 +33,23 @@ export async function migrate(sql: Sql, migrations = listMigrations()): Promise<
   for (const migration of migrations) {
     const didApply = await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.migrations})`;
-      await tx`create table if not exists schema_migrations (
-        version integer primary key,
-        name text not null,
-        applied_at timestamptz not null default now()
-      )`;
-      const [done] = await tx`select 1 from schema_migrations where version = ${migration.version}`;
-      if (done) return false;
-      await tx.unsafe(migration.sql);
-      await tx`insert into schema_migrations (version, name) values (${migration.version}, ${migration.name})`;
-      return true;
+      return applyMigration(tx, migration);
     });
     if (didApply) applied.push(migration.name);
   }
   return applied;
+}
+
+/** One migration in the caller's transaction, unless it was applied before; true when this applied it. */
+export async function applyMigration(tx: Tx, migration: Migration): Promise<boolean> {
+  await tx`create table if not exists schema_migrations (
+    version integer primary key,
+    name text not null,
+    applied_at timestamptz not null default now()
+  )`;
+  const [done] = await tx`select 1 from schema_migrations where version = ${migration.version}`;
+  if (done) return false;
+  await tx.unsafe(migration.sql);
+  await tx`insert into schema_migrations (version, name) values (${migration.version}, ${migration.name})`;
+  return true;
 }
