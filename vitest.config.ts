@@ -1,11 +1,11 @@
 import os from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The release check (npm run release:check, vitest.release.config.ts) builds and publishes the packages: it runs alone.
-    exclude: ['test/release/**', '**/node_modules/**'],
+    exclude: [...configDefaults.exclude, 'test/release/**'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 180_000,
     hookTimeout: 120_000,
