@@ -252,7 +252,7 @@ describe('agents pulling one run of a real suite', () => {
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
     // The CI names the pull request's branch and the commit it built.
     git(repo, 'branch', '--force', 'feature/agents');
-    const first = startAgent('build-killed', 'doomed', { SLOW_MS: '6000', GITHUB_HEAD_REF: 'feature/agents', GITHUB_SHA: head });
+    const first = startAgent('build-killed', 'doomed', { SLOW_MS: '6000', GITHUB_RUN_ID: '31', GITHUB_HEAD_REF: 'feature/agents', GITHUB_SHA: head });
     const runId = await runOfKey('build-killed');
     // The slow unit is the longest by the first run's history (or, before its rollup, the last unknown one).
     let doomedUnit = 0;
