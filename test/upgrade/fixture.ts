@@ -37,6 +37,8 @@ export async function populate(url: string, adminKey: string, signInLink: string
   const api = client(url, adminKey);
   const signedIn = await fetch(`${url}${signInLink}`, { redirect: 'manual' });
   const session = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  // A fixture is kept for years: the retention pass of a later server must not age its runs out.
+  await ok('retention', api.put('/api/retention-policy', { results_days: 36_500, artifacts_days: 36_500 }));
   await ok('environment', api.post('/api/environments', { name: 'Staging', slug: 'staging' }));
   const readKey = (await ok('key', api.post('/api/keys', { scope: 'read' }))).body.data.key.key as string;
   const invitation = (await ok('invitation', api.post('/api/members', { email: 'member@fixture.invalid', role: 'member' }))).body.data.invitation;

@@ -8,6 +8,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { connect } from '../../server/src/db.ts';
+import { embeddedUrl, readLiveLock } from '../../server/src/embedded.ts';
 import { throwawayDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
 import { freePort, type ServerProcess, spawnProctor, waitForHealth } from '../helpers/process.ts';
@@ -41,6 +43,16 @@ async function settledReadBack(url: string, key: string): Promise<Record<string,
   throw new Error('the fixture did not settle in a minute');
 }
 
+/** A session lasts two weeks; the fixture's must still sign in when a release years later starts on it. */
+async function keepSessionsValid(databaseUrl: string): Promise<void> {
+  const sql = connect(databaseUrl, 1);
+  try {
+    await sql`update sessions set expires_at = '2099-01-01T00:00:00Z'`;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
 async function make(kind: 'embedded' | 'postgresql', into: string): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `proctor-fixture-${kind}-`));
   const db = kind === 'postgresql' ? await throwawayDatabase(process.env.DATABASE_URL as string, { prefix: 'proctor_fixture', migrated: false }) : null;
@@ -55,6 +67,7 @@ async function make(kind: 'embedded' | 'postgresql', into: string): Promise<void
     const signInLink = /\/sign-in\/link\?token=[\w-]+/.exec(server.output())?.[0] as string;
     const secrets = await populate(url, key, signInLink, `${receiver.url}/hook`);
     const expected = await settledReadBack(url, key);
+    await keepSessionsValid(db?.url ?? embeddedUrl((readLiveLock(dataDir) as { socketDir: string }).socketDir));
     await stop(server);
     fs.mkdirSync(into, { recursive: true });
     execFileSync('tar', ['czf', path.join(into, 'data.tar.gz'), '--exclude=./server.lock', '--exclude=./socket', '-C', dataDir, '.']);
