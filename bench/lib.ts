@@ -63,6 +63,8 @@ export interface BenchServer {
   url: string;
   /** The server's first process, when it runs in one of its own. */
   pid?: number;
+  /** What that process printed (warnings and errors), when it runs in one of its own. */
+  output?(): string;
   close(): Promise<void>;
 }
 
@@ -129,6 +131,7 @@ export async function benchServerProcess(db: BenchDatabase, env: Record<string, 
   return {
     url,
     pid: child.pid,
+    output: () => server.output(),
     close: async () => {
       child.kill('SIGTERM');
       await server.exited;

@@ -175,6 +175,8 @@ async function main(): Promise<void> {
         `(target under ${MEMORY_TARGET_MB} MB: ${peakSumMb < MEMORY_TARGET_MB ? 'met' : 'NOT met'})`,
     );
     for (const failure of failures.slice(0, 5)) console.log(`  failed: ${failure}`);
+    // A 500's cause is in the server's log, not in its answer.
+    if (failures.length > 0) console.log(`  the server's log:\n${server.output?.().slice(-6000) ?? ''}`);
     const wrong = failures.length > 0 || lost !== 0 || stored?.ended !== RUNS || stored?.counted !== RUNS * SHARDS_PER_RUN * TESTS_PER_SHARD;
     if (wrong) throw new Error('bench/load: requests failed, or results or runs are not as they were sent');
   } finally {

@@ -245,6 +245,27 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return UNREACHABLE_CODES.has(code) || code.startsWith('08');
 }
 
+/** PostgreSQL's "deadlock detected" and "could not serialize": the transaction was rolled back whole, and may simply be run again. */
+const RETRYABLE_CODES = new Set(['40P01', '40001']);
+const TRANSACTION_ATTEMPTS = 3;
+
+/**
+ * Runs a transaction again when PostgreSQL chose it as a deadlock's victim: under load, a shard's
+ * begin, another shard's results and a run's end can wait on each other's locks of the run row;
+ * the victim's work was rolled back whole, so a second go is the same request, not a duplicate.
+ */
+export async function retryingConflicts<T>(transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (attempt >= TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_CODES.has(code)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 40));
+    }
+  }
+}
+
 /** A value as LIKE takes it literally: its own %, _ and \\ escaped. */
 export function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);

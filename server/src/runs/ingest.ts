@@ -1,5 +1,5 @@
 import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
-import type { Sql, Tx } from '../db.ts';
+import { retryingConflicts, type Sql, type Tx } from '../db.ts';
 import { upsertTestCases } from '../testcases/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import { finishRun } from './finish.ts';
@@ -30,7 +30,7 @@ export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mod
 
 /** A shard starts: the run is running, the shard's tests are listed in the run and the inventory. One transaction. */
 export function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
-  return sql.begin((tx) => recordShardBegin(tx, projectId, runId, shard, body, now));
+  return retryingConflicts(() => sql.begin((tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
 }
 
 async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
@@ -57,7 +57,7 @@ type ShardEndInput = [projectId: number, runId: number, shard: number, end: { st
 
 /** A shard ends; when it is the last, the run ends. One transaction. */
 export function endShard(sql: Sql, ...input: ShardEndInput): Promise<void> {
-  return sql.begin((tx) => recordShardEnd(tx, ...input));
+  return retryingConflicts(() => sql.begin((tx) => recordShardEnd(tx, ...input)));
 }
 
 async function recordShardEnd(sql: Tx, ...[projectId, runId, shard, end, now]: ShardEndInput): Promise<void> {

@@ -1,4 +1,4 @@
-import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
+import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/index.ts';
 import type { Outcome } from '../states.ts';
 import { lockOpenRun } from './ingest.ts';
@@ -105,12 +105,12 @@ export async function recordResultBatch(
   const copy = write ? write === 'copy' : await takesCopyFromStdin(sql);
   if (copy) {
     try {
-      return await pipelinedTransaction(sql, (tx) => copyResults(tx, projectId, runId, shard, attempts, now));
+      return await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyResults(tx, projectId, runId, shard, attempts, now)));
     } catch (error) {
       if (!isStoredAlready(error)) throw error;
     }
   }
-  return sql.begin((tx) => insertResults(tx, projectId, runId, shard, attempts, now));
+  return retryingConflicts(() => sql.begin((tx) => insertResults(tx, projectId, runId, shard, attempts, now)));
 }
 
 function isStoredAlready(error: unknown): boolean {
