@@ -129,24 +129,25 @@ export async function readBack(url: string, api: Api, days: { from: string; to: 
     const deliveries = `/api/notification-deliveries?test_run_id=${run.id}`;
     answers[deliveries] = (await ok(deliveries, api.get(deliveries))).body;
   }
-  return comparable(answers, url) as Record<string, unknown>;
+  return comparableAnswers(answers, url) as Record<string, unknown>;
 }
 
 /** Keys whose values change on their own between two reads: when a key was last used. */
 const VOLATILE = new Set(['last_used_at']);
 
-function comparable(value: unknown, url: string): unknown {
+/** Answers with the server's address as `<server>`, and signed links (their expiry, signature or token, which roll over daily) without their secret part. */
+export function comparableAnswers(value: unknown, url: string): unknown {
   if (typeof value === 'string')
     return value
       .split(url)
       .join('<server>')
-      .replace(/([?&])(expires|signature|sig)=[^&]*/g, '$1$2=…');
-  if (Array.isArray(value)) return value.map((item) => comparable(item, url));
+      .replace(/([?&])(expires|signature|sig|token)=[^&]*/g, '$1$2=…');
+  if (Array.isArray(value)) return value.map((item) => comparableAnswers(item, url));
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value)
         .filter(([key]) => !VOLATILE.has(key))
-        .map(([key, item]) => [key, comparable(item, url)]),
+        .map(([key, item]) => [key, comparableAnswers(item, url)]),
     );
   }
   return value;

@@ -8,7 +8,7 @@ import { throwawayDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
 import { ROOT } from '../helpers/playwright.ts';
 import { freePort, spawnProctor, waitForHealth } from '../helpers/process.ts';
-import { type FixtureSecrets, readBack } from './fixture.ts';
+import { comparableAnswers, type FixtureSecrets, readBack } from './fixture.ts';
 
 // Every kept release's fixture (test/fixtures/releases/<version>/, made by that release with
 // test/upgrade/make-fixture.ts) is started with this version, as an upgrade starts it: on the old
@@ -68,7 +68,8 @@ describe.each(fixtures)('the fixture of release %s on the %s database, started b
         await waitForHealth(url);
         const api = client(url, secrets.adminKey);
         const answers = await readBack(url, api, expected.days);
-        expect(answers).toMatchObject(expected.answers);
+        // The release's answers as it recorded them, its signed links made comparable as today's are.
+        expect(answers).toMatchObject(comparableAnswers(expected.answers, '<server>') as Record<string, unknown>);
 
         expect((await client(url, secrets.readKey).get('/api/environments')).status).toBe(200);
         expect((await client(url, secrets.readKey).post('/api/environments', { name: 'x', slug: 'x' })).status).toBe(403);
