@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from '@playwright/test';
 import { expect } from 'vitest';
 import { client } from './http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, REPORTER, reporterEnv, ROOT, videoEnv } from './playwright.ts';
-import { serverProcess } from './process.ts';
+import { runReportedSuite } from './reports.ts';
 import { waitForRun } from './runs.ts';
 
 // A suite of its own, inside the repository so that it resolves @playwright/test: a test that fails
@@ -110,29 +109,20 @@ export function writeArtifactsSuite(): string {
 /** Runs the suite with real Playwright and Chromium, a JSON report and the reporter, into environment `local`. */
 export async function runArtifactsSuite(serverUrl: string, key: string): Promise<SuiteOutcome> {
   const dir = writeArtifactsSuite();
-  const reportFile = path.join(dir, 'report.json');
-  const child = spawn(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', `--reporter=json,${REPORTER}`, `--output=${path.join(dir, 'results')}`],
-    {
-      cwd: dir,
-      env: {
-        ...process.env,
-        ...reporterEnv(serverUrl, key),
-        ...videoEnv(),
-        PROCTOR_ARTIFACT_LIMIT_MB: '1',
-        PLAYWRIGHT_JSON_OUTPUT_FILE: reportFile,
-        CI: '',
-        GITHUB_RUN_ID: '',
-        FORCE_COLOR: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const playwright = serverProcess(child);
-  const exitCode = await playwright.exited;
-  const output = playwright.output();
-  const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as JsonSuite;
+  const {
+    exitCode,
+    output,
+    report: written,
+  } = await runReportedSuite({
+    cli: path.join(ROOT, 'node_modules/@playwright/test/cli.js'),
+    cwd: dir,
+    reporter: REPORTER,
+    reportFile: path.join(dir, 'report.json'),
+    args: [`--output=${path.join(dir, 'results')}`],
+    env: { ...process.env, ...reporterEnv(serverUrl, key), ...videoEnv(), PROCTOR_ARTIFACT_LIMIT_MB: '1' },
+  });
+  // The same report, read here for its attachments.
+  const report = written as JsonSuite;
   const api = client(serverUrl, key);
   const [listed] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
   const details = (await waitForRun(api, listed.id)).flattenedSummaryDetails as Details;

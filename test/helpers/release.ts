@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT } from './playwright.ts';
+import { EXAMPLES, ROOT } from './playwright.ts';
 import { type ServerProcess, serverProcess } from './process.ts';
 
 const run = promisify(execFile);
@@ -80,14 +80,38 @@ export async function printedKey(server: ServerProcess, timeoutMs = 120_000): Pr
   throw new Error(`no key printed:\n${server.output()}`);
 }
 
-/** npx keeps what it installed in npm's cache, keyed by the specs: the entries made from `scratch`'s tarballs go with it. */
-export async function removeNpxInstalls(scratch: string): Promise<void> {
+/**
+ * npx keeps what it installed in npm's cache, keyed by the specs: the entries whose manifest `holds`
+ * (a check's scratch folder, a package name) go, so that a later check installs afresh.
+ */
+export async function removeNpxInstalls(holds: (manifest: string) => boolean): Promise<void> {
   const cache = (await run('npm', ['config', 'get', 'cache'])).stdout.trim();
   const npxDir = path.join(cache, '_npx');
   for (const entry of fs.existsSync(npxDir) ? fs.readdirSync(npxDir) : []) {
     const manifest = path.join(npxDir, entry, 'package.json');
-    if (fs.existsSync(manifest) && fs.readFileSync(manifest, 'utf8').includes(scratch)) fs.rmSync(path.join(npxDir, entry), { recursive: true, force: true });
+    if (fs.existsSync(manifest) && holds(fs.readFileSync(manifest, 'utf8'))) fs.rmSync(path.join(npxDir, entry), { recursive: true, force: true });
   }
+}
+
+interface UsersProjectOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Called on the folder before npm installs: to name a registry in its .npmrc, say. */
+  prepare?: (project: string) => void;
+  npmFlags?: string[];
+  timeoutMs: number;
+}
+
+/** A user's Playwright project at `project`: a copy of examples/ outside the repository with `devDependencies`, installed by npm. */
+export async function usersProject(project: string, devDependencies: Record<string, string>, options: UsersProjectOptions): Promise<string> {
+  fs.mkdirSync(project);
+  for (const entry of ['tests', 'site', 'playwright.config.ts']) fs.cpSync(path.join(EXAMPLES, entry), path.join(project, entry), { recursive: true });
+  fs.writeFileSync(
+    path.join(project, 'package.json'),
+    `${JSON.stringify({ name: 'a-users-suite', private: true, type: 'module', devDependencies }, null, 2)}\n`,
+  );
+  options.prepare?.(project);
+  await run('npm', ['install', '--no-audit', '--no-fund', ...(options.npmFlags ?? [])], { cwd: project, env: options.env, timeout: options.timeoutMs });
+  return project;
 }
 
 /** Each command of the command-line reference (docs/cli.md): its words before the first flag. */

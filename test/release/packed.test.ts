@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,10 +7,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { throwawayDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
-import { EXAMPLES, ROOT } from '../helpers/playwright.ts';
-import { freePort, type ServerProcess, serverProcess, waitForHealth } from '../helpers/process.ts';
-import { installedProctor, npxProctor, type Packed, packPackages, printedKey, documentedCommands, removeNpxInstalls, stopGroup } from '../helpers/release.ts';
-import { namesIn, type Installed, type JsonSuite, reportedTests, storedTests } from '../helpers/reports.ts';
+import { ROOT } from '../helpers/playwright.ts';
+import { freePort, type ServerProcess, waitForHealth } from '../helpers/process.ts';
+import {
+  installedProctor,
+  npxProctor,
+  type Packed,
+  packPackages,
+  printedKey,
+  documentedCommands,
+  removeNpxInstalls,
+  stopGroup,
+  usersProject,
+} from '../helpers/release.ts';
+import { namesIn, type Installed, reportedTests, runReportedSuite, storedTests } from '../helpers/reports.ts';
 import { trigger, waitForRun } from '../helpers/runs.ts';
 import { testId } from '../helpers/server.ts';
 
@@ -50,7 +60,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopGroup(server);
-  await removeNpxInstalls(scratch);
+  await removeNpxInstalls((manifest) => manifest.includes(scratch));
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -125,28 +135,14 @@ describe('the packed server, started with npx from its tarballs in an empty fold
   });
 });
 
-/** A user's Playwright project: a copy of examples/ outside the repository, with this Playwright and the packed reporter installed. */
-async function usersProject(playwrightVersion: string): Promise<string> {
-  const project = path.join(scratch, `project-${playwrightVersion}`);
-  fs.mkdirSync(project);
-  for (const entry of ['tests', 'site', 'playwright.config.ts']) fs.cpSync(path.join(EXAMPLES, entry), path.join(project, entry), { recursive: true });
-  fs.writeFileSync(
-    path.join(project, 'package.json'),
-    JSON.stringify({
-      name: 'a-users-suite',
-      private: true,
-      type: 'module',
-      devDependencies: { '@playwright/test': playwrightVersion, '@proctor/reporter': `file:${packed.reporter}` },
-    }),
-  );
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, timeout: 170_000 });
-  return project;
-}
-
 describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a project of its own, with @playwright/test %s', (playwrightVersion) => {
   let project: string;
   beforeAll(async () => {
-    project = await usersProject(playwrightVersion);
+    project = await usersProject(
+      path.join(scratch, `project-${playwrightVersion}`),
+      { '@playwright/test': playwrightVersion, '@proctor/reporter': `file:${packed.reporter}` },
+      { npmFlags: ['--prefer-offline'], timeoutMs: 170_000 },
+    );
   });
 
   it('when installed from its tarball, then it brings in nothing but what @playwright/test brings', async () => {
@@ -165,33 +161,28 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
 
   it("when the project's suite runs with it, then the stored results equal Playwright's own JSON report, one for one", async () => {
     const reportFile = path.join(scratch, 'report.json');
-    const child = spawn(process.execPath, [path.join(project, 'node_modules/@playwright/test/cli.js'), 'test', '--reporter=json,@proctor/reporter'], {
+    const { exitCode, output, report } = await runReportedSuite({
+      cli: path.join(project, 'node_modules/@playwright/test/cli.js'),
       cwd: project,
+      reporter: '@proctor/reporter',
+      reportFile,
       env: {
         ...process.env,
         PROCTOR_URL: serverUrl,
         PROCTOR_API_KEY: key,
         PROCTOR_ENVIRONMENT: 'local',
         PROCTOR_RUN_KEY: `release-check-${playwrightVersion}`,
-        // The variable's name before Playwright 1.47, and after.
+        // The variable's name before Playwright 1.47 (the helper sets the one after).
         PLAYWRIGHT_JSON_OUTPUT_NAME: reportFile,
-        PLAYWRIGHT_JSON_OUTPUT_FILE: reportFile,
         DEMO_SITE_PORT: String(await freePort()),
-        CI: '',
-        GITHUB_RUN_ID: '',
         BASE_URL: '',
         PLAYWRIGHT_BASE_URL: '',
-        FORCE_COLOR: '0',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const playwright = serverProcess(child);
-    const exitCode = await playwright.exited;
-    const output = playwright.output();
     // The sample suite has a failing test: Playwright exits 1, and the reporter does not change that.
     expect(exitCode, output).toBe(1);
 
-    const reported = reportedTests(JSON.parse(fs.readFileSync(reportFile, 'utf8')) as JsonSuite).sort();
+    const reported = reportedTests(report).sort();
     const api = client(serverUrl, key);
     const [listed] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
     const stored = storedTests(await waitForRun(api, listed.id));

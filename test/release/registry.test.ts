@@ -5,11 +5,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
-import { EXAMPLES, ROOT } from '../helpers/playwright.ts';
+import { ROOT } from '../helpers/playwright.ts';
 import { freePort, type ServerProcess, serverProcess, waitForHealth } from '../helpers/process.ts';
 import { type Registry, startRegistry } from '../helpers/registry.ts';
-import { npxProctor, type Packed, packPackages, printedKey, stopGroup } from '../helpers/release.ts';
-import { namesIn, type Installed, type JsonSuite, reportedTests, storedTests } from '../helpers/reports.ts';
+import { npxProctor, type Packed, packPackages, printedKey, removeNpxInstalls, stopGroup, usersProject as usersProjectAt } from '../helpers/release.ts';
+import { namesIn, type Installed, reportedTests, runReportedSuite, storedTests } from '../helpers/reports.ts';
 import { trigger, waitForRun } from '../helpers/runs.ts';
 
 // The packages as users get them: published with the release's own command to a real npm registry
@@ -31,6 +31,9 @@ function readmeCommand(start: string): string {
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
+/** An npx install of Proctor's packages: a run of another check must not be found in npm's cache. */
+const isProctors = (manifest: string) => manifest.includes('@proctor/');
+
 let registry: Registry;
 let packed: Packed;
 const timings: string[] = [];
@@ -40,16 +43,6 @@ function usersEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', DATABASE_URL: '', ...extra };
   for (const name of Object.keys(env)) if (name.toLowerCase().startsWith('npm_config_')) delete env[name];
   return env;
-}
-
-/** npx keeps what it installed under npm's cache, keyed by the spec: a run of another check must not be found there. */
-async function forgetNpxInstalls(): Promise<void> {
-  const npxDir = path.join((await run('npm', ['config', 'get', 'cache'])).stdout.trim(), '_npx');
-  for (const entry of fs.existsSync(npxDir) ? fs.readdirSync(npxDir) : []) {
-    const manifest = path.join(npxDir, entry, 'package.json');
-    if (fs.existsSync(manifest) && fs.readFileSync(manifest, 'utf8').includes('@proctor/'))
-      fs.rmSync(path.join(npxDir, entry), { recursive: true, force: true });
-  }
 }
 
 async function timeToListening(server: ServerProcess, url: string, started: number): Promise<number> {
@@ -68,12 +61,12 @@ beforeAll(async () => {
   });
   timings.push(`published both packages in ${seconds(Date.now() - started)}`);
   packed = await packPackages(scratch);
-  await forgetNpxInstalls();
+  await removeNpxInstalls(isProctors);
 }, 600_000);
 
 afterAll(async () => {
   for (const line of timings) console.log(`release check: ${line}`);
-  await forgetNpxInstalls();
+  await removeNpxInstalls(isProctors);
   await registry?.close();
   fs.rmSync(scratch, { recursive: true, force: true });
 });
@@ -150,17 +143,12 @@ describe("the README's self-host command, verbatim, in an empty folder", () => {
 
 /** A user's Playwright project outside the repository: a copy of the sample suite with @playwright/test installed from the registry. */
 async function usersProject(name: string): Promise<string> {
-  const project = path.join(scratch, name);
-  fs.mkdirSync(project);
-  for (const entry of ['tests', 'site', 'playwright.config.ts']) fs.cpSync(path.join(EXAMPLES, entry), path.join(project, entry), { recursive: true });
   const playwright = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/@playwright/test/package.json'), 'utf8')) as { version: string }).version;
-  fs.writeFileSync(
-    path.join(project, 'package.json'),
-    `${JSON.stringify({ name: 'a-users-suite', private: true, type: 'module', devDependencies: { '@playwright/test': playwright } }, null, 2)}\n`,
+  return usersProjectAt(
+    path.join(scratch, name),
+    { '@playwright/test': playwright },
+    { env: usersEnv(), prepare: (project) => registry.useIn(project), timeoutMs: 300_000 },
   );
-  registry.useIn(project);
-  await run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, env: usersEnv(), timeout: 300_000 });
-  return project;
 }
 
 const installedNames = async (project: string) => namesIn(JSON.parse((await run('npm', ['ls', '--all', '--json'], { cwd: project })).stdout) as Installed);
@@ -200,28 +188,23 @@ describe("the README's reporter install, verbatim, in a Playwright project", () 
       const url = `http://127.0.0.1:${port}`;
       const key = await printedKey(server);
       await waitForHealth(url, 240_000);
-      const reportFile = path.join(scratch, 'registry-report.json');
-      const playwright = serverProcess(
-        spawn(process.execPath, [path.join(project, 'node_modules/@playwright/test/cli.js'), 'test', '--reporter=json,@proctor/reporter'], {
-          cwd: project,
-          env: {
-            ...usersEnv(),
-            PROCTOR_URL: url,
-            PROCTOR_API_KEY: key,
-            PROCTOR_ENVIRONMENT: 'local',
-            PROCTOR_RUN_KEY: 'release-check-registry',
-            PLAYWRIGHT_JSON_OUTPUT_FILE: reportFile,
-            DEMO_SITE_PORT: String(await freePort()),
-            CI: '',
-            GITHUB_RUN_ID: '',
-            FORCE_COLOR: '0',
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        }),
-      );
+      const { exitCode, output, report } = await runReportedSuite({
+        cli: path.join(project, 'node_modules/@playwright/test/cli.js'),
+        cwd: project,
+        reporter: '@proctor/reporter',
+        reportFile: path.join(scratch, 'registry-report.json'),
+        env: {
+          ...usersEnv(),
+          PROCTOR_URL: url,
+          PROCTOR_API_KEY: key,
+          PROCTOR_ENVIRONMENT: 'local',
+          PROCTOR_RUN_KEY: 'release-check-registry',
+          DEMO_SITE_PORT: String(await freePort()),
+        },
+      });
       // The sample suite has a failing test: Playwright exits 1, and the reporter does not change that.
-      expect(await playwright.exited, playwright.output()).toBe(1);
-      const reported = reportedTests(JSON.parse(fs.readFileSync(reportFile, 'utf8')) as JsonSuite).sort();
+      expect(exitCode, output).toBe(1);
+      const reported = reportedTests(report).sort();
       const api = client(url, key);
       const [listed] = (await api.get('/api/test-runs?environment=local')).body.data.test_runs;
       const stored = storedTests(await waitForRun(api, listed.id));
