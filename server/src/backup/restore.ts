@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Config } from '../config.ts';
-import { connect, openDatabase, type Tx } from '../db.ts';
+import { openDatabase, type Sql, type Tx } from '../db.ts';
 import { applyMigration, listMigrations } from '../migrate.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
 import { openStorage } from '../storage/open.ts';
@@ -36,7 +36,7 @@ export async function restoreBackup(file: string, config: Config): Promise<Resto
 }
 
 async function restoreInto(file: string, config: Config): Promise<RestoreReport> {
-  await refuseUnlessEmpty(config);
+  refuseUnlessEmptyDataDir(config);
   const entries = readTar(fs.createReadStream(file).pipe(createGunzip()));
   const first = await entries.next();
   if (first.done || first.value.name !== HEADER_ENTRY) throw new RestoreRefused(`${file} is not a Proctor backup: it does not start with ${HEADER_ENTRY}`);
@@ -51,6 +51,8 @@ async function restoreInto(file: string, config: Config): Promise<RestoreReport>
   const storage = await openStorage(config);
   const written: string[] = [];
   try {
+    await refuseUnlessNoTables(db.sql);
+    refuseUnlessEmptyFileStorage(config);
     const report = await db.sql.begin(async (tx) => {
       for (const migration of known.slice(0, header.migrations.length)) await applyMigration(tx, migration);
       const summary = await loadEntries(tx, entries, storage, written);
@@ -115,23 +117,23 @@ async function text(entry: TarEntry): Promise<string> {
 
 const isEmptyDir = (dir: string) => !fs.existsSync(dir) || fs.readdirSync(dir).length === 0;
 
-/** A restore writes only where nothing is: an empty (or missing) data directory, a database with no tables. */
-async function refuseUnlessEmpty(config: Config): Promise<void> {
-  if (!config.databaseUrl) {
-    if (!isEmptyDir(config.dataDir))
-      throw new RestoreRefused(`the data directory ${config.dataDir} is not empty: restore into an empty one (PROCTOR_DATA_DIR)`);
-    return;
-  }
-  const sql = connect(config.databaseUrl, 1);
-  try {
-    const [row] = await sql<{ tables: number }[]>`
-      select count(*)::int as tables from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = current_schema() and c.relkind in ('r', 'p')`;
-    if ((row?.tables ?? 0) > 0) throw new RestoreRefused(`the database of DATABASE_URL has ${row?.tables} tables: restore into an empty database`);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-  if (!config.s3 && !isEmptyDir(path.join(config.dataDir, 'files'))) {
+/** A restore writes only where nothing is: an empty (or missing) data directory for the embedded database, ... */
+function refuseUnlessEmptyDataDir(config: Config): void {
+  if (!config.databaseUrl && !isEmptyDir(config.dataDir))
+    throw new RestoreRefused(`the data directory ${config.dataDir} is not empty: restore into an empty one (PROCTOR_DATA_DIR)`);
+}
+
+/** ... a database with no tables (the embedded one of an empty data directory has none), ... */
+async function refuseUnlessNoTables(sql: Sql): Promise<void> {
+  const [row] = await sql<{ tables: number }[]>`
+    select count(*)::int as tables from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = current_schema() and c.relkind in ('r', 'p')`;
+  if ((row?.tables ?? 0) > 0) throw new RestoreRefused(`the database of DATABASE_URL has ${row?.tables} tables: restore into an empty database`);
+}
+
+/** ... and with PostgreSQL, an empty file storage in the data directory. */
+function refuseUnlessEmptyFileStorage(config: Config): void {
+  if (config.databaseUrl && !config.s3 && !isEmptyDir(path.join(config.dataDir, 'files'))) {
     throw new RestoreRefused(`the file storage ${path.join(config.dataDir, 'files')} is not empty: restore into an empty data directory (PROCTOR_DATA_DIR)`);
   }
 }
