@@ -2,19 +2,30 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-// postgres.js 3.4.9 never settles a `COPY … FROM STDIN` that the server rejects after its data was
-// sent (porsager/postgres#1173): the transaction hangs with its connection. The package's
-// postinstall (scripts/patch-postgres.mjs) applies the fix of porsager/postgres#1183; an install
-// with scripts turned off (`--ignore-scripts`, npm's allowScripts) skips it, and then results are
-// written with the idempotent insert only, never by COPY.
-const FIX = 'final && (final(err), final = null)';
+// postgres.js 3.4.9 has two faults the package's postinstall (scripts/patch-postgres.mjs) fixes:
+// it never settles a `COPY … FROM STDIN` that the server rejects after its data was sent
+// (porsager/postgres#1173), and under load a `sql.begin` can lose its connection's reservation
+// (porsager/postgres#823). An install with scripts turned off (`--ignore-scripts`, npm's
+// allowScripts) skips them: results are then written with the idempotent insert only, never by
+// COPY, and the server says at start that the fixes are missing.
+const COPY_FIX = 'final && (final(err), final = null)';
+const BEGIN_FIX = '// porsager/postgres#823: a written BEGIN reserves its connection';
 
-let answer: boolean | null = null;
+let source: string | null | undefined;
+
+function connectionSource(): string | null {
+  if (source === undefined) source = readConnectionSource();
+  return source;
+}
 
 /** Whether the postgres.js this process loads settles a rejected COPY (patched, or a release that carries the fix). */
 export function postgresSettlesRejectedCopy(): boolean {
-  if (answer === null) answer = readConnectionSource()?.includes(FIX) ?? false;
-  return answer;
+  return connectionSource()?.includes(COPY_FIX) ?? false;
+}
+
+/** Whether the postgres.js this process loads carries both of the install's fixes. */
+export function postgresIsPatched(): boolean {
+  return postgresSettlesRejectedCopy() && (connectionSource()?.includes(BEGIN_FIX) ?? false);
 }
 
 function readConnectionSource(): string | null {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './context.ts';
 import { Jobs } from './executor/jobs.ts';
-import { postgresSettlesRejectedCopy } from './copyfix.ts';
+import { postgresIsPatched } from './copyfix.ts';
 import { type Database, isPglite, openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
@@ -33,7 +33,7 @@ export interface RunningServer {
 }
 
 const UNPATCHED_POSTGRES =
-  "postgres.js is not patched (the install skipped @proctor/server's postinstall): results are written without COPY, more slowly; run `node node_modules/@proctor/server/scripts/patch-postgres.mjs` and restart";
+  "postgres.js is not patched (the install skipped @proctor/server's postinstall): results are written without COPY, more slowly, and a transaction may fail under load; run `node node_modules/@proctor/server/scripts/patch-postgres.mjs` and restart";
 
 /** `auto` takes a process per core up to this: past it the database is the limit, not parsing. */
 const MAX_AUTO_HTTP_WORKERS = 8;
@@ -65,7 +65,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
   const database = await openDatabase(config);
   let serving: Serving | null = null;
   try {
-    if (!postgresSettlesRejectedCopy()) logger.warn(UNPATCHED_POSTGRES);
+    if (!postgresIsPatched()) logger.warn(UNPATCHED_POSTGRES);
     const applied = await migrate(database.sql);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
