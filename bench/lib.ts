@@ -105,7 +105,9 @@ function builtServer(): string {
 export async function benchServerProcess(db: BenchDatabase, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-data-'));
-  const child = spawn(process.execPath, [builtServer(), 'serve'], {
+  // BENCH_SERVER_NODE_FLAGS: Node's flags for the server and its workers, `--cpu-prof` to profile it under the bench's load.
+  const nodeFlags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeFlags, builtServer(), 'serve'], {
     env: {
       ...process.env,
       LOG_LEVEL: 'warn',

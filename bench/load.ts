@@ -1,76 +1,31 @@
-// A busy hour: SHARDS_PER_RUN × RUNS shards (default 10 × 100 = 1,000) reporting at once into their
-// runs against one `proctor serve` (its HTTP workers, as it runs by default), each as the reporter
-// reports: it joins its run by the CI build's run key, lists its tests, sends its attempts as they
-// finish (a batch a second, the reporter's flush), then ends. Checked: no request fails, every
-// attempt sent is stored once, every run ends with its counts. Printed: request latency (target:
-// p99 under 500 ms) and the peak memory of every Proctor process (target: under 512 MB in all).
+// A busy hour, at 1,000 and at 2,000 shards (BENCH_LOAD_SHARDS, comma-separated) reporting at once
+// into their runs (bench/load-shards.ts), against `proctor serve` with its HTTP workers as it runs
+// by default, and then against a minimal server (bench/minimal-server.mjs: Node's http and
+// postgres.js, the same processes and connections, one plain statement per request) under the same
+// load. Checked: no request fails, every attempt sent is stored once, every run ends with its counts.
+// Printed, with each target met or not: request latency (p99 under 200 ms at 1,000 shards, under
+// 500 ms at 2,000), the peak memory of every Proctor process (under 512 MB in all), and Proctor's
+// request rate as a share of the minimal server's (at least 70%).
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import { gzipSync } from 'node:zlib';
-import type { WireAttempt } from '../reporter/src/wire.ts';
-import { attempt, attemptsOf, listedTest } from '../test/helpers/attempts.ts';
-import { httpWorkersOf } from '../test/helpers/process.ts';
-import { benchDatabase, benchProject, benchServerProcess, percentile, testIdOf } from './lib.ts';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, httpWorkersOf } from '../test/helpers/process.ts';
+import { benchDatabase, benchProject, benchServerProcess, percentile } from './lib.ts';
+import { LOAD_SHAPE, type Offered, offerLoad, SHARDS_PER_RUN, TESTS_PER_SHARD } from './load-shards.ts';
 
-const RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 100);
-const SHARDS_PER_RUN = Number(process.env.BENCH_LOAD_SHARDS_PER_RUN ?? 10);
-const TESTS_PER_SHARD = Number(process.env.BENCH_LOAD_TESTS_PER_SHARD ?? 40);
-/** How long a shard's tests take, start to end; shards start within STAGGER_S of each other. */
-const SHARD_S = Number(process.env.BENCH_LOAD_SHARD_SECONDS ?? 30);
-const STAGGER_S = 5;
-const FLUSH_MS = 1000;
-const P99_TARGET_MS = 500;
+const SIZES = (process.env.BENCH_LOAD_SHARDS ?? '1000,2000').split(',').map(Number);
+const P99_TARGET_MS = (shards: number) => (shards <= 1000 ? 200 : 500);
 const MEMORY_TARGET_MB = 512;
+const SHARE_TARGET = 0.7;
+/** As `proctor serve` runs by default: an HTTP worker per core (at most 8), sharing PROCTOR_DB_POOL_MAX connections. */
+const WORKERS = Math.min(os.availableParallelism(), 8);
+const POOL_MAX = Number(process.env.PROCTOR_DB_POOL_MAX ?? 10);
 
-interface Timed {
-  kind: string;
-  ms: number;
-  status: number;
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-
-function request(url: string, key: string, method: string, path: string, body: Buffer, gzip: boolean): Promise<{ status: number; text: string }> {
-  return new Promise((resolve) => {
-    const req = http.request(
-      `${url}${path}`,
-      {
-        method,
-        agent,
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          'content-length': String(body.length),
-          ...(gzip ? { 'content-encoding': 'gzip' } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      },
-    );
-    req.on('error', (error) => resolve({ status: 0, text: error.message }));
-    req.end(body);
-  });
-}
-
-/** One shard's tests and their attempts: one in twenty fails (twice), one in twenty is flaky. */
-function shardWork(run: number, shard: number) {
-  const tests = Array.from({ length: TESTS_PER_SHARD }, (_, i) => testIdOf(run * 1_000_000 + shard * 10_000 + i));
-  const attempts = tests.map((id, i) => (i % 20 === 7 ? attemptsOf(id, 'unexpected') : i % 20 === 13 ? attemptsOf(id, 'flaky') : [attempt(id)]));
-  return { tests, attempts };
-}
-
-/** The attempts each second of the shard's time, as its flushes send them. */
-function flushes(attempts: WireAttempt[][]): WireAttempt[][] {
-  const seconds = Math.max(1, Math.round((SHARD_S * 1000) / FLUSH_MS));
-  const batches: WireAttempt[][] = Array.from({ length: seconds }, () => []);
-  attempts.forEach((testAttempts, i) => batches[Math.floor((i * seconds) / attempts.length)]?.push(...testAttempts));
-  return batches;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ms = (value: number) => `${value.toFixed(0)} ms`;
+const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+const rate = (offered: Offered) => offered.timings.length / offered.seconds;
 
 /** Peak memory, sampled: the largest sum of every process's resident memory, and each one's own peak (VmHWM). */
 function watchMemory(primaryPid: number) {
@@ -96,93 +51,110 @@ function watchMemory(primaryPid: number) {
     stop: () => {
       clearInterval(timer);
       sample();
-      return { peakSumMb: peakSum / 1024, peaksMb: [...peaks.entries()].map(([pid, kb]) => ({ pid, mb: kb / 1024 })) };
+      return { peakSumMb: peakSum / 1024, peaksMb: [...peaks.values()].map((kb) => kb / 1024) };
     },
   };
 }
 
-async function main(): Promise<void> {
-  if (!process.env.DATABASE_URL) throw new Error('bench/load needs DATABASE_URL (a PostgreSQL server)');
+function printLatency(offered: Offered, target: number | null): void {
+  const all = offered.timings.map((t) => t.ms);
+  const p99 = percentile(all, 99);
+  const targetText = target === null ? '' : ` (target p99 under ${target} ms: ${met(p99 < target)})`;
+  console.log(`    latency, all    : p50 ${ms(percentile(all, 50))}, p95 ${ms(percentile(all, 95))}, p99 ${ms(p99)}${targetText}`);
+  for (const kind of ['report', 'begin', 'results', 'end'] as const) {
+    const of = offered.timings.filter((t) => t.kind === kind).map((t) => t.ms);
+    console.log(`    latency, ${kind.padEnd(7)}: p50 ${ms(percentile(of, 50))}, p95 ${ms(percentile(of, 95))}, p99 ${ms(percentile(of, 99))} (${of.length})`);
+  }
+}
+
+/** Proctor under the load: what it answered, what it stored, how much memory it took. Throws when anything was lost. */
+async function loadProctor(shards: number): Promise<Offered> {
   const db = await benchDatabase();
   const server = await benchServerProcess(db);
-  const timings: Timed[] = [];
-  const failures: string[] = [];
-  let sent = 0;
   try {
     const { key, projectId } = await benchProject(db.sql, 'load');
-    const call = async (kind: string, method: string, path: string, payload: unknown, gzip = false) => {
-      const json = Buffer.from(JSON.stringify(payload));
-      const started = performance.now();
-      const answer = await request(server.url, key, method, path, gzip ? gzipSync(json) : json, gzip);
-      timings.push({ kind, ms: performance.now() - started, status: answer.status });
-      if (answer.status < 200 || answer.status >= 300) failures.push(`${kind} ${path}: ${answer.status} ${answer.text.slice(0, 200)}`);
-      return answer;
-    };
-    // Every shard's payloads are made before the clock starts: the reporter's own process does that work.
-    const shards = Array.from({ length: RUNS * SHARDS_PER_RUN }, (_, n) => {
-      const run = Math.floor(n / SHARDS_PER_RUN);
-      const shard = (n % SHARDS_PER_RUN) + 1;
-      const { tests, attempts } = shardWork(run, shard);
-      sent += attempts.flat().length;
-      return { run, shard, tests, batches: flushes(attempts), startMs: Math.random() * STAGGER_S * 1000 };
-    });
     const memory = watchMemory(server.pid as number);
-    const started = performance.now();
-    await Promise.all(
-      shards.map(async ({ run, shard, tests, batches, startMs }) => {
-        await sleep(startMs);
-        const joined = await call('report', 'POST', '/api/test-runs/report', { environment: 'load', run_key: `build-${run}`, total_shards: SHARDS_PER_RUN });
-        const runId = (JSON.parse(joined.text) as { data: { test_run: { id: number } } }).data.test_run.id;
-        await call('begin', 'POST', `/api/test-runs/${runId}/shards/${shard}/begin`, { tests: tests.map((id) => listedTest(id)), complete: false });
-        for (const batch of batches) {
-          const tick = performance.now();
-          if (batch.length > 0) await call('results', 'POST', `/api/test-runs/${runId}/results`, { shard, results: batch }, true);
-          await sleep(Math.max(0, FLUSH_MS - (performance.now() - tick)));
-        }
-        await call('end', 'POST', `/api/test-runs/${runId}/shards/${shard}/end`, { status: 'failed' });
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
+    const offered = await offerLoad(server.url, key, shards);
     const { peakSumMb, peaksMb } = memory.stop();
-
+    const runs = shards / SHARDS_PER_RUN;
     const [stored] = await db.sql<{ results: number; runs: number; ended: number; counted: number }[]>`
       select (select count(*)::int from test_results t join test_runs r on r.id = t.test_run_id where r.project_id = ${projectId}) as results,
              count(*)::int as runs, count(*) filter (where state in ('passed', 'failed'))::int as ended,
              coalesce(sum(total_count), 0)::int as counted
       from test_runs where project_id = ${projectId}`;
-    const lost = sent - (stored?.results ?? 0);
-    const results = timings.filter((t) => t.kind === 'results').map((t) => t.ms);
-    const all = timings.map((t) => t.ms);
-    const p99 = percentile(all, 99);
-    const ms = (value: number) => `${value.toFixed(0)} ms`;
+    const lost = offered.sent - (stored?.results ?? 0);
+    console.log(`  Proctor (\`proctor serve\`, ${WORKERS} HTTP workers, PostgreSQL):`);
     console.log(
-      `bench/load: ${shards.length} shards (${SHARDS_PER_RUN} per run) of ${TESTS_PER_SHARD} tests reporting into ${RUNS} runs at once, ` +
-        `a batch a second for ${SHARD_S} s each; \`proctor serve\` with its HTTP workers (PostgreSQL)`,
+      `    requests        : ${offered.timings.length} in ${offered.seconds.toFixed(1)} s (${rate(offered).toFixed(0)} a second), ${offered.failures.length} failed`,
     );
+    console.log(`    attempts        : ${offered.sent} sent, ${stored?.results} stored (${lost === 0 ? 'none lost or duplicated' : `${lost} missing`})`);
     console.log(
-      `  requests       : ${timings.length} in ${seconds.toFixed(1)} s (${(timings.length / seconds).toFixed(0)} a second), ${failures.length} failed`,
+      `    runs            : ${stored?.ended} of ${stored?.runs} ended, counting ${stored?.counted} tests (expected ${runs} runs, ${shards * TESTS_PER_SHARD} tests)`,
     );
-    console.log(`  attempts       : ${sent} sent, ${stored?.results} stored (${lost === 0 ? 'none lost or duplicated' : `${lost} missing`})`);
+    printLatency(offered, P99_TARGET_MS(shards));
     console.log(
-      `  runs           : ${stored?.ended} of ${stored?.runs} ended, counting ${stored?.counted} tests (expected ${RUNS} runs, ${RUNS * SHARDS_PER_RUN * TESTS_PER_SHARD} tests)`,
+      `    memory          : peak ${peakSumMb.toFixed(0)} MB for ${peaksMb.length} processes together (each at most ${peaksMb.map((mb) => mb.toFixed(0)).join(', ')} MB) ` +
+        `(target under ${MEMORY_TARGET_MB} MB: ${met(peakSumMb < MEMORY_TARGET_MB)})`,
     );
-    console.log(
-      `  latency, all   : p50 ${ms(percentile(all, 50))}, p95 ${ms(percentile(all, 95))}, p99 ${ms(p99)} (target p99 under ${P99_TARGET_MS} ms: ${p99 < P99_TARGET_MS ? 'met' : 'NOT met'})`,
-    );
-    console.log(`  latency, batches: p50 ${ms(percentile(results, 50))}, p99 ${ms(percentile(results, 99))}`);
-    console.log(
-      `  memory         : peak ${peakSumMb.toFixed(0)} MB for ${peaksMb.length} processes together (each at most ${peaksMb.map((p) => `${p.mb.toFixed(0)}`).join(', ')} MB) ` +
-        `(target under ${MEMORY_TARGET_MB} MB: ${peakSumMb < MEMORY_TARGET_MB ? 'met' : 'NOT met'})`,
-    );
-    for (const failure of failures.slice(0, 5)) console.log(`  failed: ${failure}`);
+    for (const failure of offered.failures.slice(0, 5)) console.log(`    failed: ${failure}`);
     // A 500's cause is in the server's log, not in its answer.
-    if (failures.length > 0) console.log(`  the server's log:\n${server.output?.().slice(-6000) ?? ''}`);
-    const wrong = failures.length > 0 || lost !== 0 || stored?.ended !== RUNS || stored?.counted !== RUNS * SHARDS_PER_RUN * TESTS_PER_SHARD;
+    if (offered.failures.length > 0) console.log(`  the server's log:\n${server.output?.().slice(-6000) ?? ''}`);
+    const wrong = offered.failures.length > 0 || lost !== 0 || stored?.ended !== runs || stored?.counted !== shards * TESTS_PER_SHARD;
     if (wrong) throw new Error('bench/load: requests failed, or results or runs are not as they were sent');
+    return offered;
   } finally {
-    agent.destroy();
     await server.close();
     await db.close();
+  }
+}
+
+/** The minimal server under the same load, on a database of its own with the same schema. */
+async function loadMinimal(shards: number): Promise<Offered> {
+  const db = await benchDatabase();
+  const port = await freePort();
+  const { projectId, environmentId } = await benchProject(db.sql, 'load');
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'minimal-server.mjs')], {
+    env: {
+      ...process.env,
+      DATABASE_URL: db.url,
+      PORT: String(port),
+      WORKERS: String(WORKERS),
+      POOL_MAX: String(POOL_MAX),
+      PROJECT_ID: String(projectId),
+      ENVIRONMENT_ID: String(environmentId),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+      child.once('exit', (code) => reject(new Error(`the minimal server exited (code ${code})`)));
+    });
+    const offered = await offerLoad(`http://127.0.0.1:${port}`, 'none', shards);
+    console.log(`  the minimal server (Node's http and postgres.js, ${WORKERS} processes, one statement a request):`);
+    console.log(
+      `    requests        : ${offered.timings.length} in ${offered.seconds.toFixed(1)} s (${rate(offered).toFixed(0)} a second), ${offered.failures.length} failed`,
+    );
+    printLatency(offered, null);
+    return offered;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)));
+    await db.close();
+  }
+}
+
+async function main(): Promise<void> {
+  if (!process.env.DATABASE_URL) throw new Error('bench/load needs DATABASE_URL (a PostgreSQL server)');
+  for (const shards of SIZES) {
+    console.log(`bench/load: ${shards} shards (${LOAD_SHAPE}) into ${shards / SHARDS_PER_RUN} runs at once`);
+    const proctor = await loadProctor(shards);
+    const minimal = await loadMinimal(shards);
+    const share = rate(proctor) / rate(minimal);
+    console.log(
+      `  Proctor's request rate: ${(100 * share).toFixed(1)}% of the minimal server's (${rate(proctor).toFixed(0)} against ${rate(minimal).toFixed(0)} a second; ` +
+        `target at least ${100 * SHARE_TARGET}%: ${met(share >= SHARE_TARGET)})`,
+    );
   }
 }
 
