@@ -44,6 +44,8 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
+const KEEP_ALIVE_MS = 65_000;
+
 /**
  * The API served from this process (in a cluster worker, the port is shared with the others), its
  * files kept where the configuration says.
@@ -51,6 +53,11 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 export async function serveApp(config: Config, deps: Omit<AppInput, 'config' | 'storage'>): Promise<Serving> {
   const { app } = createApp({ ...deps, config, storage: await openStorage(config) });
   const httpServer = createServer(app);
+  // A client that reuses an idle connection at the moment the server closes it sees the request
+  // fail ("socket hang up"). Node's own clients let an idle connection go after 5 s, the server's
+  // default too; the server keeps it longer, so that a client is always the one to let it go.
+  httpServer.keepAliveTimeout = KEEP_ALIVE_MS;
+  httpServer.headersTimeout = KEEP_ALIVE_MS + 1000;
   const port = await listen(httpServer, config.port, config.host);
   let closing: Promise<void> | null = null;
   return {
