@@ -8,7 +8,8 @@ import { HttpError } from '../http/errors.ts';
 import { lesserRole, type Principal, roleOfScope, type Scope } from '../principals.ts';
 import { roleInProject, userProjectIds } from '../projects/index.ts';
 import { parseKey, secretMatches } from './keys.ts';
-import { findKey, type StoredKey, touchKey } from './store.ts';
+import { keyLookup, type KeyLookup } from './key-lookup.ts';
+import { type StoredKey, touchKey } from './store.ts';
 
 function parseProjectHeader(value: string | undefined): number | null {
   if (value === undefined) return null;
@@ -29,9 +30,9 @@ function noteUse(sql: Sql, keyId: string, now: Date): void {
 }
 
 /** The stored key a bearer token is; a 401 when it is none. */
-async function keyOf(sql: Sql, token: string, now: Date): Promise<StoredKey> {
+async function keyOf(sql: Sql, findKey: KeyLookup, token: string, now: Date): Promise<StoredKey> {
   const parsed = parseKey(token);
-  const stored = parsed ? await findKey(sql, parsed.id) : null;
+  const stored = parsed ? await findKey(parsed.id) : null;
   if (!parsed || !secretMatches(parsed.secret, stored?.secret_hash ?? null) || !stored) {
     throw new HttpError(401, 'invalid API key');
   }
@@ -87,6 +88,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * `x-csrf-token` (a page of another site can send the cookie, never the token).
  */
 export function authenticate(sql: Sql, clock: Clock): RequestHandler {
+  const findKey = keyLookup(sql);
   return async (req, res, next) => {
     const authorization = req.get('authorization');
     const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
@@ -102,7 +104,7 @@ export function authenticate(sql: Sql, clock: Clock): RequestHandler {
       return next();
     }
     if (!token) throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
-    const stored = await keyOf(sql, token, clock());
+    const stored = await keyOf(sql, findKey, token, clock());
     if (stored.user_id !== null) res.locals.person = { userId: stored.user_id, keyScope: stored.scope } satisfies Person;
     await scoped(res, () => resolveScope(sql, stored, parseProjectHeader(req.get('x-project-id'))));
     next();

@@ -21,6 +21,12 @@ export async function findKey(sql: Tx, id: string): Promise<StoredKey | null> {
   return row ?? null;
 }
 
+/** The keys of `ids` that exist, in one statement. */
+export async function findKeys(sql: Tx, ids: string[]): Promise<StoredKey[]> {
+  return sql<StoredKey[]>`
+    select id, secret_hash, project_id, user_id, scope, test_run_id, agent_id from api_keys where id = any(${ids}::text[])`;
+}
+
 export type KeyOwner = { projectId: number } | { userId: string };
 
 /** Creates a key for a project or a user and returns the plain key: the only time it exists. */
