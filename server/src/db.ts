@@ -81,10 +81,10 @@ export function connect(url: string, max: number): Sql {
   });
 }
 
-/** What a pipelined transaction's work gives back: its result, and its last statement, not yet awaited. */
+/** What a pipelined transaction's work gives back: its result, and its last statements, not yet awaited. */
 export interface PipelinedWork<T> {
   result: T;
-  last: postgres.PendingQuery<postgres.Row[]>;
+  last: PromiseLike<unknown>;
 }
 
 /**

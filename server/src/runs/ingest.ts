@@ -1,5 +1,5 @@
 import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
-import { retryingConflicts, type Sql, type Tx } from '../db.ts';
+import { pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, type Tx } from '../db.ts';
 import { upsertTestCases } from '../testcases/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import { finishRun } from './finish.ts';
@@ -16,8 +16,8 @@ interface LockedRun {
 
 /**
  * Locks the run row; results for a finished run are refused so the reporter stops. Result batches
- * take a key-share lock: batches of one run then write side by side (their count updates do not
- * conflict with it), while completion's exclusive lock waits for them and they for it.
+ * and shard begins take a key-share lock: they then write side by side (their updates of the run's
+ * row do not conflict with it), while completion's exclusive lock waits for them and they for it.
  */
 export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mode: 'exclusive' | 'batch' = 'exclusive'): Promise<LockedRun> {
   const [run] = await sql<LockedRun[]>`
@@ -30,18 +30,34 @@ export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mod
 
 /** A shard starts: the run is running, the shard's tests are listed in the run and the inventory. One transaction. */
 export function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
-  return retryingConflicts(() => sql.begin((tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
+  return retryingConflicts(() => pipelinedTransaction(sql, (tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
 }
 
-async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
-  const run = await lockOpenRun(sql, projectId, runId);
-  if (shard > run.total_shards) throw new InvalidInputError(`path.shard: this run has ${run.total_shards} shard(s)`);
+/**
+ * The run's lock and every write go out together, in one round trip (PostgreSQL runs them in that
+ * order); a run that refuses the shard rolls the writes back. Not the exclusive lock: the batches of
+ * the run's other shards, each holding its key share, would make a begin wait, and every batch
+ * asked for after it would then wait behind it.
+ */
+async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<PipelinedWork<void>> {
+  const locked = lockOpenRun(sql, projectId, runId, 'batch');
   const startedAt = body.started_at ? new Date(body.started_at) : now;
-  await sql`
-    insert into test_run_shards (test_run_id, shard, complete, started_at) values (${runId}, ${shard}, ${body.complete}, ${startedAt})
-    on conflict (test_run_id, shard) do nothing`;
-  await markRunning(sql, runId, startedAt, body.commit, now);
-  await upsertTestCases(sql, projectId, body.tests, body.commit, now);
+  const written = Promise.all([
+    sql`
+      insert into test_run_shards (test_run_id, shard, complete, started_at) values (${runId}, ${shard}, ${body.complete}, ${startedAt})
+      on conflict (test_run_id, shard) do nothing`,
+    markRunning(sql, runId, startedAt, body.commit, now),
+    upsertTestCases(sql, projectId, body.tests, body.commit, now),
+    listRunTests(sql, projectId, runId, body),
+  ]);
+  // A refused run fails these too (the transaction is aborted): the lock's refusal is the answer.
+  written.catch(() => undefined);
+  const run = await locked;
+  if (shard > run.total_shards) throw new InvalidInputError(`path.shard: this run has ${run.total_shards} shard(s)`);
+  return { result: undefined, last: written };
+}
+
+async function listRunTests(sql: Tx, projectId: number, runId: number, body: ShardBegin): Promise<void> {
   if (body.tests.length === 0) return;
   const rows = body.tests.map((t) => ({ id: t.id, title: t.title, file_path: t.file_path, runner_project: t.runner_project }));
   await sql`

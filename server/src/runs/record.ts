@@ -61,16 +61,27 @@ async function runOfKey(sql: Tx, projectId: number, runKey: string): Promise<Rep
   return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
 }
 
-/** The run of a report-only invocation: created by the first shard, shared by the others through the run key. */
+/**
+ * The run of a report-only invocation: created by the first shard, shared by the others through the
+ * run key. One statement finds or makes it; only when the run that conflicted was made by a
+ * transaction that ended after this statement began (its snapshot does not show that run) is it
+ * looked up again.
+ */
 export async function findOrCreateReportRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
-  const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
-    insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
-                           test_run_head_sha, build_url, created_at, queued_at, run_started_at, last_activity_at)
-    values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
-            ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
-    on conflict (project_id, run_key) do nothing
-    returning id, environment_id, state`;
-  return created ? { ...created, created: true } : runOfKey(sql, projectId, input.runKey as string);
+  const [found] = await sql<ReportRun[]>`
+    with created as (
+      insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
+                             test_run_head_sha, build_url, created_at, queued_at, run_started_at, last_activity_at)
+      values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
+              ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
+      on conflict (project_id, run_key) do nothing
+      returning id, environment_id, state
+    )
+    select id, environment_id, state, true as created from created
+    union all
+    select id, environment_id, state, false as created from test_runs
+    where project_id = ${projectId} and run_key = ${input.runKey} and not exists (select 1 from created)`;
+  return found ?? runOfKey(sql, projectId, input.runKey as string);
 }
 
 /** The run a CI build's agents share: made pending by the first, found by the others through the run key. */
