@@ -74,7 +74,7 @@ export function resultRow(runId: number, shard: number, a: Attempt, snoozed: Rea
 }
 
 /** What the final attempts among `rows` add to their run's counts. */
-function tallyOutcomes(rows: readonly CopyValue[][]): OutcomeCounts {
+export function tallyOutcomes(rows: readonly CopyValue[][]): OutcomeCounts {
   const counts: OutcomeCounts = { passed: 0, failed: 0, flaky: 0, skipped: 0, snoozed: 0 };
   for (const row of rows) {
     const outcome = row[OUTCOME] as Outcome | null;
@@ -113,7 +113,8 @@ export async function recordResultBatch(
   return retryingConflicts(() => sql.begin((tx) => insertResults(tx, projectId, runId, shard, attempts, now)));
 }
 
-function isStoredAlready(error: unknown): boolean {
+/** COPY's refusal of an attempt that is stored already: a retried batch. */
+export function isStoredAlready(error: unknown): boolean {
   const pgError = error as { code?: string; constraint_name?: string };
   return pgError?.code === '23505' && pgError.constraint_name === 'test_results_pkey';
 }

@@ -6,7 +6,7 @@ import { addRoute, type RouteContext } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
 import { runDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
-import { recordResultBatch } from './results.ts';
+import { resultWriter } from './group-commit.ts';
 import { presentRun } from './present.ts';
 import { actingUserId } from '../http/access.ts';
 import { cancelRun } from './finish.ts';
@@ -36,6 +36,7 @@ const REPORTING = 'Reporting (used by the Playwright reporter)';
 export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config, signingSecret } = deps;
   const present = (row: store.RunRow) => presentRun(row, config.publicUrl, signingSecret, clock());
+  const results = resultWriter(sql, config.groupCommit);
 
   addRoute(ctx, {
     method: 'get',
@@ -161,7 +162,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: resultBatchSchema,
     response: z.object({ data: z.object({ received: z.number().int(), recorded: z.number().int() }) }),
     handler: async ({ params, body, scope }) => {
-      const recorded = await recordResultBatch(sql, scope.projectId, params.id, body.shard, body.results, clock());
+      const recorded = await results.record(scope.projectId, params.id, body.shard, body.results, clock());
       return { data: { received: body.results.length, recorded } };
     },
   });
