@@ -1,10 +1,12 @@
 // What a CI system says of the build a process runs in: the key its jobs share, its page, and the
 // branch and commit it builds, each from that CI's documented variables.
 
+import type { CiSystemName } from './wire.ts';
+
 type Env = NodeJS.ProcessEnv;
 
 interface CiSystem {
-  name: string;
+  name: CiSystemName;
   /** Whether the process runs in a build of this CI. */
   detects(env: Env): boolean;
   /** The id every job of one build (and of one retry of it) shares. */
@@ -13,6 +15,8 @@ interface CiSystem {
   /** A pull or merge request's source branch before the branch built. */
   branch(env: Env): string | null;
   commit(env: Env): string | null;
+  /** The number of the pull or merge request the build is for. */
+  pullRequest(env: Env): number | null;
 }
 
 /** The first of the variables that is set and not empty. */
@@ -22,6 +26,13 @@ function firstOf(env: Env, names: string[]): string | null {
     if (value) return value;
   }
   return null;
+}
+
+/** A request's number: the variable's value when it is one, else the first number after `after` in it (a URL, a ref). */
+function numberIn(value: string | null, after?: RegExp): number | null {
+  if (!value) return null;
+  const text = after ? after.exec(value)?.[1] : value;
+  return text && /^[1-9]\d{0,9}$/.test(text) && Number(text) <= 2_147_483_647 ? Number(text) : null;
 }
 
 const withoutPrefix = (value: string | null, prefix: RegExp) => (value ? value.replace(prefix, '') : null);
@@ -38,6 +49,8 @@ const SYSTEMS: CiSystem[] = [
       env.GITHUB_REPOSITORY ? `${env.GITHUB_SERVER_URL ?? 'https://github.com'}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}` : null,
     branch: (env) => firstOf(env, ['GITHUB_HEAD_REF', 'GITHUB_REF_NAME']),
     commit: (env) => firstOf(env, ['GITHUB_SHA']),
+    // A pull_request event's ref is refs/pull/<number>/merge.
+    pullRequest: (env) => numberIn(firstOf(env, ['GITHUB_REF']), /^refs\/pull\/(\d+)\//),
   },
   {
     // https://docs.gitlab.com/ci/variables/predefined_variables/
@@ -47,6 +60,7 @@ const SYSTEMS: CiSystem[] = [
     buildUrl: (env) => firstOf(env, ['CI_PIPELINE_URL']),
     branch: (env) => firstOf(env, ['CI_MERGE_REQUEST_SOURCE_BRANCH_NAME', 'CI_COMMIT_BRANCH', 'CI_COMMIT_REF_NAME']),
     commit: (env) => firstOf(env, ['CI_COMMIT_SHA']),
+    pullRequest: (env) => numberIn(firstOf(env, ['CI_MERGE_REQUEST_IID', 'CI_EXTERNAL_PULL_REQUEST_IID'])),
   },
   {
     // https://buildkite.com/docs/pipelines/configure/environment-variables
@@ -56,6 +70,8 @@ const SYSTEMS: CiSystem[] = [
     buildUrl: (env) => firstOf(env, ['BUILDKITE_BUILD_URL']),
     branch: (env) => firstOf(env, ['BUILDKITE_BRANCH']),
     commit: (env) => firstOf(env, ['BUILDKITE_COMMIT']),
+    // "false" outside a pull request.
+    pullRequest: (env) => numberIn(firstOf(env, ['BUILDKITE_PULL_REQUEST'])),
   },
   {
     // https://circleci.com/docs/reference/variables/
@@ -65,6 +81,8 @@ const SYSTEMS: CiSystem[] = [
     buildUrl: (env) => firstOf(env, ['CIRCLE_BUILD_URL']),
     branch: (env) => firstOf(env, ['CIRCLE_BRANCH']),
     commit: (env) => firstOf(env, ['CIRCLE_SHA1']),
+    // CIRCLE_PR_NUMBER is set for forks' pull requests only; CIRCLE_PULL_REQUEST is the request's URL.
+    pullRequest: (env) => numberIn(firstOf(env, ['CIRCLE_PR_NUMBER'])) ?? numberIn(firstOf(env, ['CIRCLE_PULL_REQUEST']), /\/pull\/(\d+)$/),
   },
   {
     // https://www.jenkins.io/doc/book/pipeline/jenkinsfile/#using-environment-variables (and the Git
@@ -75,6 +93,8 @@ const SYSTEMS: CiSystem[] = [
     buildUrl: (env) => firstOf(env, ['BUILD_URL']),
     branch: (env) => firstOf(env, ['CHANGE_BRANCH', 'BRANCH_NAME']) ?? withoutPrefix(firstOf(env, ['GIT_BRANCH']), /^(origin|refs\/heads)\//),
     commit: (env) => firstOf(env, ['GIT_COMMIT']),
+    // A multibranch pipeline's change request.
+    pullRequest: (env) => numberIn(firstOf(env, ['CHANGE_ID'])),
   },
   {
     // https://learn.microsoft.com/azure/devops/pipelines/build/variables
@@ -88,6 +108,8 @@ const SYSTEMS: CiSystem[] = [
         : null,
     branch: (env) => withoutPrefix(firstOf(env, ['SYSTEM_PULLREQUEST_SOURCEBRANCH', 'BUILD_SOURCEBRANCH']), /^refs\/heads\//),
     commit: (env) => firstOf(env, ['BUILD_SOURCEVERSION']),
+    // The number on GitHub and Bitbucket; the id on Azure Repos.
+    pullRequest: (env) => numberIn(firstOf(env, ['SYSTEM_PULLREQUEST_PULLREQUESTNUMBER', 'SYSTEM_PULLREQUEST_PULLREQUESTID'])),
   },
   {
     // https://support.atlassian.com/bitbucket-cloud/docs/variables-and-secrets/
@@ -98,6 +120,7 @@ const SYSTEMS: CiSystem[] = [
       env.BITBUCKET_GIT_HTTP_ORIGIN ? `${env.BITBUCKET_GIT_HTTP_ORIGIN.replace(/^http:/, 'https:')}/pipelines/results/${env.BITBUCKET_BUILD_NUMBER}` : null,
     branch: (env) => firstOf(env, ['BITBUCKET_BRANCH']),
     commit: (env) => firstOf(env, ['BITBUCKET_COMMIT']),
+    pullRequest: (env) => numberIn(firstOf(env, ['BITBUCKET_PR_ID'])),
   },
 ];
 
@@ -128,6 +151,11 @@ export function ciRevision(env: Env): { branch: string | null; commit: string | 
     branch: env.PROCTOR_BRANCH || system?.branch(env) || null,
     commit: env.PROCTOR_COMMIT || system?.commit(env) || null,
   };
+}
+
+/** The pull or merge request a CI build is for, from PROCTOR_PULL_REQUEST or the CI's own variables; null where none says. */
+export function ciPullRequest(env: Env): number | null {
+  return numberIn(env.PROCTOR_PULL_REQUEST ?? null) ?? ciSystem(env)?.pullRequest(env) ?? null;
 }
 
 /**

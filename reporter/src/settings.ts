@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { ARTIFACT_MODES, type ArtifactMode } from './wire.ts';
-import { ciBuildUrl, ciRevision, ciRunKey } from './ci.ts';
+import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from './ci.ts';
 
 export interface ProctorReporterOptions {
   url?: string;
@@ -44,6 +44,7 @@ export interface ReporterSettings {
   commit: string | null;
   branch: string | null;
   buildUrl: string | null;
+  pullRequest: number | null;
   batchSize: number;
   flushIntervalMs: number;
   maxAttempts: number;
@@ -119,6 +120,7 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       runKey: runKey && environment ? `${environment}:${runKey}` : null,
       ...ciRevision(env),
       buildUrl: ciBuildUrl(env),
+      pullRequest: ciPullRequest(env),
       batchSize: options.batchSize ?? 200,
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxAttempts: options.maxAttempts ?? positiveInteger(env.PROCTOR_UPLOAD_MAX_ATTEMPTS) ?? 12,

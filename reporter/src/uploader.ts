@@ -100,6 +100,7 @@ export class Uploader {
           branch: this.settings.branch,
           commit: this.settings.commit,
           build_url: this.settings.buildUrl,
+          ...(this.settings.pullRequest !== null ? { pull_request: this.settings.pullRequest } : {}),
         };
         const response = await postJson<ReportRunAnswer>(this.transport, '/api/test-runs/report', body);
         this.runId = response.data.test_run.id;

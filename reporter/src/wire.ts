@@ -34,6 +34,9 @@ export const WIRE_LIMITS = {
   contentType: 200,
 } as const;
 
+/** The CI systems the reporter knows by their variables (ci.ts). */
+export type CiSystemName = 'github' | 'gitlab' | 'buildkite' | 'circleci' | 'jenkins' | 'azure' | 'bitbucket';
+
 /** `POST /api/test-runs/report`: the run of a report-only invocation, made by its first shard. */
 export interface ReportRunBody {
   environment: string;
@@ -42,6 +45,8 @@ export interface ReportRunBody {
   branch: string | null;
   commit: string | null;
   build_url: string | null;
+  /** The pull or merge request the CI build is for; sent only when there is one (a server before 0.2.0 refuses the field). */
+  pull_request?: number | null;
 }
 
 export interface ReportRunAnswer {

@@ -179,13 +179,29 @@ describe('the sample suite through the reporter', () => {
 });
 
 describe('sharding', () => {
-  it('when the suite runs as 2 shards with one run key, then they make one run with the counts of the whole suite', async () => {
-    const env = { ...reporterEnv(server.url, key), PROCTOR_RUN_KEY: `ci-build-${Date.now()}` };
+  it("when the suite runs as 2 jobs of a GitLab merge request's pipeline, then they make one run with the counts of the whole suite, its pipeline, branch, commit and merge request", async () => {
+    const pipeline = String(Date.now());
+    const gitlab = {
+      GITLAB_CI: 'true',
+      CI_PIPELINE_ID: pipeline,
+      CI_PIPELINE_URL: `https://gitlab.example.com/shop/web/-/pipelines/${pipeline}`,
+      CI_COMMIT_REF_NAME: 'main',
+      CI_MERGE_REQUEST_SOURCE_BRANCH_NAME: 'faster-checkout',
+      CI_MERGE_REQUEST_IID: '17',
+      CI_COMMIT_SHA: '1ecfd275763eff1d6b4844ea3168962458c9f27a',
+    };
+    const env = { ...reporterEnv(server.url, key), ...gitlab };
     const [first, second] = await Promise.all([runSampleSuite({ env, args: ['--shard=1/2'] }), runSampleSuite({ env, args: ['--shard=2/2'] })]);
     const runId = runIdFrom(first.output);
     expect(runIdFrom(second.output)).toBe(runId);
     const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run;
     expect(run.testRun).toMatchObject({ state: 'failed', total_shards: 2, ...EXPECTED_COUNTS });
+    expect(run.testRun).toMatchObject({
+      build_url: gitlab.CI_PIPELINE_URL,
+      test_run_branch: 'faster-checkout',
+      test_run_head_sha: gitlab.CI_COMMIT_SHA,
+      pull_request: 17,
+    });
     expect(await storedAttempts(runId)).toEqual(asKeys([...first.recorded, ...second.recorded]));
     const shards = await server.sql`select shard, status from test_run_shards where test_run_id = ${runId} order by shard`;
     expect(shards.map((s) => s.shard)).toEqual([1, 2]);

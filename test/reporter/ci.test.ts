@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { agentsRunKey, ciBuildUrl, ciRevision, ciRunKey } from '../../reporter/src/ci.ts';
+import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../../reporter/src/ci.ts';
 
 // Each CI's variables as its documentation lists them for a job of a pull or merge request's build
 // (values from the documentation's own examples where it gives them): the reporter, the agent and
 // the action find the build's key, page, branch and commit in them.
 
-const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; branch: string; commit: string }[] = [
+const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; branch: string; commit: string; pullRequest: number | null }[] = [
   {
     ci: 'GitHub Actions',
     env: {
@@ -24,6 +24,7 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://github.com/octocat/Hello-World/actions/runs/1658821493',
     branch: 'feature-branch-1',
     commit: 'ffac537e6cbbf934b08745a378932722df287a53',
+    pullRequest: 42,
   },
   {
     ci: 'GitLab CI',
@@ -41,6 +42,7 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://gitlab.example.com/group/project/-/pipelines/1000',
     branch: 'fix-login',
     commit: '1ecfd275763eff1d6b4844ea3168962458c9f27a',
+    pullRequest: 7,
   },
   {
     ci: 'Jenkins (a multibranch pipeline, a change request)',
@@ -58,6 +60,7 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://jenkins.example.com/job/shop/job/PR-12/3/',
     branch: 'checkout-redesign',
     commit: 'a3c1b2d4e5f60718293a4b5c6d7e8f9012345678',
+    pullRequest: 12,
   },
   {
     ci: 'Jenkins (a freestyle job with the Git plugin)',
@@ -72,6 +75,7 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://jenkins.example.com/job/shop/88/',
     branch: 'release/2.0',
     commit: 'b3c1b2d4e5f60718293a4b5c6d7e8f9012345678',
+    pullRequest: null,
   },
   {
     ci: 'CircleCI',
@@ -88,6 +92,7 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://circleci.com/gh/acme/shop/123',
     branch: 'pull/9',
     commit: 'c3c1b2d4e5f60718293a4b5c6d7e8f9012345678',
+    pullRequest: 9,
   },
   {
     ci: 'Buildkite',
@@ -104,6 +109,7 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://buildkite.com/acme/shop/builds/1514',
     branch: 'faster-checkout',
     commit: 'd3c1b2d4e5f60718293a4b5c6d7e8f9012345678',
+    pullRequest: 22,
   },
   {
     ci: 'Azure Pipelines',
@@ -123,6 +129,7 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://dev.azure.com/fabrikam/Fabrikam%20Shop/_build/results?buildId=2701',
     branch: 'users/ana/cart',
     commit: 'e3c1b2d4e5f60718293a4b5c6d7e8f9012345678',
+    pullRequest: 31,
   },
   {
     ci: 'Bitbucket Pipelines',
@@ -139,13 +146,15 @@ const BUILDS: { ci: string; env: NodeJS.ProcessEnv; key: string; url: string; br
     url: 'https://bitbucket.org/acme/shop/pipelines/results/57',
     branch: 'feature/search',
     commit: 'f3c1b2d4e5f60718293a4b5c6d7e8f9012345678',
+    pullRequest: 5,
   },
 ];
 
 describe('the CI a build runs in', () => {
   it.each(BUILDS)(
-    "when a job of a $ci build reports, then its key, page, branch and commit come from the CI's variables",
-    ({ env, key, url, branch, commit }) => {
+    "when a job of a $ci build reports, then its key, page, branch, commit and pull request come from the CI's variables",
+    ({ env, key, url, branch, commit, pullRequest }) => {
+      expect(ciPullRequest(env)).toBe(pullRequest);
       expect(ciRunKey(env)).toBe(key);
       expect(agentsRunKey(env)).toBe(`agents-${key}`);
       expect(ciBuildUrl(env)).toBe(url);
@@ -153,8 +162,25 @@ describe('the CI a build runs in', () => {
     },
   );
 
+  it('when a build is for no pull request, then it has none, whatever form the CI says that in', () => {
+    expect(ciPullRequest({ GITHUB_RUN_ID: '1', GITHUB_REF: 'refs/heads/main' })).toBeNull();
+    expect(ciPullRequest({ BUILDKITE_BUILD_ID: 'b', BUILDKITE_PULL_REQUEST: 'false' })).toBeNull();
+    expect(ciPullRequest({ CI_PIPELINE_ID: '1', CI_COMMIT_BRANCH: 'main' })).toBeNull();
+    expect(ciPullRequest({ CIRCLE_WORKFLOW_ID: 'w', CIRCLE_PULL_REQUEST: '' })).toBeNull();
+    // Not a number PostgreSQL's integer holds, nor one at all.
+    expect(ciPullRequest({ BITBUCKET_BUILD_NUMBER: '1', BITBUCKET_PR_ID: '99999999999' })).toBeNull();
+    expect(ciPullRequest({ JENKINS_URL: 'https://j/', BUILD_TAG: 't', CHANGE_ID: 'abc' })).toBeNull();
+  });
+
   it('when the PROCTOR_ variables are set, then they win over the CI', () => {
-    const env = { ...(BUILDS[1]?.env as NodeJS.ProcessEnv), PROCTOR_RUN_KEY: 'mine', PROCTOR_BRANCH: 'given', PROCTOR_COMMIT: 'abc' };
+    const env = {
+      ...(BUILDS[1]?.env as NodeJS.ProcessEnv),
+      PROCTOR_RUN_KEY: 'mine',
+      PROCTOR_BRANCH: 'given',
+      PROCTOR_COMMIT: 'abc',
+      PROCTOR_PULL_REQUEST: '70',
+    };
+    expect(ciPullRequest(env)).toBe(70);
     expect(ciRunKey(env)).toBe('mine');
     expect(agentsRunKey(env)).toBe('mine');
     expect(ciRevision(env)).toEqual({ branch: 'given', commit: 'abc' });

@@ -19,7 +19,15 @@ export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody
     findOrCreateAgentRun(
       tx,
       projectId,
-      { environmentId: environment.id, runKey: body.run_key, totalShards: 1, branch: body.branch, commit: body.commit, buildUrl: body.build_url },
+      {
+        environmentId: environment.id,
+        runKey: body.run_key,
+        totalShards: 1,
+        branch: body.branch,
+        commit: body.commit,
+        buildUrl: body.build_url,
+        pullRequest: null,
+      },
       now,
     ),
   );

@@ -22,6 +22,32 @@ function buildLink(url: string | null): string {
   return isWebUrl(url) ? ` · build <a href="${e(url)}" rel="noreferrer">${e(url)}</a>` : ` · build ${e(url)}`;
 }
 
+/** The project's repository as an https URL without `.git`, or null when it is not one (a path, an ssh remote). */
+function repositoryUrl(repoUrl: string): URL | null {
+  if (!/^https:\/\//.test(repoUrl)) return null;
+  try {
+    return new URL(repoUrl.replace(/\.git$/, '').replace(/\/$/, ''));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The pull or merge request a run's build was for: linked on the repository's host when the
+ * project's repository is an https URL on GitHub, GitLab or Bitbucket, named as that host names it.
+ */
+function pullRequestLink(repoUrl: string, number: number | null): string {
+  if (number === null) return '';
+  const url = repositoryUrl(repoUrl);
+  const host = url?.hostname ?? '';
+  const [label, path] = host.includes('gitlab')
+    ? [`merge request !${number}`, `/-/merge_requests/${number}`]
+    : host === 'bitbucket.org'
+      ? [`pull request #${number}`, `/pull-requests/${number}`]
+      : [`pull request #${number}`, host === 'github.com' || host.startsWith('github.') ? `/pull/${number}` : null];
+  return url && path ? ` · <a href="${e(`${url.origin}${url.pathname.replace(/\/$/, '')}${path}`)}" rel="noreferrer">${e(label)}</a>` : ` · ${e(label)}`;
+}
+
 function formatDuration(ms: number | null): string {
   if (ms === null) return '–';
   if (ms < 1000) return `${ms} ms`;
@@ -147,7 +173,7 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
   return `<h1>Run #${run.id} <span class="state" style="background:${colour}">${e(run.state)}</span></h1>
 <div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
 ${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
-· duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
+${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
 ${actions.run ?? ''}
 ${retentionNote(run)}
 ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}

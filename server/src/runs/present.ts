@@ -52,6 +52,7 @@ export function presentRun(row: RunRow, publicUrl: string, secret: string, now: 
     environment_slug: row.environment_slug,
     environment_name: row.environment_name,
     build_url: row.build_url,
+    pull_request: row.pull_request,
     build_branch: row.build_branch,
     commit: row.commit,
     created_at: row.created_at.toISOString(),

@@ -44,6 +44,7 @@ export interface ReportRunInput {
   branch: string | null;
   commit: string | null;
   buildUrl: string | null;
+  pullRequest: number | null;
 }
 
 /** A report-only run found or made by `findOrCreateReportRun`. */
@@ -71,9 +72,9 @@ export async function findOrCreateReportRun(sql: Tx, projectId: number, input: R
   const [found] = await sql<ReportRun[]>`
     with created as (
       insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
-                             test_run_head_sha, build_url, created_at, queued_at, run_started_at, last_activity_at)
+                             test_run_head_sha, build_url, pull_request, created_at, queued_at, run_started_at, last_activity_at)
       values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
-              ${input.commit}, ${input.commit}, ${input.buildUrl}, ${now}, ${now}, ${now}, ${now})
+              ${input.commit}, ${input.commit}, ${input.buildUrl}, ${input.pullRequest}, ${now}, ${now}, ${now}, ${now})
       on conflict (project_id, run_key) do nothing
       returning id, environment_id, state
     )

@@ -14,7 +14,15 @@ export async function startReportRun(sql: Sql, projectId: number, body: ReportRu
   const run = await findOrCreateReportRun(
     sql,
     projectId,
-    { environmentId: environment.id, runKey: body.run_key, totalShards: body.total_shards, branch: body.branch, commit: body.commit, buildUrl: body.build_url },
+    {
+      environmentId: environment.id,
+      runKey: body.run_key,
+      totalShards: body.total_shards,
+      branch: body.branch,
+      commit: body.commit,
+      buildUrl: body.build_url,
+      pullRequest: body.pull_request,
+    },
     now,
   );
   if (run.environment_id !== environment.id) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);

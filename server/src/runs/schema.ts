@@ -51,6 +51,7 @@ export const testRunSchema = z
     environment_slug: z.string(),
     environment_name: z.string(),
     build_url: z.string().nullable(),
+    pull_request: z.number().int().nullable().describe("the pull or merge request the run's CI build was for, as its reporter said"),
     build_branch: z.string().nullable(),
     commit: z.string().nullable(),
     created_at: z.string(),
@@ -102,6 +103,7 @@ export const reportRunSchema = z
     branch: z.string().max(LIMIT.branch).nullable().default(null),
     commit: z.string().max(LIMIT.commit).nullable().default(null),
     build_url: z.string().max(LIMIT.url).nullable().default(null),
+    pull_request: z.number().int().min(1).max(MAX_INT4).nullable().default(null).describe('the pull or merge request the CI build is for'),
   })
   .strict()
   .openapi('ReportRun');

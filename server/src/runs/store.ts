@@ -13,6 +13,7 @@ export interface RunRow {
   total_shards: number;
   test_run_branch: string | null;
   build_url: string | null;
+  pull_request: number | null;
   build_branch: string | null;
   commit: string | null;
   test_run_head_sha: string | null;
@@ -36,7 +37,7 @@ export interface RunRow {
 
 const columns = (sql: Tx) => sql`
   r.id, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
-  r.total_shards, r.test_run_branch, r.build_url, r.build_branch, r."commit", r.test_run_head_sha, r.total_count,
+  r.total_shards, r.test_run_branch, r.build_url, r.pull_request, r.build_branch, r."commit", r.test_run_head_sha, r.total_count,
   r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
   r.cancel_reason, r.cancelled_by, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
 
