@@ -2,6 +2,8 @@
 // winning, units leased longest first by the environment's history, leases that lapse going to
 // another agent, cancel reaching agents, and the run ending when its last unit's shard ends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRunBody } from '../../server/src/agent-command/agent.ts';
+import { agentSettings } from '../../server/src/agent-command/command.ts';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
 import { waitForRollups } from '../helpers/runs.ts';
@@ -73,6 +75,20 @@ describe('agents', () => {
     expect(joined.checkout).toMatchObject({ repo_url: '/nonexistent', commit: null, tags: [], test_case_ids: [] });
     const [key] = await server.sql<{ test_run_id: number; scope: string }[]>`select test_run_id, scope from api_keys where test_run_id = ${first}`;
     expect(key).toEqual({ test_run_id: first, scope: 'report' });
+  });
+
+  it("when the agents of a merge request's pipeline ask for its run, then the body they send names the request and the run shows it", async () => {
+    const pipeline = { PROCTOR_URL: server.url, PROCTOR_API_KEY: 'prc_p_x', CI_PIPELINE_ID: '4242', CI_MERGE_REQUEST_IID: '17', CI_COMMIT_SHA: 'abc123' };
+    const { target } = agentSettings({ environment: 'staging' }, pipeline);
+    expect(target).toMatchObject({ kind: 'build', runKey: 'agents-gitlab-4242', pullRequest: 17, commit: 'abc123' });
+    const body = buildRunBody(target as Extract<typeof target, { kind: 'build' }>);
+    expect(body).toMatchObject({ run_key: 'agents-gitlab-4242', pull_request: 17 });
+    const answer = await api.post('/api/test-runs/agent-run', body);
+    expect(answer.status, answer.text).toBe(200);
+    expect(await runOf(answer.body.data.test_run.id)).toMatchObject({ pull_request: 17, commit: 'abc123' });
+    // A branch's pipeline names none, and its body leaves the field out (a server before 0.2.0 refuses it).
+    const branch = agentSettings({ environment: 'staging' }, { ...pipeline, CI_MERGE_REQUEST_IID: '', CI_PIPELINE_ID: '4243' }).target;
+    expect(buildRunBody(branch as Extract<typeof target, { kind: 'build' }>)).not.toHaveProperty('pull_request');
   });
 
   it('when several agents plan one run, then the first plan stands and its units go longest first by history, unknown first', async () => {

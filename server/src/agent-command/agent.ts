@@ -21,7 +21,7 @@ export interface AgentSettings {
   key: string;
   target:
     | { kind: 'run'; runId: number }
-    | { kind: 'build'; environment: string; runKey: string; branch: string | null; commit: string | null; buildUrl: string | null };
+    | { kind: 'build'; environment: string; runKey: string; branch: string | null; commit: string | null; buildUrl: string | null; pullRequest: number | null };
   name: string;
   /** Checkouts, the runner's home and its npm cache. */
   workdir: string;
@@ -76,8 +76,17 @@ export async function runAgent(settings: AgentSettings, log: Logger): Promise<Ag
   }
 }
 
-function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'build' }>) {
-  return { environment: target.environment, run_key: target.runKey, branch: target.branch, commit: target.commit, build_url: target.buildUrl };
+/** The body that makes or finds the run of a CI build's agents. */
+export function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'build' }>) {
+  return {
+    environment: target.environment,
+    run_key: target.runKey,
+    branch: target.branch,
+    commit: target.commit,
+    build_url: target.buildUrl,
+    // Only when there is one: a server before 0.2.0 refuses the field.
+    ...(target.pullRequest !== null ? { pull_request: target.pullRequest } : {}),
+  };
 }
 
 /** The checkout (or the workspace) with its dependencies, and the tests' environment. */

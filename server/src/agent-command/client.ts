@@ -33,7 +33,14 @@ export class AgentApi {
     return this.options.url;
   }
 
-  async agentRun(body: { environment: string; run_key: string; branch: string | null; commit: string | null; build_url: string | null }): Promise<number> {
+  async agentRun(body: {
+    environment: string;
+    run_key: string;
+    branch: string | null;
+    commit: string | null;
+    build_url: string | null;
+    pull_request?: number;
+  }): Promise<number> {
     return (await this.call<{ data: { test_run: { id: number } } }>('POST', '/api/test-runs/agent-run', body)).data.test_run.id;
   }
 

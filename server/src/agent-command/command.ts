@@ -2,7 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { agentsRunKey, ciBuildUrl, ciRevision } from '@proctor/reporter/ci';
+import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision } from '@proctor/reporter/ci';
 import { createLogger } from '../logger.ts';
 import { type AgentSettings, runAgent } from './agent.ts';
 
@@ -52,7 +52,7 @@ function buildTarget(environment: string, runKey: string | undefined, env: NodeJ
   const key = runKey ?? agentsRunKey(env);
   if (!key) throw new AgentUsageError('--run-key is needed outside CI (no CI build id found): the agents of one build share a run through it');
   // What the CI names; else the run takes the branch and commit of the first agent's checkout.
-  return { kind: 'build', environment, runKey: key, ...ciRevision(env), buildUrl: ciBuildUrl(env) };
+  return { kind: 'build', environment, runKey: key, ...ciRevision(env), buildUrl: ciBuildUrl(env), pullRequest: ciPullRequest(env) };
 }
 
 /** Runs the agent; its one-line reason goes to stdout (exit 0) or stderr. */

@@ -26,7 +26,7 @@ export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody
         branch: body.branch,
         commit: body.commit,
         buildUrl: body.build_url,
-        pullRequest: null,
+        pullRequest: body.pull_request,
       },
       now,
     ),

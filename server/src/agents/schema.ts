@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
-import { bodyId, positiveId, runnerTestId } from '../http/fields.ts';
+import { bodyId, MAX_INT4, positiveId, runnerTestId } from '../http/fields.ts';
 import { RUN_STATES } from '../states.ts';
 
 /** Units of one run: each is reported as the run's shard of its number. */
@@ -17,6 +17,7 @@ export const agentRunSchema = z
     branch: z.string().max(LIMIT.branch).nullable().default(null),
     commit: z.string().max(LIMIT.commit).nullable().default(null),
     build_url: z.string().max(LIMIT.url).nullable().default(null),
+    pull_request: z.number().int().min(1).max(MAX_INT4).nullable().default(null).describe('the pull or merge request the CI build is for'),
   })
   .strict()
   .openapi('AgentRun');

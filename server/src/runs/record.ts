@@ -89,9 +89,9 @@ export async function findOrCreateReportRun(sql: Tx, projectId: number, input: R
 export async function findOrCreateAgentRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
   const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
     insert into test_runs (project_id, environment_id, state, origin, distribution, run_key, total_shards, test_run_branch, "commit",
-                           build_url, created_at)
+                           build_url, pull_request, created_at)
     values (${projectId}, ${input.environmentId}, 'pending', 'agent', 'agents', ${input.runKey}, 1, ${input.branch}, ${input.commit},
-            ${input.buildUrl}, ${now})
+            ${input.buildUrl}, ${input.pullRequest}, ${now})
     on conflict (project_id, run_key) do nothing
     returning id, environment_id, state`;
   return created ? { ...created, created: true } : runOfKey(sql, projectId, input.runKey as string);
