@@ -12,6 +12,7 @@ import { createTestDatabase, type TestDatabase, throwawayDatabase } from '../hel
 import { serveInProcess } from '../helpers/app.ts';
 import { client } from '../helpers/http.ts';
 import { freePort, httpWorkersOf, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { printedKey } from '../helpers/release.ts';
 
 describe('migrations', () => {
   // Only a real PostgreSQL has a fresh database per test file to race on.
@@ -120,8 +121,8 @@ describe('the command line and the demo', () => {
       await waitForHealth(`http://127.0.0.1:${port}`);
       expect(server.output()).toContain('the embedded database serves one process');
       expect(httpWorkersOf(server.child.pid as number)).toEqual([]);
-      const key = /prc_p_[0-9a-f]{12}_[0-9a-f]{48}/.exec(server.output())?.[0];
-      expect(key, server.output()).toBeDefined();
+      // The demo is made once the server listens (its links carry the port): its key comes just after.
+      const key = await printedKey(server);
       const environments = await client(`http://127.0.0.1:${port}`, key).get('/api/environments');
       expect(environments.body.data.environments.map((e: { slug: string }) => e.slug)).toEqual(['local']);
       expect(server.output()).toContain(`curl -s -H "Authorization: Bearer ${key}" http://localhost:${port}/api/environments`);
