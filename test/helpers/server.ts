@@ -141,6 +141,12 @@ export async function seedEnvironment(sql: Sql, projectId: number, slug = 'stagi
   return (row as { id: number }).id;
 }
 
+/** A project with one environment of `slug`, and the project's key. */
+export async function seedProjectWithEnvironment(sql: Sql, slug: string): Promise<SeededProject & { environmentId: number }> {
+  const project = await seedProject(sql);
+  return { ...project, environmentId: await seedEnvironment(sql, project.projectId, slug) };
+}
+
 /** A finished run row, for tests of things that only refer to runs. */
 export async function seedRun(sql: Sql, projectId: number, environmentId: number): Promise<number> {
   const [row] = await sql<{ id: number }[]>`

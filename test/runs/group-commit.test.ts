@@ -4,7 +4,7 @@ import { beginShard, endShard } from '../../server/src/runs/ingest.ts';
 import { groupCommitWriter } from '../../server/src/runs/group-commit.ts';
 import { attempt, attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
-import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { seedProjectWithEnvironment, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 // Group commit (PROCTOR_GROUP_COMMIT, on by default with PostgreSQL): result batches that arrive
 // together are written in one transaction with one COPY, each request answered once its rows are
@@ -17,10 +17,9 @@ let grouped: boolean;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const project = await seedProject(server.sql);
+  const project = await seedProjectWithEnvironment(server.sql, 'ci');
   projectId = project.projectId;
   api = client(server.url, project.key);
-  await seedEnvironment(server.sql, projectId, 'ci');
   // The embedded database takes no COPY: each batch is then written on its own, which the other tests cover.
   grouped = await takesCopyFromStdin(server.sql);
 });

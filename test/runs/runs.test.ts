@@ -4,7 +4,7 @@ import { beginShard, endShard } from '../../server/src/runs/ingest.ts';
 import { insertResults, recordResultBatch } from '../../server/src/runs/results.ts';
 import { finishSilentRuns } from '../../server/src/executor/sweeper.ts';
 import { client } from '../helpers/http.ts';
-import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { seedEnvironment, seedProjectWithEnvironment, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 let projectId: number;
@@ -12,10 +12,9 @@ let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const project = await seedProject(server.sql);
+  const project = await seedProjectWithEnvironment(server.sql, 'ci');
   projectId = project.projectId;
   api = client(server.url, project.key);
-  await seedEnvironment(server.sql, projectId, 'ci');
 });
 afterAll(async () => server?.close());
 
