@@ -49,6 +49,7 @@ const envSchema = z.object({
   PROCTOR_NOTIFY_RETRY_HOURS: z.coerce.number().min(0.001).max(720).default(24),
   PROCTOR_NOTIFY_ALLOW_HOSTS: z.string().default(''),
   PROCTOR_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
+  PROCTOR_GITLAB_API_URL: z.url({ protocol: /^https?$/ }).default('https://gitlab.com/api/v4'),
   PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
   PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -91,6 +92,8 @@ export interface NotifySettings {
   allow: AllowList;
   /** GitHub's REST API (another for GitHub Enterprise Server). */
   githubApiUrl: string;
+  /** GitLab's REST API, `https://HOST/api/v4`. */
+  gitlabApiUrl: string;
   /** A GitHub App whose installations authenticate GitHub destinations that have no token. */
   githubApp: { appId: number; privateKey: string } | null;
 }
@@ -187,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryMs: e.PROCTOR_NOTIFY_RETRY_HOURS * 3_600_000,
       allow: notifyAllowList(e, cleaned),
       githubApiUrl: e.PROCTOR_GITHUB_API_URL.replace(/\/+$/, ''),
+      gitlabApiUrl: e.PROCTOR_GITLAB_API_URL.replace(/\/+$/, ''),
       githubApp: githubApp(e),
     },
     logLevel: e.LOG_LEVEL,

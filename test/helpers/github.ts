@@ -1,20 +1,14 @@
 import { verify } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
 import { Ajv } from 'ajv';
+import { startJsonStandIn, type StandInRequest } from './stand-in.ts';
 
 // GitHub's REST API cannot be reached from here: a stand-in on loopback answers the few routes
 // Proctor calls and records every request, and each recorded request is checked against GitHub's
 // own published OpenAPI description (@octokit/openapi): the operation exists for that method and
 // path, its query names parameters of the operation, and its JSON body matches the schema.
 
-export interface GitHubRequest {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: Record<string, string | string[] | undefined>;
-  body: unknown;
-}
+export type GitHubRequest = StandInRequest;
 
 interface Comment {
   id: number;
@@ -40,7 +34,6 @@ export interface GitHubStandIn {
 }
 
 export async function startGitHub(): Promise<GitHubStandIn> {
-  const requests: GitHubRequest[] = [];
   const statuses: GitHubStandIn['statuses'] = [];
   const comments: Comment[] = [];
   const pulls = new Map<string, { number: number; defaultBranch: string; bare: boolean }>();
@@ -125,28 +118,10 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     return [404, { message: 'Not Found' }];
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://github.invalid');
-      const text = Buffer.concat(chunks).toString('utf8');
-      const request: GitHubRequest = {
-        method: req.method ?? 'GET',
-        path: url.pathname,
-        query: url.searchParams,
-        headers: req.headers,
-        body: text ? JSON.parse(text) : undefined,
-      };
-      requests.push(request);
-      const [status, payload] = answer(request);
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(payload));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const standIn = await startJsonStandIn(answer, 'application/json; charset=utf-8');
   return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    requests,
+    url: standIn.origin,
+    requests: standIn.requests,
     statuses,
     comments,
     openPull: (branch, number, defaultBranch = 'main', bare = false) => {
@@ -159,11 +134,7 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     installApp: (appId, publicKey, installationId) => {
       app = { appId, publicKey, installationId };
     },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: standIn.close,
   };
 }
 

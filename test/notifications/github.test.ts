@@ -1,8 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attempt, attemptsOf, listedTest } from '../helpers/attempts.ts';
+import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { type GitHubStandIn, problemsWithGitHubRequest, startGitHub } from '../helpers/github.ts';
 import { client } from '../helpers/http.ts';
+import { reportRun, settledDelivery } from '../helpers/notifications.ts';
 import { waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
@@ -10,40 +11,8 @@ let server: TestServer;
 let api: ReturnType<typeof client>;
 let github: GitHubStandIn;
 
-/** A run of `branch` at `commit`, its failures in groups of their own. */
-async function report(branch: string, commit: string, failing: number[]): Promise<number> {
-  const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch, commit })).body.data.test_run.id as number;
-  const tests = [1, 2, 4];
-  await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: tests.map((n) => listedTest(testId(n), { title: `test ${n}` })) });
-  const results = tests.flatMap((n) =>
-    failing.includes(n)
-      ? [
-          attempt(testId(n), { final: null, status: 'failed' }),
-          attempt(testId(n), { retry: 1, final: 'unexpected', status: 'failed', failureGroupId: `fg-${n}` }),
-        ]
-      : attemptsOf(testId(n), 'expected'),
-  );
-  await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results });
-  for (const n of failing) await api.post(`/api/failure-groups/fg-${n}/members`, { test_run_id: runId, test_case_id: testId(n) });
-  await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: failing.length > 0 ? 'failed' : 'passed' });
-  return runId;
-}
-
-async function settled(runId: number) {
-  await waitUntil(
-    async () => {
-      const deliveries = (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries as { state: string }[];
-      return deliveries.length > 0 && deliveries.every((d) => d.state !== 'pending');
-    },
-    20_000,
-    `the deliveries of run ${runId}`,
-  );
-  return (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries[0] as {
-    state: string;
-    attempts: number;
-    last_error: string | null;
-  };
-}
+const report = (branch: string, commit: string, failing: number[]) => reportRun(api, branch, commit, failing);
+const settled = (runId: number) => settledDelivery(api, runId);
 
 beforeAll(async () => {
   github = await startGitHub();

@@ -92,6 +92,7 @@ describe('notification destinations', () => {
       type: 'github',
       url: null,
       repo: 'acme/shop',
+      project: null,
       environments: [],
       when: 'failed',
       has_secret: true,

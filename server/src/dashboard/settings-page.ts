@@ -6,9 +6,10 @@ import { layout, type Viewer } from './layout.ts';
 /** A destination as the settings page lists it (the API's shape: never a secret). */
 export interface DestinationView {
   id: number;
-  type: 'slack' | 'webhook' | 'github';
+  type: 'slack' | 'webhook' | 'github' | 'gitlab';
   url: string | null;
   repo: string | null;
+  project: string | null;
   environments: string[];
   when: 'always' | 'failed' | 'changed';
   has_secret: boolean;
@@ -17,20 +18,27 @@ export interface DestinationView {
 const WHEN_TEXT = { always: 'every end', failed: 'failed or error', changed: 'a change of state' } as const;
 
 function destinationRow(d: DestinationView): string {
-  const target = d.type === 'github' ? `<code>${e(d.repo ?? '')}</code>` : `<code class="url">${e(d.url ?? '')}</code>`;
-  const secret = d.has_secret ? (d.type === 'github' ? 'token set' : 'signed') : d.type === 'github' ? 'GitHub App' : '';
+  const target =
+    d.type === 'github'
+      ? `<code>${e(d.repo ?? '')}</code>`
+      : d.type === 'gitlab'
+        ? `<code>${e(d.project ?? '')}</code>`
+        : `<code class="url">${e(d.url ?? '')}</code>`;
+  const tokened = d.type === 'github' || d.type === 'gitlab';
+  const secret = d.has_secret ? (tokened ? 'token set' : 'signed') : d.type === 'github' ? 'GitHub App' : '';
   return `<tr data-destination="${d.id}"><td>${e(d.type)}</td><td>${target}</td><td>${d.environments.length === 0 ? 'every environment' : e(d.environments.join(', '))}</td>
 <td>${e(WHEN_TEXT[d.when])}</td><td>${e(secret)}</td><td>${apiForm(`DELETE /api/notification-destinations/${d.id}`, 'reload', 'Remove')}</td></tr>`;
 }
 
 function destinationForm(): string {
-  const fields = `<label for="dest-type">Type<select id="dest-type" name="type"><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option></select></label>
+  const fields = `<label for="dest-type">Type<select id="dest-type" name="type"><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option><option value="gitlab">GitLab</option></select></label>
 <label for="dest-url">URL (Slack, webhook)<input id="dest-url" name="url" type="url" size="40" data-optional></label>
 <label for="dest-repo">Repository (GitHub, owner/name)<input id="dest-repo" name="repo" data-optional></label>
+<label for="dest-project">Project (GitLab, group/name or id)<input id="dest-project" name="project" data-optional></label>
 <label for="dest-envs">Environments (slugs, comma-separated; none: all)<input id="dest-envs" name="environments" data-type="csv" data-optional></label>
 <label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option></select></label>
 <label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>
-<label for="dest-token">GitHub token<input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional></label>`;
+<label for="dest-token">GitHub or GitLab token<input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional></label>`;
   return formSection('new-destination', 'New destination', apiForm('POST /api/notification-destinations', 'reload', 'Add destination', fields), 3);
 }
 

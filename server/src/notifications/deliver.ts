@@ -4,6 +4,7 @@ import type { Clock } from '../context.ts';
 import type { Sql, Tx } from '../db.ts';
 import { composeStory, type RunStory } from './compose.ts';
 import { tellGitHub } from './github.ts';
+import { tellGitLab } from './gitlab.ts';
 import { slackMessage, webhookEvent } from './messages.ts';
 import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, markStepDone, takeDue } from './outbox.ts';
 import type { ReceiverPolicy } from '../outbound/addresses.ts';
@@ -57,8 +58,8 @@ export function deliverNext(deps: NotifyDeps): Promise<boolean> {
 
 async function composePayload(tx: Tx, due: DueDelivery, deps: NotifyDeps): Promise<string> {
   const story = await composeStory(tx, due.test_run_id, deps.runUrl);
-  // GitHub's requests are made from the story at each attempt: the pull request and its comment may have changed.
-  if (due.destination.type === 'github') return JSON.stringify(story);
+  // GitHub's and GitLab's requests are made from the story at each attempt: the request and its comment may have changed.
+  if (due.destination.type === 'github' || due.destination.type === 'gitlab') return JSON.stringify(story);
   return JSON.stringify(due.destination.type === 'slack' ? slackMessage(story) : webhookEvent(story, due.event_id, due.created_at));
 }
 
@@ -66,9 +67,10 @@ type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean };
 
 function attempt(tx: Tx, due: DueDelivery, payload: string, deps: NotifyDeps): Promise<Attempt> {
   const { destination } = due;
-  if (destination.type === 'github') {
+  if (destination.type === 'github' || destination.type === 'gitlab') {
     const progress = { done: new Set(due.steps_done), mark: (step: string) => markStepDone(tx, due.id, step) };
-    return tellGitHub(tx, destination, JSON.parse(payload) as RunStory, deps.settings, progress);
+    const tell = destination.type === 'github' ? tellGitHub : tellGitLab;
+    return tell(tx, destination, JSON.parse(payload) as RunStory, deps.settings, progress);
   }
   return post(due, payload, deps.receivers);
 }

@@ -6,10 +6,19 @@ import type { DestinationUpdate, NewDestination } from './schema.ts';
 import type { StoredDestination } from './store.ts';
 import { knownEnvironments } from './store.ts';
 
-type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'secret' | 'token' | 'environments'>;
+type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'project' | 'secret' | 'token' | 'environments'>;
 
-/** What each type takes: a URL (Slack, webhook) or a repository and a token (GitHub); a secret for webhooks only. */
+/** What each type takes: a URL (Slack, webhook), a repository and a token (GitHub) or a project and a token (GitLab); a secret for webhooks only. */
 function problemOf(d: Shape, githubApp: boolean): string | null {
+  if (d.project !== null && d.type !== 'gitlab') return 'body.project: only a gitlab destination has a project';
+  if (d.type === 'gitlab') {
+    if (d.url !== null) return 'body.url: a gitlab destination has no url (give project)';
+    if (d.repo !== null) return 'body.repo: a gitlab destination has no repo (give project)';
+    if (d.project === null) return "body.project: required for a gitlab destination (the project's path, group/name, or its id)";
+    if (d.token === null) return 'body.token: required for a gitlab destination (a token with the api scope)';
+    if (d.secret !== null) return 'body.secret: only a webhook destination has a secret';
+    return null;
+  }
   if (d.type === 'github') {
     if (d.url !== null) return 'body.url: a github destination has no url (give repo)';
     if (d.repo === null) return 'body.repo: required for a github destination (owner/name)';
@@ -19,7 +28,7 @@ function problemOf(d: Shape, githubApp: boolean): string | null {
   }
   if (d.url === null) return `body.url: required for a ${d.type} destination`;
   if (d.repo !== null) return `body.repo: only a github destination has a repo`;
-  if (d.token !== null) return 'body.token: only a github destination has a token';
+  if (d.token !== null) return 'body.token: only a github or gitlab destination has a token';
   if (d.type === 'slack' && d.secret !== null) return 'body.secret: a slack destination has no secret (its URL is the secret)';
   return null;
 }
@@ -48,6 +57,7 @@ export function shapeOfNew(given: NewDestination): Shape {
     type: given.type,
     url: given.url ?? null,
     repo: given.repo ?? null,
+    project: given.project ?? null,
     secret: given.secret ?? null,
     token: given.token ?? null,
     environments: given.environments,
@@ -59,6 +69,7 @@ export function shapeAfter(current: StoredDestination, change: DestinationUpdate
     type: current.type,
     url: change.url === undefined ? current.url : change.url,
     repo: change.repo === undefined ? current.repo : change.repo,
+    project: change.project === undefined ? current.project : change.project,
     secret: change.secret === undefined ? current.secret : change.secret,
     token: change.token === undefined ? current.token : change.token,
     environments: change.environments ?? current.environments,

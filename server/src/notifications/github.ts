@@ -1,7 +1,8 @@
 import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
 import { appJwt, installationToken } from './github-app.ts';
-import type { LabelledFailure, RunStory } from './compose.ts';
+import type { RunStory } from './compose.ts';
+import { commentBody, countsLine, marker, section } from './request-comment.ts';
 import { failuresOnBranch, lockPullComment, savePullComment } from './pull-comments.ts';
 import type { StoredDestination } from './store.ts';
 
@@ -11,15 +12,12 @@ import type { StoredDestination } from './store.ts';
 
 const API_VERSION = '2022-11-28';
 const ATTEMPT_TIMEOUT_MS = 10_000;
-const COMMENT_FAILURE_LIMIT = 30;
 const STATUS_OF: Record<string, 'success' | 'failure' | 'error'> = { passed: 'success', failed: 'failure', error: 'error', cancelled: 'error' };
 
-export type Told = { ok: true } | { ok: false; error: string; permanent: boolean };
+/** How GitHub names what the comment is on, and the branch its failures are held against. */
+const ON_GITHUB = { request: 'pull request', base: 'the default branch' } as const;
 
-/** Where the destination's comment is found again when its id was lost (a crash between its creation and the commit). */
-function marker(destinationId: number): string {
-  return `<!-- proctor:destination=${destinationId} -->`;
-}
+export type Told = { ok: true } | { ok: false; error: string; permanent: boolean };
 
 type Call = <T>(route: string, parameters: Record<string, unknown>) => Promise<{ data: T }>;
 type Request = typeof import('@octokit/request').request;
@@ -91,8 +89,8 @@ export async function tellGitHub(sql: Tx, destination: StoredDestination, story:
     const defaultBranch = pull.base?.repo?.default_branch ?? (await repositoryDefaultBranch(call, owner, repo));
     const onDefault = defaultBranch === run.branch ? null : await failuresOnBranch(sql, run.environment_slug, run.project_id, defaultBranch, run.id);
     const comment = await lockPullComment(sql, destination.id, pull.number);
-    comment.sections[run.environment_slug] = section(story, defaultBranch, onDefault);
-    const body = commentBody(destination.id, comment.sections);
+    comment.sections[run.environment_slug] = section(story, defaultBranch, onDefault, ON_GITHUB);
+    const body = commentBody(destination.id, comment.sections, ON_GITHUB);
     comment.comment_id ??= await findOwnComment(call, owner, repo, pull.number, destination.id);
     if (comment.comment_id !== null) {
       const edited = await call('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { owner, repo, comment_id: comment.comment_id, body }).then(
@@ -138,53 +136,4 @@ async function findOwnComment(call: Call, owner: string, repo: string, pullNumbe
     per_page: 100,
   });
   return data.find((comment) => comment.body?.startsWith(marker(destinationId)))?.id ?? null;
-}
-
-function countsLine({ run }: RunStory): string {
-  return `${run.success_count} passed, ${run.failed_count} failed, ${run.flaky_count} flaky, ${run.skipped_count} skipped`;
-}
-
-/** Markdown's own characters in a test's title are shown as they are. */
-function markdownText(text: string): string {
-  return text.replace(/[\\`*_{}[\]<>()#+|!~]/g, (c) => `\\${c}`);
-}
-
-function failureItem(failure: LabelledFailure, brought: boolean | null): string {
-  const where = [failure.file_path, failure.runner_project].filter(Boolean).map(markdownText).join(' · ');
-  const origin = brought === null ? '' : brought ? ' · **brought by this branch**' : ' · also fails on the default branch';
-  return `- **${failure.label}** ${markdownText(failure.title)}${where ? ` (${where})` : ''}${origin}`;
-}
-
-function section(story: RunStory, defaultBranch: string, onDefault: { runId: number; failed: Set<string> } | null): string {
-  const { run, failures } = story;
-  const lines = [
-    `### ${markdownText(run.environment_name)}: ${run.state}`,
-    `[Run #${run.id}](${run.summary_url})${run.commit ? ` on ${run.commit.slice(0, 12)}` : ''}: ${countsLine(story)}.`,
-  ];
-  if (failures.length > 0) {
-    const failing = failures.filter((f) => f.label !== 'flaky');
-    const brought = onDefault ? failing.filter((f) => !onDefault.failed.has(f.test_case_id)).length : null;
-    lines.push(
-      '',
-      onDefault
-        ? `${brought} of ${failing.length} failures are not on \`${markdownText(defaultBranch)}\` (compared with its run #${onDefault.runId}):`
-        : `No run of \`${markdownText(defaultBranch)}\` in this environment to compare with:`,
-      ...failures.slice(0, COMMENT_FAILURE_LIMIT).map((f) => failureItem(f, onDefault && f.label !== 'flaky' ? !onDefault.failed.has(f.test_case_id) : null)),
-    );
-    if (failures.length > COMMENT_FAILURE_LIMIT) lines.push(`- and ${failures.length - COMMENT_FAILURE_LIMIT} more`);
-  }
-  return lines.join('\n');
-}
-
-function commentBody(destinationId: number, sections: Record<string, string>): string {
-  const ordered = Object.keys(sections)
-    .sort()
-    .map((slug) => sections[slug]);
-  return [
-    marker(destinationId),
-    '## Proctor',
-    '',
-    ...ordered.flatMap((text) => [text, '']),
-    '<sub>Edited in place by each run of this pull request.</sub>',
-  ].join('\n');
 }

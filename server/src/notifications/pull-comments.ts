@@ -1,7 +1,8 @@
 import type { Tx } from '../db.ts';
 
 // The one module that writes `github_pull_comments`: the comment a GitHub destination keeps on a
-// pull request, and its sections (one per environment).
+// pull request, or the note a GitLab one keeps on a merge request (its iid as the number), and its
+// sections (one per environment).
 
 export interface PullComment {
   comment_id: number | null;

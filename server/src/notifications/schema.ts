@@ -3,7 +3,7 @@ import { pagination } from '../http/openapi.ts';
 import { positiveId } from '../http/fields.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
-export const DESTINATION_TYPES = ['slack', 'webhook', 'github'] as const;
+export const DESTINATION_TYPES = ['slack', 'webhook', 'github', 'gitlab'] as const;
 export const NOTIFY_WHEN = ['always', 'failed', 'changed'] as const;
 export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 
@@ -12,6 +12,10 @@ const repo = z
   .string()
   .max(200)
   .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be a GitHub repository, owner/name');
+const gitlabProject = z
+  .string()
+  .max(500)
+  .regex(/^([1-9]\d{0,9}|[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+)$/, "must be a GitLab project's path (group/name, subgroups too) or its id");
 const environmentSlug = z.string().min(1).max(100);
 const writeOnly = (what: string) => z.string().min(1).max(500).describe(`${what}; write-only: answers say only has_secret`);
 
@@ -23,14 +27,15 @@ export const destinationSchema = z
       .string()
       .nullable()
       .describe(
-        'the Slack incoming webhook or the webhook receiver, masked where it carries a credential (a Slack URL always, user:password@, a query parameter named like a secret); null for GitHub',
+        'the Slack incoming webhook or the webhook receiver, masked where it carries a credential (a Slack URL always, user:password@, a query parameter named like a secret); null for GitHub and GitLab',
       ),
     repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
+    project: z.string().nullable().describe("the project's path (group/name) or id, for GitLab; null otherwise"),
     environments: z.array(z.string()).describe('environment slugs whose runs are told; empty: every environment'),
     when: z
       .enum(NOTIFY_WHEN)
       .describe("always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch"),
-    has_secret: z.boolean().describe('a webhook secret, a GitHub token or a credential in the URL is set'),
+    has_secret: z.boolean().describe('a webhook secret, a GitHub or GitLab token or a credential in the URL is set'),
     created_at: z.string(),
   })
   .openapi('NotificationDestination');
@@ -40,10 +45,13 @@ export const createDestinationSchema = z
     type: z.enum(DESTINATION_TYPES),
     url: receiverUrl.optional(),
     repo: repo.optional(),
+    project: gitlabProject.optional(),
     environments: z.array(environmentSlug).max(100).default([]),
     when: z.enum(NOTIFY_WHEN).default('always'),
     secret: writeOnly("the webhook's HMAC-SHA256 key: each event carries X-Proctor-Signature-256: sha256=<hex of the body's HMAC>").optional(),
-    token: writeOnly('a GitHub token with commit status and pull request write access').optional(),
+    token: writeOnly(
+      'a GitHub token with commit status and pull request write access; a GitLab token with the api scope (a project, group or personal access token)',
+    ).optional(),
   })
   .strict()
   .openapi('NewNotificationDestination');
@@ -52,10 +60,11 @@ export const updateDestinationSchema = z
   .object({
     url: receiverUrl.optional(),
     repo: repo.optional(),
+    project: gitlabProject.optional(),
     environments: z.array(environmentSlug).max(100).optional(),
     when: z.enum(NOTIFY_WHEN).optional(),
     secret: writeOnly('a new webhook secret').nullable().optional().describe('null removes it'),
-    token: writeOnly('a new GitHub token').optional(),
+    token: writeOnly('a new GitHub or GitLab token').optional(),
   })
   .strict()
   .openapi('NotificationDestinationUpdate');

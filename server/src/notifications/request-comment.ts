@@ -1,0 +1,67 @@
+import type { LabelledFailure, RunStory } from './compose.ts';
+
+// The comment a GitHub destination keeps on a pull request and a GitLab one as a note on a merge
+// request: one per request, a section per environment, each run's failures labelled and held against
+// the latest run of the branch the request merges into (which of them the branch brought).
+
+/** How the host names the request, and the branch its failures are held against. */
+export interface Host {
+  request: 'pull request' | 'merge request';
+  base: 'the default branch' | 'the target branch';
+}
+
+const COMMENT_FAILURE_LIMIT = 30;
+
+/** Where the destination's comment is found again when its id was lost (a crash between its creation and the commit). */
+export function marker(destinationId: number): string {
+  return `<!-- proctor:destination=${destinationId} -->`;
+}
+
+export function countsLine({ run }: RunStory): string {
+  return `${run.success_count} passed, ${run.failed_count} failed, ${run.flaky_count} flaky, ${run.skipped_count} skipped`;
+}
+
+/** Markdown's own characters in a test's title are shown as they are. */
+function markdownText(text: string): string {
+  return text.replace(/[\\`*_{}[\]<>()#+|!~]/g, (c) => `\\${c}`);
+}
+
+function failureItem(failure: LabelledFailure, brought: boolean | null, host: Host): string {
+  const where = [failure.file_path, failure.runner_project].filter(Boolean).map(markdownText).join(' · ');
+  const origin = brought === null ? '' : brought ? ' · **brought by this branch**' : ` · also fails on ${host.base}`;
+  return `- **${failure.label}** ${markdownText(failure.title)}${where ? ` (${where})` : ''}${origin}`;
+}
+
+export function section(story: RunStory, baseBranch: string, onBase: { runId: number; failed: Set<string> } | null, host: Host): string {
+  const { run, failures } = story;
+  const lines = [
+    `### ${markdownText(run.environment_name)}: ${run.state}`,
+    `[Run #${run.id}](${run.summary_url})${run.commit ? ` on ${run.commit.slice(0, 12)}` : ''}: ${countsLine(story)}.`,
+  ];
+  if (failures.length > 0) {
+    const failing = failures.filter((f) => f.label !== 'flaky');
+    const brought = onBase ? failing.filter((f) => !onBase.failed.has(f.test_case_id)).length : null;
+    lines.push(
+      '',
+      onBase
+        ? `${brought} of ${failing.length} failures are not on \`${markdownText(baseBranch)}\` (compared with its run #${onBase.runId}):`
+        : `No run of \`${markdownText(baseBranch)}\` in this environment to compare with:`,
+      ...failures.slice(0, COMMENT_FAILURE_LIMIT).map((f) => failureItem(f, onBase && f.label !== 'flaky' ? !onBase.failed.has(f.test_case_id) : null, host)),
+    );
+    if (failures.length > COMMENT_FAILURE_LIMIT) lines.push(`- and ${failures.length - COMMENT_FAILURE_LIMIT} more`);
+  }
+  return lines.join('\n');
+}
+
+export function commentBody(destinationId: number, sections: Record<string, string>, host: Host): string {
+  const ordered = Object.keys(sections)
+    .sort()
+    .map((slug) => sections[slug]);
+  return [
+    marker(destinationId),
+    '## Proctor',
+    '',
+    ...ordered.flatMap((text) => [text, '']),
+    `<sub>Edited in place by each run of this ${host.request}.</sub>`,
+  ].join('\n');
+}
