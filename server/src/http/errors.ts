@@ -97,6 +97,11 @@ export const errorMiddleware: ErrorRequestHandler = (error, req, res, _next) => 
   sendError(res, status, message);
 };
 
-export const unknownPath: RequestHandler = (req, _res, next) => {
+/**
+ * A path nothing serves: a page when a person's browser asked for one (it prefers HTML to JSON), in
+ * the contract's JSON for the API and for every client that asks for JSON or anything.
+ */
+export const unknownPath: RequestHandler = (req, res, next) => {
+  if (!req.path.startsWith('/api/') && req.accepts(['json', 'html']) === 'html') res.locals.errorShape = 'page';
   next(new HttpError(404, `no route for ${req.method} ${req.path}`));
 };
