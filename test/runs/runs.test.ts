@@ -231,6 +231,22 @@ describe('the run page and headers', () => {
     }
   });
 
+  it('when the suite has no runner projects, then its page shows no empty project beside a test, in a failure group or as a breakdown', async () => {
+    const runId = (await api.post('/api/test-runs/report', { environment: 'ci', total_shards: 1 })).body.data.test_run.id as number;
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1), { title: 'unnamed project', runner_project: '' })] });
+    await api.post(`/api/test-runs/${runId}/results`, {
+      shard: 1,
+      results: [attempt(testId(1), { final: 'unexpected', status: 'failed', failureGroupId: 'fg-unnamed' })],
+    });
+    await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' });
+    const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
+    const html = await (await fetch(run.summary_url)).text();
+    expect(html).toContain('<div class="file">a.spec.ts</div>');
+    expect(html).toContain('unnamed project</li>');
+    expect(html).not.toContain('()');
+    expect(html).not.toContain('By runner project');
+  });
+
   it('when a build URL is http(s), then it is a link that sends no referrer', async () => {
     const html = await (await fetch(await summaryUrl('https://ci.example.test/build/7'))).text();
     expect(html).toContain('<a href="https://ci.example.test/build/7" rel="noreferrer">');

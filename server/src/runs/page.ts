@@ -91,7 +91,7 @@ function testRow(t: SummaryDetail, actions: ReportActions): string {
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
   return `<tr class="${e(t.status)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${snoozed}</td>
-<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)} · ${e(t.runner_project)}</div>${error}${attachments}${action ? action(t) : ''}</td>
+<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${error}${attachments}${action ? action(t) : ''}</td>
 <td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
 }
 
@@ -102,7 +102,9 @@ function section(title: string, tests: SummaryDetail[], actions: ReportActions =
 <tbody>${tests.map((t) => testRow(t, actions)).join('\n')}</tbody></table>`;
 }
 
+/** The counts by runner project; nothing for a suite without runner projects (Playwright's unnamed one). */
 function projectBreakdown(counts: ProjectCount[]): string {
+  if (counts.every((row) => row.runner_project === '')) return '';
   const byProject = new Map<string, Record<string, number>>();
   for (const row of counts) {
     const tally = byProject.get(row.runner_project) ?? { passed: 0, failed: 0, flaky: 0, skipped: 0 };
@@ -121,7 +123,8 @@ function failureGroups(tests: SummaryDetail[]): string {
   for (const t of tests) if (t.failure_group_id) groups.set(t.failure_group_id, [...(groups.get(t.failure_group_id) ?? []), t]);
   if (groups.size === 0) return '';
   const items = [...groups.entries()].map(
-    ([id, members]) => `<li id="group-${e(id)}"><code>${e(id)}</code>: ${members.map((m) => `${e(m.title)} (${e(m.runner_project)})`).join(', ')}</li>`,
+    ([id, members]) =>
+      `<li id="group-${e(id)}"><code>${e(id)}</code>: ${members.map((m) => `${e(m.title)}${m.runner_project ? ` (${e(m.runner_project)})` : ''}`).join(', ')}</li>`,
   );
   return `<h2>Failure groups (${groups.size})</h2><ul class="groups">${items.join('')}</ul>`;
 }
