@@ -1,9 +1,9 @@
 import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
-import { NotFoundError, RunEndedError } from '../errors.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/index.ts';
-import { isTerminal, type RunState } from '../states.ts';
+import type { RunState } from '../states.ts';
+import { closedRunRefusal } from './ingest.ts';
 import { addToCounts } from './record.ts';
-import { isStoredAlready, insertResults, recordResultBatch, RESULT_COLUMNS, resultRow, tallyOutcomes } from './results.ts';
+import { isStoredAlready, recordResultBatch, RESULT_COLUMNS, resultRow, tallyOutcomes } from './results.ts';
 import type { Attempt } from './schema.ts';
 
 // Group commit. A reporter sends a batch a second per shard, often of one or two attempts: at a
@@ -109,10 +109,7 @@ async function writeGroup(sql: Sql, group: PendingBatch[]): Promise<void> {
       return;
     }
     for (const batch of group) {
-      await retryingConflicts(() => sql.begin((tx) => insertResults(tx, batch.projectId, batch.runId, batch.shard, batch.attempts, batch.now))).then(
-        batch.resolve,
-        batch.reject,
-      );
+      await recordResultBatch(sql, batch.projectId, batch.runId, batch.shard, batch.attempts, batch.now, 'insert').then(batch.resolve, batch.reject);
     }
   }
 }
@@ -140,7 +137,9 @@ async function copyGroup(tx: Tx, group: PendingBatch[]): Promise<PipelinedWork<P
   const accepted: PendingBatch[] = [];
   const rowsByRun = new Map<number, CopyValue[][]>();
   group.forEach((batch, i) => {
-    const refusal = refusalOf(runById.get(batch.runId), batch);
+    const run = runById.get(batch.runId);
+    // A run of another project is, for this project, no run at all.
+    const refusal = closedRunRefusal(run?.project_id === batch.projectId ? run : undefined, batch.runId);
     if (refusal) return batch.reject(refusal);
     accepted.push(batch);
     const rows = batch.attempts.map((attempt) => resultRow(batch.runId, batch.shard, attempt, snoozed[i] as ReadonlySet<string>));
@@ -156,11 +155,4 @@ async function copyGroup(tx: Tx, group: PendingBatch[]): Promise<PipelinedWork<P
 
 function failingTestIds(batch: PendingBatch): string[] {
   return batch.attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
-}
-
-/** Why a batch cannot be recorded in its run, as one batch alone is refused; null when it can. */
-function refusalOf(run: GroupRun | undefined, batch: PendingBatch): Error | null {
-  if (!run || run.project_id !== batch.projectId) return new NotFoundError('test run not found');
-  if (isTerminal(run.state)) return new RunEndedError(`test run ${batch.runId} is already ${run.state}`);
-  return null;
 }

@@ -23,9 +23,16 @@ export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mod
   const [run] = await sql<LockedRun[]>`
     select id, project_id, environment_id, state, total_shards from test_runs
     where project_id = ${projectId} and id = ${runId} ${mode === 'batch' ? sql`for key share` : sql`for update`}`;
-  if (!run) throw new NotFoundError('test run not found');
-  if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} is already ${run.state}`);
-  return run;
+  const refusal = closedRunRefusal(run, runId);
+  if (refusal) throw refusal;
+  return run as LockedRun;
+}
+
+/** Why results cannot go into a run (none in the project, or ended); null when they can. */
+export function closedRunRefusal(run: { state: RunState } | undefined, runId: number): NotFoundError | RunEndedError | null {
+  if (!run) return new NotFoundError('test run not found');
+  if (isTerminal(run.state)) return new RunEndedError(`test run ${runId} is already ${run.state}`);
+  return null;
 }
 
 /** A shard starts: the run is running, the shard's tests are listed in the run and the inventory. One transaction. */
