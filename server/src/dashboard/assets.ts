@@ -56,11 +56,15 @@ export const DASHBOARD_SCRIPT = `
     const body = {};
     for (const field of form.elements) {
       if (!field.name || field.disabled || (field.value === '' && field.dataset.optional !== undefined)) continue;
+      if (field.type === 'checkbox' && !field.checked) continue;
       // A dotted name is a field of an object: diagnosis.summary.
       const path = field.name.split('.');
       let target = body;
       for (const key of path.slice(0, -1)) target = target[key] ??= {};
-      target[path[path.length - 1]] = valueOf(field);
+      const key = path[path.length - 1];
+      const value = valueOf(field);
+      // Fields of one name that are lists add up: tests picked, and test ids typed.
+      target[key] = Array.isArray(target[key]) && Array.isArray(value) ? target[key].concat(value) : value;
     }
     const problem = form.querySelector('[role="alert"]');
     problem.textContent = '';

@@ -32,6 +32,7 @@ a{color:#0550ae} .muted{color:#57606a} .state{color:#fff;border-radius:1rem;padd
 form.filters{display:flex;gap:.75rem;flex-wrap:wrap;align-items:end;margin-bottom:1rem} label{display:flex;flex-direction:column;font-size:.85rem;color:#57606a}
 select,input{font:inherit;padding:.2rem .4rem;border:1px solid #8c959f;border-radius:6px;color:#1f2328}
 a.button{display:inline-block;padding:.4rem 1rem;border-radius:6px;background:#1f6feb;color:#fff;text-decoration:none;font-weight:600}
+.scroll{overflow-x:auto}
 .empty{padding:2rem;text-align:center;color:#57606a;border:1px dashed #d0d7de;border-radius:6px}
 `;
 
@@ -41,7 +42,7 @@ export function stateBadge(state: string): string {
 
 function projectLinks(project: { id: number; name: string }): string {
   const base = `/projects/${project.id}`;
-  return `<span class="muted">${e(project.name)}:</span><a href="${base}/runs">Runs</a><a href="${base}/tests">Tests</a><a href="${base}/environments">Environments</a><a href="${base}/failure-groups">Failure groups</a><a href="${base}/snoozes">Snoozes</a><a href="${base}/analytics">Analytics</a><a href="${base}/members">Members</a><a href="${base}/settings">Settings</a>${
+  return `<span class="muted">${e(project.name)}:</span><a href="${base}/runs">Runs</a><a href="${base}/tests">Tests</a><a href="${base}/flaky-tests">Flaky tests</a><a href="${base}/environments">Environments</a><a href="${base}/failure-groups">Failure groups</a><a href="${base}/snoozes">Snoozes</a><a href="${base}/analytics">Analytics</a><a href="${base}/members">Members</a><a href="${base}/settings">Settings</a>${
     mayCall('GET /api/keys') ? `<a href="${base}/keys">Keys</a><a href="${base}/audit">Audit</a>` : ''
   }`;
 }

@@ -3,6 +3,7 @@ import { dailyRuns, dailyTestCounts, dayWindow, testCaseMetrics, testHistory } f
 import type { AppDeps } from '../context.ts';
 import { listEnvironments } from '../environments/index.ts';
 import { foldMembers, getGroup, groupsOfTest, listGroups, memberEvents } from '../failuregroups/index.ts';
+import { getPolicy } from '../flaky/index.ts';
 import { notFound } from '../http/errors.ts';
 import { escapeLike } from '../db.ts';
 import { runnerTestId } from '../http/fields.ts';
@@ -10,7 +11,8 @@ import type { RouteContext } from '../http/route.ts';
 import { listDestinations, presentDestination } from '../notifications/index.ts';
 import { retentionPolicyOf } from '../retention/index.ts';
 import { listSnoozes, snoozesOfTest } from '../snoozes/index.ts';
-import { testTitles } from '../testcases/index.ts';
+import { findTests, testTitles } from '../testcases/index.ts';
+import { userNames } from '../users/index.ts';
 import { analyticsPage } from './analytics-page.ts';
 import { environmentsPage } from './environments-page.ts';
 import { groupPage, groupsPage } from './groups-page.ts';
@@ -18,6 +20,9 @@ import { settingsPage } from './settings-page.ts';
 import { snoozesPage } from './snoozes-page.ts';
 import { testPage, testsPage } from './tests-page.ts';
 import { addProjectPage, projectParams } from './page-route.ts';
+
+/** How many found tests the new-snooze form offers to pick. */
+const TESTS_FOUND = 50;
 
 const windowDays = z.enum(['7', '14', '30', '90']).default('30');
 
@@ -37,15 +42,20 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/snoozes',
-    summary: "A project's snoozes, active or expired: create, expire now, delete",
+    summary: "A project's snoozes, active or expired: create (picking tests found by title, file or tag), expire now, delete",
     params: projectParams,
-    query: z.object({ status: z.enum(['active', 'expired', 'all']).default('active') }).strict(),
+    query: z.object({ status: z.enum(['active', 'expired', 'all']).default('active'), find: z.string().max(200).optional() }).strict(),
     render: async ({ viewer, project, query }) => {
       const now = clock();
+      const words = query.find?.trim() ?? '';
+      const found = words ? { words, ...(await findTests(sql, project.id, words, TESTS_FOUND)) } : null;
       const { rows } = await listSnoozes(sql, project.id, { status: query.status, now, limit: 100, offset: 0 });
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const titles = await testTitles(sql, project.id, [...new Set(rows.flatMap((row) => row.test_ids))]);
+      const authors = await userNames(sql, [...new Set(rows.flatMap((row) => (row.created_by ? [row.created_by] : [])))]);
       return snoozesPage(viewer, project, {
+        authors,
+        found: found && { words: found.words, tests: found.rows, total: found.total },
         status: query.status,
         snoozes: rows,
         environments: new Map(environments.map((env) => [env.id, env.name])),
@@ -57,11 +67,15 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/settings',
-    summary: "A project's settings: where run endings are told (add, remove) and how long runs keep their details",
+    summary: "A project's settings: where run endings are told (add, remove), how long runs keep their details, and the quarantine policy",
     params: projectParams,
     render: async ({ viewer, project }) => {
       const { rows } = await listDestinations(sql, project.id, 100, 0);
-      return settingsPage(viewer, project, { destinations: rows.map(presentDestination), policy: await retentionPolicyOf(sql, deps.config, project.id) });
+      return settingsPage(viewer, project, {
+        destinations: rows.map(presentDestination),
+        policy: await retentionPolicyOf(sql, deps.config, project.id),
+        quarantine: await getPolicy(sql, project.id),
+      });
     },
   });
 

@@ -14,6 +14,7 @@ import { runPage } from './run-page.ts';
 import { signInRoutes } from './signin.ts';
 import { projectRoutes } from './project-routes.ts';
 import { teamRoutes } from './team-routes.ts';
+import { triageRoutes } from './triage-routes.ts';
 import { addPage, addProjectPage, projectParams } from './page-route.ts';
 
 const RUNS_PER_PAGE = 50;
@@ -82,5 +83,6 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
   });
 
   projectRoutes(ctx, deps);
+  triageRoutes(ctx, deps);
   teamRoutes(ctx, deps);
 }

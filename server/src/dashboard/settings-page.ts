@@ -1,3 +1,4 @@
+import type { QuarantinePolicy } from '../flaky/index.ts';
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
 import { apiForm, FORM_STYLE, formSection } from './forms.ts';
@@ -48,10 +49,22 @@ function retentionForm(policy: { results_days: number; artifacts_days: number })
   return apiForm('PUT /api/retention-policy', 'reload', 'Save retention', fields);
 }
 
+function quarantineForm(policy: QuarantinePolicy): string {
+  const mode = (value: QuarantinePolicy['mode'], label: string) => `<option value="${value}"${policy.mode === value ? ' selected' : ''}>${label}</option>`;
+  const fields = `<label for="q-mode">Mode<select id="q-mode" name="mode">${mode('off', 'off')}${mode('suggest', 'suggest (show, apply nothing)')}${mode('auto', 'auto (quarantine and release)')}</select></label>
+<label for="q-threshold">Threshold (score, 0 to 1)<input id="q-threshold" name="threshold" type="number" min="0" max="1" step="0.01" required data-type="number" value="${policy.threshold}"></label>
+<label for="q-cap">Cap (% of an environment's tests)<input id="q-cap" name="cap_percent" type="number" min="0" max="100" step="0.1" required data-type="number" value="${policy.cap_percent}"></label>
+<label for="q-expiry">Expires after (days)<input id="q-expiry" name="expiry_days" type="number" min="1" max="365" required data-type="number" value="${policy.expiry_days}"></label>
+<label for="q-release">Released after clean runs<input id="q-release" name="release_after_clean_runs" type="number" min="1" max="1000" required data-type="number" value="${policy.release_after_clean_runs}"></label>`;
+  const form = apiForm('PUT /api/quarantine-policy', 'reload', 'Save quarantine policy', fields);
+  const current = `<p>Now: <strong>${policy.mode}</strong>, threshold ${policy.threshold}, cap ${policy.cap_percent}%, ${policy.expiry_days} days, released after ${policy.release_after_clean_runs} clean runs.</p>`;
+  return `${current}${form}`;
+}
+
 export function settingsPage(
   viewer: Viewer,
   project: Project,
-  view: { destinations: DestinationView[]; policy: { results_days: number; artifacts_days: number } },
+  view: { destinations: DestinationView[]; policy: { results_days: number; artifacts_days: number }; quarantine: QuarantinePolicy },
 ): string {
   const table =
     view.destinations.length === 0
@@ -62,6 +75,8 @@ export function settingsPage(
 <h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment).</p>
 ${table}${destinationForm()}
 <h2>Retention</h2><p class="muted">How long runs keep their results and attachments after they end; pinned runs and the daily rollups are kept whatever this says.</p>
-${retentionForm(view.policy)}`;
+${retentionForm(view.policy)}
+<h2 id="quarantine">Quarantine</h2><p class="muted">Flaky tests whose score reaches the threshold are snoozed in their environment for a time, within the cap, and released after enough clean runs in a row; see <a href="/projects/${project.id}/flaky-tests">Flaky tests</a>.</p>
+${quarantineForm(view.quarantine)}`;
   return layout({ title: `Settings · ${project.name}`, viewer, project, body, script: true, style: `${FORM_STYLE} code.url{word-break:break-all}` });
 }

@@ -15,7 +15,13 @@ export interface SnoozeView {
 
 export type SnoozeStatus = 'active' | 'expired' | 'all';
 
-function row(snooze: SnoozeView, environments: Map<number, string>, titles: Map<string, string>, now: Date): string {
+/** Who made a snooze, as a person reads it. */
+export function snoozeAuthor(snooze: { source: 'user' | 'auto'; created_by: string | null }, authors: Map<string, string>): string {
+  if (snooze.source === 'auto') return 'the quarantine policy';
+  return snooze.created_by ? (authors.get(snooze.created_by) ?? 'a former member') : 'an API key';
+}
+
+function row(snooze: SnoozeView, environments: Map<number, string>, titles: Map<string, string>, authors: Map<string, string>, now: Date): string {
   const active = snooze.snooze_until > now;
   const where = snooze.scoped_to_environment_id === null ? 'every environment' : (environments.get(snooze.scoped_to_environment_id) ?? '?');
   const tests = snooze.test_ids.map((id) => `<li>${e(titles.get(id) ?? id)}</li>`).join('');
@@ -25,30 +31,61 @@ function row(snooze: SnoozeView, environments: Map<number, string>, titles: Map<
   ].join('');
   return `<tr data-snooze="${snooze.id}"><td><ul class="tests">${tests}</ul>${snooze.description ? `<div class="muted">${e(snooze.description)}</div>` : ''}</td>
 <td>${e(where)}</td><td>${active ? 'until' : 'ended'} ${e(snooze.snooze_until.toISOString().slice(0, 16).replace('T', ' '))}</td>
-<td>${snooze.source === 'auto' ? 'quarantine policy' : 'a person'}</td><td><div class="actions">${actions}</div></td></tr>`;
+<td>${e(snoozeAuthor(snooze, authors))}</td><td><div class="actions">${actions}</div></td></tr>`;
 }
 
-function createForm(environments: Map<number, string>, today: string): string {
+/** Tests a person found by their words, to pick for a new snooze. */
+export interface FoundTests {
+  words: string;
+  tests: { id: string; name: string; file_path: string; runner_project: string; tags: string[] }[];
+  total: number;
+}
+
+function findForm(status: SnoozeStatus, found: FoundTests | null): string {
+  return `<form class="filters" method="get" role="search" aria-label="Find tests to snooze"><input type="hidden" name="status" value="${status}">
+<label for="find-tests">Find tests (title, file or @tag)<input id="find-tests" name="find" value="${e(found?.words ?? '')}" maxlength="200"></label><button type="submit">Find</button></form>`;
+}
+
+function pickedTests(found: FoundTests | null): string {
+  if (!found) return '';
+  if (found.tests.length === 0) return `<p class="muted">No test matches ${e(JSON.stringify(found.words))}.</p>`;
+  const items = found.tests
+    .map(
+      (test) => `<li><label class="pick"><input type="checkbox" name="test_ids" data-type="list" value="${e(test.id)}"> ${e(test.name)}
+<span class="muted">${e([test.file_path, test.runner_project, ...test.tags].filter(Boolean).join(' · '))}</span></label></li>`,
+    )
+    .join('');
+  const more =
+    found.total > found.tests.length ? `<p class="muted">The first ${found.tests.length} of ${found.total}: narrow the words to see the others.</p>` : '';
+  return `<fieldset class="picked"><legend>Tests found for ${e(JSON.stringify(found.words))}: pick those to snooze</legend><ul>${items}</ul>${more}</fieldset>`;
+}
+
+function createForm(environments: Map<number, string>, today: string, status: SnoozeStatus, found: FoundTests | null): string {
   const options = [...environments.entries()].map(([id, name]) => `<option value="${id}">${e(name)}</option>`).join('');
-  return formSection(
-    'new-snooze',
-    'New snooze',
-    apiForm(
-      'POST /api/snoozes',
-      'reload',
-      'Snooze',
-      `<label for="new-tests">Test ids (comma-separated)<input id="new-tests" name="test_ids" required data-type="csv" size="44"></label>
+  const form = apiForm(
+    'POST /api/snoozes',
+    'reload',
+    'Snooze',
+    `${pickedTests(found)}<label for="new-tests">${found ? 'More test ids' : 'Test ids'} (comma-separated)<input id="new-tests" name="test_ids" data-type="csv" size="44" data-optional></label>
 <label for="new-until">Until<input id="new-until" type="date" name="snooze_until" data-type="end-of-day" min="${today}" required></label>
 <label for="new-where">Where<select id="new-where" name="scoped_to_environment_id" data-type="number" data-optional><option value="">every environment</option>${options}</select></label>
 <label for="new-why">Reason<input id="new-why" name="description" maxlength="5000" data-optional></label>`,
-    ),
   );
+  return form ? formSection('new-snooze', 'New snooze', `${findForm(status, found)}${form}`) : '';
 }
 
 export function snoozesPage(
   viewer: Viewer,
   project: Project,
-  view: { status: SnoozeStatus; snoozes: SnoozeView[]; environments: Map<number, string>; titles: Map<string, string>; now: Date },
+  view: {
+    status: SnoozeStatus;
+    snoozes: SnoozeView[];
+    environments: Map<number, string>;
+    titles: Map<string, string>;
+    authors: Map<string, string>;
+    found: FoundTests | null;
+    now: Date;
+  },
 ): string {
   const tabs = (['active', 'expired', 'all'] as const)
     .map((status) => (status === view.status ? `<strong aria-current="page">${status}</strong>` : `<a href="?status=${status}">${status}</a>`))
@@ -57,7 +94,14 @@ export function snoozesPage(
     view.snoozes.length === 0
       ? '<p class="empty">No snooze here.</p>'
       : `<table><thead><tr><th scope="col">Tests</th><th scope="col">Where</th><th scope="col">When</th><th scope="col">Made by</th><th scope="col">Actions</th></tr></thead>
-<tbody>${view.snoozes.map((snooze) => row(snooze, view.environments, view.titles, view.now)).join('')}</tbody></table>`;
-  const body = `<h1>Snoozes of ${e(project.name)}</h1><nav aria-label="Which snoozes"><p>${tabs}</p></nav>${table}${createForm(view.environments, view.now.toISOString().slice(0, 10))}`;
-  return layout({ title: `Snoozes · ${project.name}`, viewer, project, body, script: true, style: `${FORM_STYLE} ul.tests{margin:0;padding-left:1rem}` });
+<tbody>${view.snoozes.map((snooze) => row(snooze, view.environments, view.titles, view.authors, view.now)).join('')}</tbody></table>`;
+  const body = `<h1>Snoozes of ${e(project.name)}</h1><nav aria-label="Which snoozes"><p>${tabs}</p></nav>${table}${createForm(view.environments, view.now.toISOString().slice(0, 10), view.status, view.found)}`;
+  return layout({
+    title: `Snoozes · ${project.name}`,
+    viewer,
+    project,
+    body,
+    script: true,
+    style: `${FORM_STYLE} ul.tests{margin:0;padding-left:1rem} fieldset.picked{flex-basis:100%;border:1px solid #d0d7de;border-radius:6px} fieldset.picked ul{list-style:none;margin:0;padding:0} label.pick{flex-direction:row;gap:.4rem;color:#1f2328;display:flex;flex-wrap:wrap}`,
+  });
 }

@@ -4,9 +4,14 @@ import { ensureWindow, recordRunFlakiness } from './rollup.ts';
 import { endedRun } from './store.ts';
 import { WINDOW_DAYS, windowStart } from './window.ts';
 
+export { WINDOW_DAYS, windowStart } from './window.ts';
+
 export { rebuildFlakiness } from './rollup.ts';
 export { flakyRoutes } from './routes.ts';
-export { recordBurnIn } from './store.ts';
+export { rankedFlakyTests } from './ranked.ts';
+export { dailyFlakiness, getPolicy, listEvents, recordBurnIn } from './store.ts';
+export type { DailyFlakiness, EventRow, FlakinessRow } from './store.ts';
+export { FLAKINESS_CLASSES, type FlakinessClass, type QuarantinePolicy } from './schema.ts';
 
 /**
  * Once a run has ended and is rolled up: its tests' flakiness, then what the quarantine policy

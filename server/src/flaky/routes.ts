@@ -1,11 +1,12 @@
 import type { AppDeps } from '../context.ts';
 import { audited } from '../audit/index.ts';
+import { escapeLike } from '../db.ts';
 import { getEnvironment } from '../environments/index.ts';
 import { HttpError } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { ensureWindow } from './rollup.ts';
-import { WINDOW_DAYS, windowStart } from './window.ts';
+import { rankedFlakyTests } from './ranked.ts';
+import { WINDOW_DAYS } from './window.ts';
 import {
   flakyTestsQuery,
   flakyTestsResponse,
@@ -36,16 +37,14 @@ export function flakyRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: flakyTestsResponse,
     handler: async ({ query, scope }) => {
       await checkEnvironment(scope.projectId, query.environment_id);
-      const now = clock();
-      const since = windowStart(now, query.days);
-      const filter = { environmentId: query.environment_id, class: query.class, now, limit: query.per_page, offset: offsetOf(query.page, query.per_page) };
-      const { rows, total } =
-        query.days === WINDOW_DAYS
-          ? await sql.begin(async (tx) => {
-              await ensureWindow(tx, scope.projectId, since);
-              return store.keptWindow(tx, scope.projectId, filter);
-            })
-          : await store.summedWindow(sql, scope.projectId, since, filter);
+      const { rows, total } = await rankedFlakyTests(sql, scope.projectId, query.days, {
+        environmentId: query.environment_id,
+        class: query.class,
+        search: query.search ? `%${escapeLike(query.search.toLowerCase())}%` : null,
+        now: clock(),
+        limit: query.per_page,
+        offset: offsetOf(query.page, query.per_page),
+      });
       const tests = rows.map(({ flaky_runs: _flaky, failed_runs: _failed, ...row }) => row);
       return { data: { tests }, pagination: paginate(total, query.page, query.per_page) };
     },

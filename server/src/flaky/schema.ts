@@ -30,6 +30,7 @@ export const flakyTestsQuery = z
     ...paginationQuery(20, 100),
     environment_id: positiveId.optional(),
     class: z.enum(FLAKINESS_CLASSES).optional(),
+    search: z.string().min(1).max(200).optional().openapi({ description: 'Only the tests whose title or file contains this (case aside)' }),
     days: decimalInteger(1, 90).default(14).openapi({ description: 'The window: the last N days (UTC), today included' }),
   })
   .strict();

@@ -25,7 +25,10 @@ export interface FlakinessRow {
 
 export interface WindowFilter {
   environmentId?: number;
-  class?: FlakinessClass;
+  /** One class, or any of several (the flaky tests page's "flaky or broken"). */
+  class?: FlakinessClass | FlakinessClass[];
+  /** A lower-case LIKE pattern matched against the test's title and file. */
+  search?: string | null;
   now: Date;
   limit: number;
   offset: number;
@@ -49,11 +52,23 @@ const RANKING = 'c.score desc, c.runs_counted desc, c.environment_id, c.test_cas
  * The kept window (the last WINDOW_DAYS days; `ensureWindow` first), highest score first: read in
  * the order of its index, so a page costs the same whatever the project's size.
  */
+function classFilter(sql: Tx, wanted: WindowFilter['class']) {
+  if (wanted === undefined) return sql``;
+  return Array.isArray(wanted) ? sql`and c.class = any(${wanted}::text[])` : sql`and c.class = ${wanted}`;
+}
+
+function searchFilter(sql: Tx, search: string | null | undefined) {
+  return search ? sql`and (lower(tc.name) like ${search} or lower(tc.file_path) like ${search})` : sql``;
+}
+
 export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
   const where = sql`c.project_id = ${projectId}
     ${filter.environmentId !== undefined ? sql`and c.environment_id = ${filter.environmentId}` : sql``}
-    ${filter.class ? sql`and c.class = ${filter.class}` : sql``}`;
-  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from flakiness_window c where ${where}`;
+    ${classFilter(sql, filter.class)} ${searchFilter(sql, filter.search)}`;
+  const [count] = await sql<{ total: number }[]>`
+    select count(*)::int as total from flakiness_window c
+    ${filter.search ? sql`left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id` : sql``}
+    where ${where}`;
   const rows = await sql<FlakinessRow[]>`
     select ${presented(sql, projectId, filter.now)}
     from flakiness_window c
@@ -89,10 +104,35 @@ export async function summedWindow(sql: Tx, projectId: number, since: string, fi
     select ${presented(sql, projectId, filter.now)}, count(*) over ()::int as total
     from c
     left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
-    ${filter.class ? sql`where c.class = ${filter.class}` : sql``}
+    where true ${classFilter(sql, filter.class)} ${searchFilter(sql, filter.search)}
     order by ${sql.unsafe(RANKING)}
     limit ${filter.limit} offset ${filter.offset}`;
   return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
+}
+
+export interface DailyFlakiness {
+  environment_id: number;
+  test_case_id: string;
+  day: string;
+  counted_runs: number;
+  flaky_runs: number;
+}
+
+/** The daily counts behind these tests' scores since `since`: what a trend is drawn from. */
+export async function dailyFlakiness(
+  sql: Tx,
+  projectId: number,
+  tests: { environment_id: number; test_case_id: string }[],
+  since: string,
+): Promise<DailyFlakiness[]> {
+  if (tests.length === 0) return [];
+  return sql<DailyFlakiness[]>`
+    select d.environment_id, d.test_case_id, to_char(d.day, 'YYYY-MM-DD') as day, d.counted_runs, d.flaky_runs
+    from unnest(${tests.map((t) => t.environment_id)}::int[], ${tests.map((t) => t.test_case_id)}::text[]) as given (environment_id, test_case_id)
+    join daily_test_flakiness d
+      on d.project_id = ${projectId} and d.environment_id = given.environment_id and d.test_case_id = given.test_case_id collate "C"
+     and d.day >= ${since}::date
+    order by d.day`;
 }
 
 export interface EndedRun {

@@ -124,3 +124,12 @@ export async function snoozesOfTest(sql: Tx, projectId: number, testCaseId: stri
     select ${columns(sql)} from snoozes where project_id = ${projectId} and test_ids @> array[${testCaseId}]::text[]
     order by id desc limit 50`;
 }
+
+/** The snoozes in force now that name any of these tests, newest first: which one covers a test where. */
+export async function activeSnoozesOfTests(sql: Tx, projectId: number, testIds: string[], now: Date): Promise<SnoozeRow[]> {
+  if (testIds.length === 0) return [];
+  return sql<SnoozeRow[]>`
+    select ${columns(sql)} from snoozes
+    where project_id = ${projectId} and snooze_until > ${now} and test_ids && ${testIds}::text[]
+    order by id desc`;
+}

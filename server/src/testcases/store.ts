@@ -113,3 +113,20 @@ export async function testTitles(sql: Tx, projectId: number, ids: string[]): Pro
     select id, name, file_path from test_cases where project_id = ${projectId} and id = any(${ids}::text[])`;
   return new Map(rows.map((row) => [row.id, `${row.file_path} › ${row.name}`]));
 }
+
+/**
+ * A project's tests that a person's words find: a tag when they start with `@`, else a part of the
+ * title, file or suites (what a form that picks tests searches). Tests no longer listed are found
+ * too: one environment's run may list fewer tests than another's.
+ */
+export async function findTests(sql: Tx, projectId: number, words: string, limit: number): Promise<{ rows: TestCaseRow[]; total: number }> {
+  const text = words.trim();
+  const byTag = text.startsWith('@');
+  return listTestCases(sql, projectId, {
+    project_id: projectId,
+    is_active: 'false',
+    ...(byTag ? { tags: text } : { search: text }),
+    page: 1,
+    per_page: limit,
+  });
+}

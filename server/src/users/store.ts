@@ -69,6 +69,13 @@ export async function getUserName(sql: Tx, userId: string): Promise<{ name: stri
   return row ?? null;
 }
 
+/** The names of these people (their email where they gave no name), by id. */
+export async function userNames(sql: Tx, userIds: string[]): Promise<Map<string, string>> {
+  if (userIds.length === 0) return new Map();
+  const rows = await sql<{ id: string; name: string; email: string }[]>`select id, name, email from users where id = any(${userIds}::text[])`;
+  return new Map(rows.map((row) => [row.id, row.name || row.email]));
+}
+
 /** The user an identity provider's verified email names, made when there is none (in no project). */
 export async function userForEmail(sql: Tx, input: { email: string; name: string }): Promise<string> {
   const email = input.email.toLowerCase();

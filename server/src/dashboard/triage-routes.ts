@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import type { AppDeps } from '../context.ts';
+import { escapeLike } from '../db.ts';
+import { listEnvironments } from '../environments/index.ts';
+import { dailyFlakiness, type FlakinessClass, getPolicy, listEvents, rankedFlakyTests, windowStart } from '../flaky/index.ts';
+import type { RouteContext } from '../http/route.ts';
+import { activeSnoozesOfTests, type SnoozeRow } from '../snoozes/index.ts';
+import { testTitles } from '../testcases/index.ts';
+import { userNames } from '../users/index.ts';
+import { CLASS_CHOICES, type ClassChoice, flakyTestsPage, trendKey } from './flaky-page.ts';
+import { addProjectPage, projectParams } from './page-route.ts';
+
+const TESTS_PER_PAGE = 100;
+const EVENTS_SHOWN = 20;
+const DAY_MS = 86_400_000;
+
+function classesOf(choice: ClassChoice): FlakinessClass | FlakinessClass[] | undefined {
+  if (choice === 'all') return undefined;
+  return choice === 'flaky-broken' ? ['flaky', 'broken'] : choice;
+}
+
+/** The window's days, oldest first, as `YYYY-MM-DD`. */
+function daysOf(now: Date, days: number): string[] {
+  const first = Date.parse(`${windowStart(now, days)}T00:00:00Z`);
+  return Array.from({ length: days }, (_, i) => new Date(first + i * DAY_MS).toISOString().slice(0, 10));
+}
+
+/** Of the snoozes in force, the one that covers each test where it is listed: scoped to its environment first. */
+function coveringSnoozes(rows: { environment_id: number; test_case_id: string }[], snoozes: SnoozeRow[]): Map<string, SnoozeRow> {
+  const covering = new Map<string, SnoozeRow>();
+  for (const row of rows) {
+    const naming = snoozes.filter((snooze) => snooze.test_ids.includes(row.test_case_id));
+    const found =
+      naming.find((snooze) => snooze.scoped_to_environment_id === row.environment_id) ?? naming.find((snooze) => snooze.scoped_to_environment_id === null);
+    if (found) covering.set(trendKey(row.environment_id, row.test_case_id), found);
+  }
+  return covering;
+}
+
+/** The pages a team lead triages from: the flaky tests and their quarantine. */
+export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const { sql, clock } = deps;
+
+  addProjectPage(ctx, deps, {
+    path: '/projects/:projectId/flaky-tests',
+    summary: "A project's tests ranked by flakiness per environment, with their trend and quarantine (made, released), and the quarantine policy's events",
+    params: projectParams,
+    query: z
+      .object({
+        environment_id: z
+          .string()
+          .regex(/^\d{1,10}$/)
+          .default('0'),
+        class: z.enum(CLASS_CHOICES).default('flaky-broken'),
+        search: z.string().max(200).default(''),
+        days: z.enum(['7', '14', '30', '90']).default('14'),
+      })
+      .strict(),
+    render: async ({ viewer, project, query }) => {
+      const now = clock();
+      const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
+      const environmentId = environments.some((env) => env.id === Number(query.environment_id)) ? Number(query.environment_id) : 0;
+      const days = Number(query.days);
+      const search = query.search.trim();
+      const { rows, total } = await rankedFlakyTests(sql, project.id, days, {
+        environmentId: environmentId || undefined,
+        class: classesOf(query.class),
+        search: search ? `%${escapeLike(search.toLowerCase())}%` : null,
+        now,
+        limit: TESTS_PER_PAGE,
+        offset: 0,
+      });
+      const testIds = [...new Set(rows.map((row) => row.test_case_id))];
+      const [daily, snoozes, events, policy] = await Promise.all([
+        dailyFlakiness(sql, project.id, rows, windowStart(now, days)),
+        activeSnoozesOfTests(sql, project.id, testIds, now),
+        listEvents(sql, project.id, { environmentId: environmentId || undefined, limit: EVENTS_SHOWN, offset: 0 }),
+        getPolicy(sql, project.id),
+      ]);
+      const trends = new Map<string, typeof daily>();
+      for (const day of daily)
+        trends.set(trendKey(day.environment_id, day.test_case_id), [...(trends.get(trendKey(day.environment_id, day.test_case_id)) ?? []), day]);
+      const authors = await userNames(sql, [...new Set(snoozes.flatMap((snooze) => (snooze.created_by ? [snooze.created_by] : [])))]);
+      const titles = await testTitles(sql, project.id, [...new Set(events.rows.map((event) => event.test_case_id))]);
+      return flakyTestsPage(viewer, project, {
+        filter: { environmentId, class: query.class, search, days },
+        environments,
+        rows,
+        total,
+        days: daysOf(now, days),
+        trends,
+        quarantines: coveringSnoozes(rows, snoozes),
+        authors,
+        events: events.rows,
+        titles,
+        policy,
+        now,
+      });
+    },
+  });
+}

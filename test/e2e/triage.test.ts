@@ -1,0 +1,233 @@
+import { type Browser, chromium, type Page } from '@playwright/test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FinalOutcome } from '../../reporter/src/wire.ts';
+import { createLoginLink } from '../../server/src/sessions/store.ts';
+import { attemptsOf, listedTest } from '../helpers/attempts.ts';
+import { seriousViolations } from '../helpers/axe.ts';
+import { client } from '../helpers/http.ts';
+import { CHROMIUM_LAUNCH_OPTIONS } from '../helpers/playwright.ts';
+import { waitForRollups } from '../helpers/runs.ts';
+import { seedProject, seedUser, startTestServer, TestClock, testId, type TestServer } from '../helpers/server.ts';
+
+// The pages a team lead triages from, in real Chromium, on a project filled through the API: two
+// runs a day for six days of a suite with a steady test, a flaky one the quarantine policy takes,
+// a rarely flaky one a person quarantines, and a broken one.
+let server: TestServer;
+let browser: Browser;
+let projectId: number;
+let api: ReturnType<typeof client>;
+let admin: { userId: string; name: string };
+let viewerId: string;
+const clock = new TestClock(new Date('2026-11-01T06:00:00Z'));
+const HOUR = 3_600_000;
+
+const [steady, flaky, rarelyFlaky, broken, nightlyOnly] = [1, 2, 3, 4, 5].map((n) => testId(n)) as [string, string, string, string, string];
+const TITLES: Record<string, { title: string; file_path: string; tags?: string[] }> = {
+  [steady]: { title: 'shows the catalogue', file_path: 'catalogue.spec.ts' },
+  [flaky]: { title: 'pays by card', file_path: 'checkout.spec.ts', tags: ['@payments'] },
+  [rarelyFlaky]: { title: 'applies a coupon', file_path: 'checkout.spec.ts' },
+  [broken]: { title: 'exports the invoice', file_path: 'invoice.spec.ts' },
+  [nightlyOnly]: { title: 'survives the night', file_path: 'nightly.spec.ts' },
+};
+const flakyRuns: number[] = [];
+
+/** A run of `environment` with each test's final outcome, reported as the reporter does, rolled up. */
+async function reportRun(environment: string, commit: string, outcomes: Record<string, FinalOutcome>): Promise<number> {
+  const runId = (await api.post('/api/test-runs/report', { environment, commit })).body.data.test_run.id as number;
+  const ids = Object.keys(outcomes);
+  await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: ids.map((id) => listedTest(id, TITLES[id])), complete: true });
+  await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: ids.flatMap((id) => attemptsOf(id, outcomes[id] as FinalOutcome)) });
+  const failed = Object.values(outcomes).includes('unexpected');
+  expect((await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: failed ? 'failed' : 'passed' })).status).toBe(200);
+  await waitForRollups(server.sql);
+  return runId;
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ clock });
+  const project = await seedProject(server.sql, 'Shop');
+  projectId = project.projectId;
+  api = client(server.url, project.key);
+  await api.post('/api/environments', { name: 'CI', slug: 'ci' });
+  await api.post('/api/environments', { name: 'Nightly', slug: 'nightly' });
+  expect((await api.put('/api/quarantine-policy', { mode: 'auto', threshold: 0.3, cap_percent: 50 })).status).toBe(200);
+  const person = await seedUser(server.sql, [projectId]);
+  const [row] = await server.sql<{ name: string }[]>`select name from users where id = ${person.userId}`;
+  admin = { userId: person.userId, name: row?.name ?? '' };
+  viewerId = (await seedUser(server.sql, [projectId], { role: 'viewer' })).userId;
+  for (let run = 1; run <= 12; run++) {
+    clock.advance(12 * HOUR);
+    const runId = await reportRun('ci', `c${run}`, {
+      [steady]: 'expected',
+      [flaky]: run % 3 === 1 ? 'flaky' : 'expected',
+      [rarelyFlaky]: run === 2 ? 'flaky' : 'expected',
+      [broken]: 'unexpected',
+    });
+    if (run % 3 === 1) flakyRuns.push(runId);
+  }
+  await reportRun('nightly', 'n1', { [nightlyOnly]: 'flaky' });
+  browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function signedInPage(userId = admin.userId): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, userId, clock.now)}`);
+  return page;
+}
+
+/** The flaky tests page's rows as a person reads them: the test's title and each column's text. */
+async function listedRows(page: Page): Promise<{ test: string; environment: string; class: string; score: string; flaky: string; quarantine: string }[]> {
+  return page.locator('table.flaky tbody tr').evaluateAll((rows) =>
+    rows.map((row) => {
+      const cells = [...row.querySelectorAll('td')].map((cell) => (cell as HTMLElement).innerText.replace(/\s+/g, ' ').trim());
+      return {
+        test: (row.querySelector('td a') as HTMLElement).innerText,
+        environment: cells[1] ?? '',
+        class: cells[2] ?? '',
+        score: cells[3] ?? '',
+        flaky: cells[4] ?? '',
+        quarantine: cells[7] ?? '',
+      };
+    }),
+  );
+}
+
+describe('the flaky tests page', () => {
+  it('when a team lead opens it from the navigation, then the flaky and broken tests are ranked with their score, runs, trend and quarantine', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Flaky tests' }).click();
+    expect(new URL(page.url()).pathname).toBe(`/projects/${projectId}/flaky-tests`);
+    const rows = await listedRows(page);
+    expect(rows.map((row) => [row.test, row.environment, row.class, row.score, row.flaky])).toEqual([
+      ['pays by card', 'CI', 'flaky', '33%', '4 of 12'],
+      ['applies a coupon', 'CI', 'flaky', '8%', '1 of 12'],
+      ['exports the invoice', 'CI', 'broken', '0%', '0 of 12'],
+    ]);
+    // Quarantined by the policy once it had its ten runs (4 flaky of 10, at threshold 0.3).
+    expect(rows[0]?.quarantine).toMatch(
+      /^Quarantined until 2026-11-20 by the quarantine policy \(auto\): Quarantined by the quarantine policy: flaky in 4 of 10 runs/,
+    );
+    expect(rows[1]?.quarantine).toContain('Quarantine');
+    const cardRow = page.locator(`tr[data-test="${flaky}"]`);
+    expect(await cardRow.getByRole('link', { name: `#${flakyRuns.at(-1)}` }).count()).toBe(1);
+    // Runs on 1 to 7 November, flaky on the 1st, 2nd, 4th and 5th.
+    expect(await cardRow.getByRole('img').getAttribute('aria-label')).toBe('Flaky on 4 of the 7 days with runs in the last 14 days');
+    const events = await page.locator('table.events tbody tr').allInnerTexts();
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatch(/pays by card\s+CI\s+quarantined\s+flaky in 4 of 10 runs over the last 14 days \(score 0\.40, threshold 0\.3\)/);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('when the list is filtered by class, environment and search, then only those tests are listed', async () => {
+    const page = await signedInPage();
+    const listed = async (query: string) => {
+      await page.goto(`${server.url}/projects/${projectId}/flaky-tests?${query}`);
+      return (await listedRows(page)).map((row) => `${row.test} (${row.environment})`);
+    };
+    expect(await listed('class=broken')).toEqual(['exports the invoice (CI)']);
+    expect(await listed('class=all&search=CHECKOUT')).toEqual(['pays by card (CI)', 'applies a coupon (CI)']);
+    const nightly = (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly').id as number;
+    expect(await listed(`class=all&environment_id=${nightly}`)).toEqual(['survives the night (Nightly)']);
+    expect(await listed('class=healthy')).toEqual(['shows the catalogue (CI)']);
+    // The same search through the API.
+    const byApi = (await api.get('/api/flaky-tests?search=coupon')).body.data.tests.map((test: { test_case_id: string }) => test.test_case_id);
+    expect(byApi).toEqual([rarelyFlaky]);
+  });
+
+  it('when a person quarantines a test from the page, then it is snoozed in its environment by them, and releasing it ends the snooze', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/flaky-tests`);
+    const row = page.locator(`tr[data-test="${rarelyFlaky}"]`);
+    await row.getByText('Quarantine', { exact: true }).click();
+    await row.getByRole('button', { name: 'Quarantine this test' }).click();
+    await expect.poll(() => row.locator('td').nth(7).innerText(), { timeout: 10_000 }).toContain('Snoozed until');
+    expect((await row.locator('td').nth(7).innerText()).replace(/\s+/g, ' ')).toContain(`by ${admin.name} (user): Quarantined from the flaky tests page`);
+    const ci = (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'ci').id as number;
+    const [snooze] = (await api.get('/api/snoozes')).body.data.snoozes.filter((s: { test_ids: string[] }) => s.test_ids.includes(rarelyFlaky));
+    expect(snooze).toMatchObject({ test_ids: [rarelyFlaky], source: 'user', created_by: admin.userId, scoped_to_environment_id: ci });
+
+    await row.getByRole('button', { name: 'Release' }).click();
+    const active = async () => (await api.get('/api/snoozes?status=active')).body.data.snoozes.map((s: { id: number }) => s.id);
+    await expect.poll(active).not.toContain(snooze.id);
+    await expect.poll(() => row.getByText('Quarantine', { exact: true }).count()).toBe(1);
+  });
+
+  it('when a viewer opens it, then nothing is offered to quarantine or release', async () => {
+    const page = await signedInPage(viewerId);
+    await page.goto(`${server.url}/projects/${projectId}/flaky-tests`);
+    expect(await listedRows(page)).toHaveLength(3);
+    expect(await page.getByRole('button', { name: /Quarantine|Release/ }).count()).toBe(0);
+  });
+});
+
+describe('snoozing by finding tests', () => {
+  it('when a person finds tests by file and by tag on the snoozes page and picks them, then one snooze names them, shown as made by them', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/snoozes`);
+    await page.getByLabel('Find tests (title, file or @tag)').fill('@payments');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.waitForURL(/find=%40payments/);
+    expect(await page.locator('fieldset.picked li').allInnerTexts()).toEqual([expect.stringContaining('pays by card')]);
+    await page.getByLabel('Find tests (title, file or @tag)').fill('checkout');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.waitForURL(/find=checkout/);
+    const found = page.locator('fieldset.picked');
+    expect(await found.locator('li').allInnerTexts()).toEqual([expect.stringMatching(/^applies a coupon/), expect.stringMatching(/^pays by card/)]);
+    await found.getByLabel(/applies a coupon/).check();
+    await found.getByLabel(/pays by card/).check();
+    await page.getByLabel('Until').fill('2026-12-01');
+    await page.getByLabel('Reason').fill('checkout is being rebuilt');
+    await page.getByRole('button', { name: 'Snooze', exact: true }).click();
+    const row = page.locator('tr', { hasText: 'checkout is being rebuilt' });
+    await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
+    expect(await row.locator('td').nth(3).innerText()).toBe(admin.name);
+    const [made] = (await api.get('/api/snoozes')).body.data.snoozes.filter((s: { description: string }) => s.description === 'checkout is being rebuilt');
+    await api.delete(`/api/snoozes/${made.id}`);
+    expect({ ...made, test_ids: [...made.test_ids].sort() }).toMatchObject({
+      test_ids: [flaky, rarelyFlaky].sort(),
+      created_by: admin.userId,
+      source: 'user',
+      scoped_to_environment_id: null,
+    });
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+});
+
+describe('the quarantine policy in Settings', () => {
+  it('when an admin changes the policy from Settings, then the API answers the new policy', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/settings`);
+    await page.getByLabel('Mode').selectOption('suggest');
+    await page.getByLabel('Threshold (score, 0 to 1)').fill('0.05');
+    await page.getByLabel('Released after clean runs').fill('5');
+    await page.getByRole('button', { name: 'Save quarantine policy' }).click();
+    await expect
+      .poll(async () => (await api.get('/api/quarantine-policy')).body.data.policy)
+      .toEqual({
+        mode: 'suggest',
+        threshold: 0.05,
+        cap_percent: 50,
+        expiry_days: 14,
+        release_after_clean_runs: 5,
+      });
+    await expect.poll(() => page.getByText(/^Now: /).innerText()).toContain('Now: suggest, threshold 0.05');
+    await page.waitForLoadState('load');
+    expect(await seriousViolations(page)).toEqual([]);
+    // In suggest mode the page says what the policy would quarantine.
+    await page.goto(`${server.url}/projects/${projectId}/flaky-tests`);
+    expect(await page.locator(`tr[data-test="${rarelyFlaky}"]`).innerText()).toContain('The policy would quarantine it (score at least 0.05)');
+  });
+
+  it('when a viewer opens Settings, then the policy is shown and not offered to change', async () => {
+    const page = await signedInPage(viewerId);
+    await page.goto(`${server.url}/projects/${projectId}/settings`);
+    expect(await page.getByText(/^Now: /).innerText()).toMatch(/^Now: (off|suggest|auto), threshold/);
+    expect(await page.getByRole('button', { name: 'Save quarantine policy' }).count()).toBe(0);
+  });
+});
