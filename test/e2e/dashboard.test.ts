@@ -420,9 +420,15 @@ describe('failure groups', () => {
     await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' });
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
-    await page.getByRole('link', { name: 'card-declined' }).click();
+    // The group is named by its failure, on the run's page as everywhere.
+    await page.getByRole('link', { name: 'card declined', exact: true }).click();
     await page.waitForURL(new RegExp(`/projects/${projectId}/failure-groups/card-declined$`));
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('card declined');
     expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel('Title').fill('The sandbox declines cards');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await expect.poll(async () => (await api.get('/api/failure-groups/card-declined')).body.data.failure_group.title).toBe('The sandbox declines cards');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('The sandbox declines cards');
     await page.getByLabel('Category').fill('product bug');
     await page.getByLabel('Summary').fill('the payment sandbox declines every card');
     await page.getByRole('button', { name: 'Set diagnosis' }).click();
@@ -442,7 +448,7 @@ describe('failure groups', () => {
     // The page reloads after the action: the next navigation waits for it.
     await expect.poll(() => page.locator(`tr[data-member="${testId(7)}"]`).textContent()).toContain('detached');
     await page.goto(`${server.url}/projects/${projectId}/failure-groups?status=resolved`);
-    expect(await page.locator('tr[data-group="card-declined"]').count()).toBe(1);
+    expect(await page.locator('tr[data-group="card-declined"] a').textContent()).toBe('The sandbox declines cards');
     expect(await seriousViolations(page)).toEqual([]);
   });
 });

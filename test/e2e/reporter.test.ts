@@ -82,6 +82,7 @@ describe('the sample suite through the reporter', () => {
           'retries',
           'error_message',
           'failure_group_id',
+          'failure_group_title',
           'attachments',
         ].sort(),
       );
@@ -97,6 +98,11 @@ describe('the sample suite through the reporter', () => {
       expect(d.failure_group_id).toMatch(/^fg_[0-9a-f]{20}$/);
     }
     expect(failed[0].failure_group_id).toBe(failed[1].failure_group_id);
+    // Named by what failed and where, in words: the same in both browsers.
+    expect(failed.map((d: { failure_group_title: string }) => d.failure_group_title)).toEqual([
+      "expect(locator('#banner')).toHaveText at home.spec.ts:19",
+      "expect(locator('#banner')).toHaveText at home.spec.ts:19",
+    ]);
     const flaky = flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'flaky');
     expect(flaky.every((d: { retries: number; error_message: string }) => d.retries === 1 && d.error_message.includes('toHaveCount'))).toBe(true);
 
@@ -135,7 +141,15 @@ describe('the sample suite through the reporter', () => {
     expect(groupIds.size).toBe(1);
     const group = (await api.get(`/api/failure-groups/${[...groupIds][0]}`)).body.data;
     expect(group.failure_group).toMatchObject({ member_count: 2, occurrence_count: 4, last_test_run_id: snoozedRun.testRun.id, status: 'open' });
-    expect(group.failure_group.title).toContain('toHaveText');
+    // Stable across runs: the second run's failure keeps the group's title.
+    expect(group.failure_group.title).toBe("expect(locator('#banner')).toHaveText at home.spec.ts:19");
+    expect(
+      new Set(
+        snoozedRun.flattenedSummaryDetails
+          .filter((d: { status: string }) => d.status === 'failed')
+          .map((d: { failure_group_title: string }) => d.failure_group_title),
+      ),
+    ).toEqual(new Set([group.failure_group.title]));
     expect(group.members.map((m: { test_case_id: string }) => m.test_case_id).sort()).toEqual(failing.sort());
     expect(group.members.every((m: { sighting_count: number; state: string }) => m.sighting_count === 2 && m.state === 'active')).toBe(true);
     await api.delete(`/api/snoozes/${snooze.body.data.snooze.id}`);

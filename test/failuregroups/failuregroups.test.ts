@@ -1,5 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attempt, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
+import { ROOT } from '../helpers/playwright.ts';
 import { seedEnvironment, seedProject, seedRun, seedUser, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -223,5 +227,81 @@ describe('triage', () => {
     expect((await mine.get('/api/failure-groups?status=open')).body.data.failure_groups.map((g: { id: string }) => g.id)).toEqual(['fg_new', 'fg_old']);
     expect((await mine.get('/api/failure-groups?per_page=1&page=2')).body.data.failure_groups.map((g: { id: string }) => g.id)).toEqual(['fg_mid']);
     expect((await mine.get('/api/failure-groups?status=maybe')).status).toBe(400);
+  });
+});
+
+describe('titles', () => {
+  const banner = 'Error: expect(locator).toHaveText(expected) failed\n\nLocator:  locator(\'#banner\')\nExpected: "Welcome back"\nReceived: "Hello"';
+
+  /** A run of `environment` whose test failed with `message` at `location`, as the reporter sends it. */
+  async function failedRun(message: string, location: string): Promise<number> {
+    const runId = (await machine.post('/api/test-runs/report', { environment: 'a' })).body.data.test_run.id as number;
+    await machine.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(9), { title: 'greets' })], complete: true });
+    const failed = attempt(testId(9), { final: 'unexpected', status: 'failed', error_message: message, error_location: location });
+    expect((await machine.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [failed] })).status).toBe(200);
+    return runId;
+  }
+
+  it('when groups are made from failures, then each is titled by its failure and where, and a group whose title another holds is numbered', async () => {
+    const [first, second, third] = [newGroup(), newGroup(), newGroup()];
+    await attach(machine, first, await failedRun(banner, 'tests/home.spec.ts:19:5'), testId(9));
+    await attach(machine, second, await failedRun(banner, 'tests/home.spec.ts:19:5'), testId(9));
+    await attach(
+      machine,
+      third,
+      await failedRun("TimeoutError: locator.click: Timeout 500ms exceeded.\nCall log:\n  - waiting for getByRole('button')", 'tests/cart.spec.ts:7:3'),
+      testId(9),
+    );
+    const title = async (group: string) => (await machine.get(`/api/failure-groups/${group}`)).body.data.failure_group.title;
+    expect(await title(first)).toBe("expect(locator('#banner')).toHaveText at home.spec.ts:19");
+    expect(await title(second)).toBe("expect(locator('#banner')).toHaveText at home.spec.ts:19 (2)");
+    expect(await title(third)).toBe("locator.click on getByRole('button') timed out at cart.spec.ts:7");
+    // Seen again, a group keeps its title.
+    await attach(machine, first, await failedRun(banner, 'tests/home.spec.ts:19:5'), testId(9));
+    expect(await title(first)).toBe("expect(locator('#banner')).toHaveText at home.spec.ts:19");
+    const listed = (await machine.get(`/api/test-runs/${await failedRun(banner, 'tests/home.spec.ts:19:5')}`)).body.data.test_run.flattenedSummaryDetails;
+    expect(listed[0]).toMatchObject({ failure_group_id: null, failure_group_title: null });
+  });
+
+  it('when a member renames a group, then the title is the new one; a title another group holds is a 409, an empty one a 400', async () => {
+    const [group, other] = [newGroup(), newGroup()];
+    await attach(human, group, await seedRun(server.sql, projectId, environmentA));
+    await attach(human, other, await seedRun(server.sql, projectId, environmentA));
+    const renamed = await human.patch(`/api/failure-groups/${group}`, { title: '  Checkout total is off by the tax  ' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data.failure_group.title).toBe('Checkout total is off by the tax');
+    const taken = await human.patch(`/api/failure-groups/${other}`, { title: 'Checkout total is off by the tax', status: 'resolved' });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.message).toMatch(/^body\.title: another failure group of the project is titled/);
+    // Nothing half-written: the status of the refused change was not set.
+    expect((await human.get(`/api/failure-groups/${other}`)).body.data.failure_group.status).toBe('open');
+    const empty = await human.patch(`/api/failure-groups/${other}`, { title: '   ' });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error.message).toMatch(/^body\.title/);
+    expect((await human.patch(`/api/failure-groups/${group}`, { title: 'Checkout total is off by the tax' })).status).toBe(200);
+  });
+
+  it('when a database holds groups that share a title, then migration 023 numbers the later ones and makes titles unique', async () => {
+    const project = await seedProject(server.sql);
+    await server.sql`drop index failure_groups_title`;
+    const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute));
+    for (const [id, title, minute] of [
+      ['fg_a', 'boom', 1],
+      ['fg_b', 'boom', 2],
+      ['fg_c', 'boom (2)', 0],
+      ['fg_d', 'boom', 3],
+    ] as const) {
+      await server.sql`insert into failure_groups (project_id, id, title, first_seen_at, last_seen_at, created_at, updated_at)
+        values (${project.projectId}, ${id}, ${title}, ${at(minute)}, ${at(minute)}, ${at(minute)}, ${at(minute)})`;
+    }
+    await server.sql.unsafe(fs.readFileSync(path.join(ROOT, 'server/migrations/023_failure_group_titles.sql'), 'utf8'));
+    const rows = await server.sql<{ id: string; title: string }[]>`
+      select id, title from failure_groups where project_id = ${project.projectId} order by id`;
+    expect(rows).toEqual([
+      { id: 'fg_a', title: 'boom' },
+      { id: 'fg_b', title: 'boom (3)' },
+      { id: 'fg_c', title: 'boom (2)' },
+      { id: 'fg_d', title: 'boom (4)' },
+    ]);
   });
 });

@@ -53,8 +53,8 @@ describe('GitHub', () => {
     expect(comment?.issue).toBe(7);
     expect(comment?.body).toContain(`[Run #${runId}]`);
     expect(comment?.body).toContain(`1 of 2 failures are not on \`main\` (compared with its run #${mainRun})`);
-    expect(comment?.body).toContain('- **new** test 4 (a.spec.ts · p) · **brought by this branch**');
-    expect(comment?.body).toContain('- **known** test 2 (a.spec.ts · p) · also fails on the default branch');
+    expect(comment?.body).toContain('- **new** test 4 (a.spec.ts · p): boom \\(2\\) · **brought by this branch**');
+    expect(comment?.body).toContain('- **known** test 2 (a.spec.ts · p): boom · also fails on the default branch');
   });
 
   it('when the pull request runs again, then the same comment is edited in place and the new commit gets its status', async () => {

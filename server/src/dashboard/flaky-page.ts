@@ -109,7 +109,6 @@ function filters(view: FlakyTestsView): string {
     .join('')}</select></label>
 <label>Class<select name="class">${CLASS_CHOICES.map((choice) => option(choice, CLASS_LABELS[choice], choice === filter.class)).join('')}</select></label>
 <label>Search<input name="search" value="${e(filter.search)}" placeholder="title or file"></label>
-<label>Days<select name="days">${[7, 14, 30, 90].map((d) => option(d, String(d), d === filter.days)).join('')}</select></label>
 <button type="submit">Find</button></form>`;
 }
 
@@ -142,7 +141,7 @@ export function flakyTestsPage(viewer: Viewer, project: Project, view: FlakyTest
         }`;
   const { policy } = view;
   const body = `<h1>Flaky tests of ${e(project.name)}</h1>
-<p class="muted">A test's score is the share of its counted runs in the window where it passed on a retry or flipped on the same commit. Quarantine policy: ${e(MODE_TEXT[policy.mode])} (threshold ${policy.threshold}, at most ${policy.cap_percent}% of an environment's tests, for ${policy.expiry_days} days or until ${policy.release_after_clean_runs} clean runs); <a href="/projects/${project.id}/settings#quarantine">change it in Settings</a>.</p>
+<p class="muted">A test's score is the share of its counted runs of the last ${view.filter.days} days where it passed on a retry or flipped on the same commit. Quarantine policy: ${e(MODE_TEXT[policy.mode])} (threshold ${policy.threshold}, at most ${policy.cap_percent}% of an environment's tests, for ${policy.expiry_days} days or until ${policy.release_after_clean_runs} clean runs); <a href="/projects/${project.id}/settings#quarantine">change it in Settings</a>.</p>
 ${filters(view)}${table}${eventsSection(project, view, environments)}`;
   const style = `${FORM_STYLE} .class{border-radius:1rem;padding:0 .5rem;font-size:.85rem;border:1px solid #d0d7de} .class-flaky{background:#fff8c5} .class-broken{background:#ffebe9} svg.trend{display:block}`;
   return layout({ title: `Flaky tests · ${project.name}`, viewer, project, body, script: true, style });

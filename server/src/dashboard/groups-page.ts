@@ -48,6 +48,7 @@ export function groupPage(viewer: Viewer, project: Project, group: FailureGroupR
   const api = `/api/failure-groups/${encodeURIComponent(group.id)}`;
   const statusOptions = STATUSES.map((s) => `<option value="${s}"${s === group.status ? ' selected' : ''}>${s}</option>`).join('');
   const triage = `<section class="create" aria-labelledby="triage"><h2 id="triage">Triage</h2>
+${apiForm(`PATCH ${api}`, 'reload', 'Rename', `<label for="group-title">Title<input id="group-title" name="title" required maxlength="200" size="60" value="${e(group.title)}"></label>`)}
 ${apiForm(`PATCH ${api}`, 'reload', 'Set status', `<label for="group-status">Status<select id="group-status" name="status">${statusOptions}</select></label>`)}
 ${apiForm(
   `PATCH ${api}`,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { escapeLike } from '../db.ts';
 import { listEnvironments } from '../environments/index.ts';
-import { dailyFlakiness, type FlakinessClass, getPolicy, listEvents, rankedFlakyTests, windowStart } from '../flaky/index.ts';
+import { dailyFlakiness, type FlakinessClass, getPolicy, listEvents, rankedFlakyTests, WINDOW_DAYS, windowStart } from '../flaky/index.ts';
 import type { RouteContext } from '../http/route.ts';
 import { activeSnoozesOfTests, type SnoozeRow } from '../snoozes/index.ts';
 import { testTitles } from '../testcases/index.ts';
@@ -53,14 +53,14 @@ export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
           .default('0'),
         class: z.enum(CLASS_CHOICES).default('flaky-broken'),
         search: z.string().max(200).default(''),
-        days: z.enum(['7', '14', '30', '90']).default('14'),
       })
       .strict(),
     render: async ({ viewer, project, query }) => {
       const now = clock();
       const { rows: environments } = await listEnvironments(sql, project.id, 100, 0);
       const environmentId = environments.some((env) => env.id === Number(query.environment_id)) ? Number(query.environment_id) : 0;
-      const days = Number(query.days);
+      // The window the scores are kept for and the quarantine policy reads: the page answers from it at any size.
+      const days = WINDOW_DAYS;
       const search = query.search.trim();
       const { rows, total } = await rankedFlakyTests(sql, project.id, days, {
         environmentId: environmentId || undefined,
@@ -72,7 +72,7 @@ export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
       });
       const testIds = [...new Set(rows.map((row) => row.test_case_id))];
       const [daily, snoozes, events, policy] = await Promise.all([
-        dailyFlakiness(sql, project.id, rows, windowStart(now, days)),
+        dailyFlakiness(sql, project.id, rows, windowStart(now, days), now.toISOString().slice(0, 10)),
         activeSnoozesOfTests(sql, project.id, testIds, now),
         listEvents(sql, project.id, { environmentId: environmentId || undefined, limit: EVENTS_SHOWN, offset: 0 }),
         getPolicy(sql, project.id),

@@ -15,7 +15,7 @@ import {
   memberResponse,
   updateGroupSchema,
 } from './schema.ts';
-import { attachMember, detachMember } from './service.ts';
+import { attachMember, detachMember, updateGroup } from './service.ts';
 import * as store from './store.ts';
 
 const TAG = 'Failure groups';
@@ -87,15 +87,14 @@ export function failureGroupRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/api/failure-groups/:id',
     needs: 'member',
     tag: TAG,
-    summary: "Set the group's triage diagnosis (the author is the key's user) or its status",
+    summary: "Rename the group, or set its triage diagnosis (the author is the key's user) or its status",
     params: groupParams,
     body: updateGroupSchema,
     response: groupResponse,
     handler: async ({ params, body, scope }) => {
       const now = clock();
       const diagnosis = body.diagnosis ? { ...body.diagnosis, author: actingUserId(scope) ?? 'machine', created_at: now.toISOString() } : undefined;
-      const group = await store.updateGroup(sql, scope.projectId, params.id, { status: body.status, diagnosis }, now);
-      if (!group) throw notFound('failure group');
+      const group = await updateGroup(sql, scope.projectId, params.id, { title: body.title, status: body.status, diagnosis }, now);
       return { data: { failure_group: group } };
     },
   });

@@ -1,3 +1,4 @@
+import { TITLE_MAX } from './title.ts';
 import { z } from 'zod';
 import { MAX_INT4, runnerTestId } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';
@@ -48,7 +49,10 @@ export const diagnosisSchema = z.object({ summary: z.string(), category: z.strin
 export const failureGroupSchema = z
   .object({
     id: z.string(),
-    title: z.string(),
+    title: z.string().openapi({
+      description:
+        "Made from the first failure's error and where it failed (`expect(locator('#total')).toHaveText at checkout.spec.ts:42`), unique within the project; a member may rename it",
+    }),
     status: z.enum(['open', 'resolved', 'ignored']),
     diagnosis: diagnosisSchema.nullable(),
     first_seen_at: z.string(),
@@ -68,6 +72,13 @@ export const updateGroupSchema = z
       .strict()
       .optional(),
     status: z.enum(['open', 'resolved', 'ignored']).optional(),
+    title: z
+      .string()
+      .trim()
+      .min(1)
+      .max(TITLE_MAX)
+      .optional()
+      .openapi({ description: "The group's name on every page, notification and answer; unique within the project (409 when another group has it)" }),
   })
   .strict()
   .openapi('UpdateFailureGroup');

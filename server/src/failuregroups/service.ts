@@ -1,4 +1,4 @@
-import { NotFoundError } from '../errors.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import { actingUserId, type Scope } from '../principals.ts';
 import type { Sql } from '../db.ts';
 import { decideAttach, foldMembers, type Member } from './members.ts';
@@ -17,8 +17,7 @@ export async function attachMember(sql: Sql, scope: Scope, groupId: string, test
     const [run] = await tx<{ environment_id: number }[]>`
       select environment_id from test_runs where project_id = ${scope.projectId} and id = ${testRunId}`;
     if (!run) throw new NotFoundError(`body.test_run_id: test run ${testRunId} not found`);
-    const title = (await store.failureTitle(tx, testRunId, testCaseId)) ?? `Failures of ${testCaseId}`;
-    await store.lockGroup(tx, scope.projectId, groupId, title, now);
+    await store.lockGroup(tx, scope.projectId, groupId, await store.firstFailure(tx, testRunId, testCaseId), now);
     const events = await store.memberEvents(tx, scope.projectId, groupId, testCaseId);
     const source = sourceOf(scope);
     const decision = decideAttach(events, source, testRunId);
@@ -61,5 +60,24 @@ export async function detachMember(sql: Sql, scope: Scope, groupId: string, test
     await store.appendEvent(tx, scope.projectId, groupId, event);
     await store.applyToRollups(tx, scope.projectId, groupId, { memberDelta: -1, sighting: null }, now);
     return foldMembers([...events, event])[0] as Member;
+  });
+}
+
+/** Renames a group and sets its status and diagnosis, together: a title another group holds is refused. */
+export async function updateGroup(
+  sql: Sql,
+  projectId: number,
+  groupId: string,
+  patch: { title?: string; status?: string; diagnosis?: store.Diagnosis },
+  now: Date,
+): Promise<store.FailureGroupRow> {
+  return sql.begin(async (tx) => {
+    if (patch.title !== undefined) {
+      const renamed = await store.renameGroup(tx, projectId, groupId, patch.title, now);
+      if (renamed === 'taken') throw new ConflictError(`body.title: another failure group of the project is titled ${JSON.stringify(patch.title)}`);
+    }
+    const group = await store.updateGroup(tx, projectId, groupId, { status: patch.status, diagnosis: patch.diagnosis }, now);
+    if (!group) throw new NotFoundError('failure group not found');
+    return group;
   });
 }

@@ -1,5 +1,6 @@
-import type { Tx } from '../db.ts';
+import { ADVISORY_LOCK, type Tx } from '../db.ts';
 import type { MemberEvent } from './members.ts';
+import { failureGroupTitle, uniqueTitle } from './title.ts';
 
 export interface Diagnosis {
   summary: string;
@@ -25,13 +26,40 @@ export interface FailureGroupRow {
 const columns = (sql: Tx) =>
   sql`id, title, status, diagnosis, first_seen_at, last_seen_at, last_test_run_id, member_count, occurrence_count, created_at, updated_at`;
 
-/** The group's row, created on first sight, locked for this transaction: writers to a group take turns. */
-export async function lockGroup(sql: Tx, projectId: number, groupId: string, title: string, now: Date): Promise<void> {
+/**
+ * The group's row, created on first sight with a title made from the failure and unique within the
+ * project, locked for this transaction: writers to a group take turns.
+ */
+export async function lockGroup(sql: Tx, projectId: number, groupId: string, failure: FirstFailure, now: Date): Promise<void> {
+  if (await lockExistingGroup(sql, projectId, groupId)) return;
+  const title = await freeTitle(sql, projectId, failureGroupTitle(failure));
   await sql`
     insert into failure_groups (project_id, id, title, first_seen_at, last_seen_at, created_at, updated_at)
     values (${projectId}, ${groupId}, ${title}, ${now}, ${now}, ${now}, ${now})
     on conflict (project_id, id) do nothing`;
-  await sql`select 1 from failure_groups where project_id = ${projectId} and id = ${groupId} for update`;
+  await lockExistingGroup(sql, projectId, groupId);
+}
+
+/**
+ * `title`, or `title (2)`, `(3)`… when another group of the project has it. Titles are taken one
+ * at a time in a project (a lock held to the transaction's end), so that two new groups of one
+ * failure text get two titles.
+ */
+async function freeTitle(sql: Tx, projectId: number, title: string): Promise<string> {
+  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.groupTitles}, ${projectId})`;
+  const rows = await sql<{ title: string }[]>`
+    select title from failure_groups
+    where project_id = ${projectId} and (title = ${title} or left(title, ${title.length + 2}) = ${`${title} (`})`;
+  return uniqueTitle(title, new Set(rows.map((row) => row.title)));
+}
+
+/** Renames a group; false when another group of the project holds the title. */
+export async function renameGroup(sql: Tx, projectId: number, groupId: string, title: string, now: Date): Promise<'renamed' | 'taken' | 'missing'> {
+  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.groupTitles}, ${projectId})`;
+  const [holder] = await sql<{ id: string }[]>`select id from failure_groups where project_id = ${projectId} and title = ${title}`;
+  if (holder && holder.id !== groupId) return 'taken';
+  const rows = await sql`update failure_groups set title = ${title}, updated_at = ${now} where project_id = ${projectId} and id = ${groupId} returning id`;
+  return rows.length > 0 ? 'renamed' : 'missing';
 }
 
 export async function lockExistingGroup(sql: Tx, projectId: number, groupId: string): Promise<boolean> {
@@ -112,17 +140,19 @@ export async function updateGroup(
   return row ?? null;
 }
 
-/** The failing test's error in the run, first line: a new group's title. */
-export async function failureTitle(sql: Tx, runId: number, testCaseId: string): Promise<string | null> {
-  const [row] = await sql<{ message: string | null; title: string | null }[]>`
-    select r.final_error_message as message, t.title
+/** What a new group's title is made from: the failing test's final error in the run, where it failed, and the test. */
+export interface FirstFailure {
+  message: string | null;
+  location: string | null;
+  testTitle: string | null;
+}
+
+export async function firstFailure(sql: Tx, runId: number, testCaseId: string): Promise<FirstFailure> {
+  const [row] = await sql<FirstFailure[]>`
+    select r.final_error_message as message, r.error_location as location, t.title as "testTitle"
     from test_run_tests t left join test_results r on r.test_run_id = t.test_run_id and r.test_case_id = t.test_case_id and r.is_final
     where t.test_run_id = ${runId} and t.test_case_id = ${testCaseId}`;
-  const firstLine = row?.message
-    ?.split('\n')
-    .find((line) => line.trim())
-    ?.trim();
-  return firstLine ? firstLine.slice(0, 300) : (row?.title ?? null);
+  return row ?? { message: null, location: null, testTitle: null };
 }
 
 /** The groups a test has been a member of, most recently seen first. */

@@ -57,18 +57,19 @@ function classFilter(sql: Tx, wanted: WindowFilter['class']) {
   return Array.isArray(wanted) ? sql`and c.class = any(${wanted}::text[])` : sql`and c.class = ${wanted}`;
 }
 
-function searchFilter(sql: Tx, search: string | null | undefined) {
-  return search ? sql`and (lower(tc.name) like ${search} or lower(tc.file_path) like ${search})` : sql``;
+/** The tests whose title or file matches, found in one pass over the project's tests. */
+function searchFilter(sql: Tx, projectId: number, search: string | null | undefined) {
+  if (!search) return sql``;
+  return sql`and c.test_case_id in (
+    select found.id from test_cases found
+    where found.project_id = ${projectId} and (lower(found.name) like ${search} or lower(found.file_path) like ${search}))`;
 }
 
 export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
   const where = sql`c.project_id = ${projectId}
     ${filter.environmentId !== undefined ? sql`and c.environment_id = ${filter.environmentId}` : sql``}
-    ${classFilter(sql, filter.class)} ${searchFilter(sql, filter.search)}`;
-  const [count] = await sql<{ total: number }[]>`
-    select count(*)::int as total from flakiness_window c
-    ${filter.search ? sql`left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id` : sql``}
-    where ${where}`;
+    ${classFilter(sql, filter.class)} ${searchFilter(sql, projectId, filter.search)}`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from flakiness_window c where ${where}`;
   const rows = await sql<FlakinessRow[]>`
     select ${presented(sql, projectId, filter.now)}
     from flakiness_window c
@@ -104,7 +105,7 @@ export async function summedWindow(sql: Tx, projectId: number, since: string, fi
     select ${presented(sql, projectId, filter.now)}, count(*) over ()::int as total
     from c
     left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
-    where true ${classFilter(sql, filter.class)} ${searchFilter(sql, filter.search)}
+    where true ${classFilter(sql, filter.class)} ${searchFilter(sql, projectId, filter.search)}
     order by ${sql.unsafe(RANKING)}
     limit ${filter.limit} offset ${filter.offset}`;
   return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
@@ -118,20 +119,26 @@ export interface DailyFlakiness {
   flaky_runs: number;
 }
 
-/** The daily counts behind these tests' scores since `since`: what a trend is drawn from. */
+/**
+ * The daily counts behind these tests' scores from `since` to `until`: what a trend is drawn from.
+ * Each test's days are looked up one by one on the primary key (by day first), a few hundred
+ * lookups, where a range over the days would walk every test of each day.
+ */
 export async function dailyFlakiness(
   sql: Tx,
   projectId: number,
   tests: { environment_id: number; test_case_id: string }[],
   since: string,
+  until: string,
 ): Promise<DailyFlakiness[]> {
   if (tests.length === 0) return [];
   return sql<DailyFlakiness[]>`
     select d.environment_id, d.test_case_id, to_char(d.day, 'YYYY-MM-DD') as day, d.counted_runs, d.flaky_runs
     from unnest(${tests.map((t) => t.environment_id)}::int[], ${tests.map((t) => t.test_case_id)}::text[]) as given (environment_id, test_case_id)
+    cross join generate_series(${since}::date, ${until}::date, interval '1 day') as days (day)
     join daily_test_flakiness d
-      on d.project_id = ${projectId} and d.environment_id = given.environment_id and d.test_case_id = given.test_case_id collate "C"
-     and d.day >= ${since}::date
+      on d.project_id = ${projectId} and d.environment_id = given.environment_id and d.day = days.day::date
+     and d.test_case_id = given.test_case_id collate "C"
     order by d.day`;
 }
 

@@ -36,6 +36,8 @@ export interface LabelledFailure {
   label: FailureLabel;
   error_message: string | null;
   failure_group_id: string | null;
+  /** The failure group's title: what the failure is, as people name it. */
+  failure_group_title: string | null;
 }
 
 export interface RunStory {
@@ -71,6 +73,7 @@ async function labelledFailures(sql: Tx, projectId: number, environmentId: numbe
   const rows = await sql<(Omit<LabelledFailure, 'label'> & { outcome: string; snoozed: boolean; seen_before: boolean })[]>`
     select t.test_case_id, coalesce(l.title, t.test_case_id) as title, coalesce(l.file_path, '') as file_path,
            coalesce(l.runner_project, '') as runner_project, t.outcome, t.snoozed, t.final_error_message as error_message, t.failure_group_id,
+           g.title as failure_group_title,
            case when t.failure_group_id is not null then exists (
                   select 1 from failure_group_events ev
                   where ev.project_id = ${projectId} and ev.group_id = t.failure_group_id and ev.test_run_id < ${runId}
@@ -83,6 +86,7 @@ async function labelledFailures(sql: Tx, projectId: number, environmentId: numbe
            end as seen_before
     from test_results t
     left join test_run_tests l on l.test_run_id = t.test_run_id and l.test_case_id = t.test_case_id
+    left join failure_groups g on t.failure_group_id is not null and g.project_id = ${projectId} and g.id = t.failure_group_id
     where t.test_run_id = ${runId} and t.is_final and t.outcome in ('failed', 'flaky')`;
   return rows
     .map(({ outcome, snoozed, seen_before: seenBefore, ...failure }) => ({

@@ -82,9 +82,14 @@ function attachmentsBlock(attachments: AttachmentView[]): string {
   return `<ul class="attachments">${items.join('')}</ul>`;
 }
 
+/** A failure group as people name it: its title, or its id until the group is made. */
+function groupName(t: Pick<SummaryDetail, 'failure_group_id' | 'failure_group_title'>): string {
+  return t.failure_group_title ?? t.failure_group_id ?? '';
+}
+
 function testRow(t: SummaryDetail, actions: ReportActions): string {
   const group = t.failure_group_id
-    ? `<a href="${e(actions.groupLink ? actions.groupLink(t.failure_group_id) : `#group-${t.failure_group_id}`)}">${e(t.failure_group_id)}</a>`
+    ? `<a href="${e(actions.groupLink ? actions.groupLink(t.failure_group_id) : `#group-${t.failure_group_id}`)}">${e(groupName(t))}</a>`
     : '';
   const action = actions.test;
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
@@ -124,7 +129,7 @@ function failureGroups(tests: SummaryDetail[]): string {
   if (groups.size === 0) return '';
   const items = [...groups.entries()].map(
     ([id, members]) =>
-      `<li id="group-${e(id)}"><code>${e(id)}</code>: ${members.map((m) => `${e(m.title)}${m.runner_project ? ` (${e(m.runner_project)})` : ''}`).join(', ')}</li>`,
+      `<li id="group-${e(id)}"><strong>${e(groupName(members[0] as SummaryDetail))}</strong>: ${members.map((m) => `${e(m.title)}${m.runner_project ? ` (${e(m.runner_project)})` : ''}`).join(', ')}</li>`,
   );
   return `<h2>Failure groups (${groups.size})</h2><ul class="groups">${items.join('')}</ul>`;
 }

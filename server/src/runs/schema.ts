@@ -30,6 +30,7 @@ export const summaryDetailSchema = z
     retries: z.number().int(),
     error_message: z.string().nullable(),
     failure_group_id: z.string().nullable(),
+    failure_group_title: z.string().nullable().describe("The failure group's title (null until the group is made, or without a group)"),
     attachments: z
       .array(attachmentViewSchema)
       .describe("Screenshots, videos, traces and files of the test's attempts (by retry), with download URLs signed for one hour"),

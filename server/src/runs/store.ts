@@ -84,9 +84,12 @@ export type StoredDetail = Omit<SummaryDetail, 'attachments'>;
 export async function getSummaryDetails(sql: Tx, runId: number, limit: number | null = null): Promise<StoredDetail[]> {
   return sql<StoredDetail[]>`
     select r.test_case_id, t.title, t.file_path, t.runner_project, r.outcome as status, r.snoozed,
-           r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id
+           r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id,
+           g.title as failure_group_title
     from test_results r
     join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+    left join failure_groups g on r.failure_group_id is not null and g.id = r.failure_group_id
+      and g.project_id = (select project_id from test_runs where id = ${runId})
     where r.test_run_id = ${runId} and r.is_final
     order by case r.outcome when 'failed' then 0 when 'flaky' then 1 when 'passed' then 2 else 3 end, t.file_path, t.title,
              t.runner_project

@@ -106,12 +106,16 @@ export async function replaceTags(sql: Tx, projectId: number, id: string, tags: 
   return row ?? null;
 }
 
-/** The titles of a project's tests by id, for pages that name tests. */
+/**
+ * The titles of a project's tests by id, for pages that name tests: `file › title`, and the runner
+ * project after it when the tests named span more than one (a test run in two browsers reads as two).
+ */
 export async function testTitles(sql: Tx, projectId: number, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const rows = await sql<{ id: string; name: string; file_path: string }[]>`
-    select id, name, file_path from test_cases where project_id = ${projectId} and id = any(${ids}::text[])`;
-  return new Map(rows.map((row) => [row.id, `${row.file_path} › ${row.name}`]));
+  const rows = await sql<{ id: string; name: string; file_path: string; runner_project: string }[]>`
+    select id, name, file_path, runner_project from test_cases where project_id = ${projectId} and id = any(${ids}::text[])`;
+  const several = new Set(rows.map((row) => row.runner_project)).size > 1;
+  return new Map(rows.map((row) => [row.id, `${row.file_path} › ${row.name}${several && row.runner_project ? ` (${row.runner_project})` : ''}`]));
 }
 
 /**
