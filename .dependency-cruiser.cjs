@@ -5,6 +5,8 @@ const features = [
   // Backups read and write every table, whatever feature owns it, through the catalog alone.
   'backup',
   'dashboard',
+  // Two runs side by side: reads runs' results, their tests and failure groups.
+  'comparisons',
   'agents',
   'retention',
   'runs',

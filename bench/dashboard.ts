@@ -36,12 +36,15 @@ export async function benchDashboard(url: string, sql: Sql, projectId: number, e
   const cookie = await signIn(url, sql, projectId);
   const latest = await listLatestRunTests(sql, projectId);
   const [test] = await sql<{ id: string }[]>`select id from test_cases where project_id = ${projectId} order by id limit 1 offset 1234`;
+  const [previous] = await sql<{ id: number }[]>`select id from test_runs where project_id = ${projectId} and id < ${latest} order by id desc limit 1`;
   const base = `/projects/${projectId}`;
   const pages: [string, string][] = [
     ['projects', '/'],
     ['runs', `${base}/runs`],
     ['runs, filtered', `${base}/runs?environment=${environmentSlug}&state=failed`],
     ['a run of 20,000 tests', `${base}/runs/${latest}`],
+    ['two runs of 20,000 tests compared (page)', `${base}/runs/${latest}/compare/${previous?.id}`],
+    ['two runs of 20,000 tests compared (API)', `/api/test-runs/${latest}/compare/${previous?.id}`],
     ['tests, 30 days', `${base}/tests?days=30`],
     ['tests, searched', `${base}/tests?days=30&search=file1`],
     ['a test', `${base}/tests/${test?.id}`],
@@ -54,14 +57,15 @@ export async function benchDashboard(url: string, sql: Sql, projectId: number, e
     ['analytics, 30 days', `${base}/analytics?days=30`],
     ['analytics, 90 days', `${base}/analytics?days=90`],
   ];
-  console.log(`bench/dashboard: each page over HTTP, signed in (${REQUESTS} requests)   median     p95     size`);
+  console.log(`bench/dashboard: each page (and the comparison's API) over HTTP, signed in (${REQUESTS} requests)   median     p95     size`);
   let met = true;
   for (const [name, path] of pages) {
     const times: number[] = [];
     let size = 0;
     for (let i = 0; i < REQUESTS + 2; i++) {
       const started = performance.now();
-      const response = await fetch(`${url}${path}`, { headers: { cookie }, redirect: 'manual' });
+      // The API takes the session's cookie for the project it is told (the dashboard's script does so).
+      const response = await fetch(`${url}${path}`, { headers: { cookie, 'x-project-id': String(projectId) }, redirect: 'manual' });
       const body = await response.arrayBuffer();
       if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
       // The first two warm the page's queries and code.

@@ -1,7 +1,8 @@
 // A large organisation's history on one PostgreSQL: RESULTS final results (default 100 million:
 // 20,000 tests × 5,000 runs over 90 days, bench/history.ts), loaded in bulk, then on that database:
 // every analytics endpoint and the flaky tests (target under 100 ms median, 250 ms p99), a run of
-// 20,000 tests as its page and as `GET /api/test-runs/{id}` (under 200 ms), the run list and the
+// 20,000 tests as its page and as `GET /api/test-runs/{id}`, two such runs compared (page and API)
+// and the flaky tests page (under 200 ms), the run list and the
 // test-case list with filters (under 50 ms), and ingestion over HTTP against raw COPY into the same
 // table (at least 50%). Every request is a round trip on loopback to `proctor serve` as it runs in
 // production, so each time is the server's time and a little more. Runs on request, not in CI: the
@@ -86,6 +87,15 @@ async function main(): Promise<void> {
       }
       report('run page, 20,000 tests', await timeGet(server.url, `/projects/${projectId}/runs/${runId}`, cookie, REQUESTS), { medianMs: 200 });
       report('GET /api/test-runs/{id}, 20,000 tests', await timeGet(server.url, `/api/test-runs/${runId}`, api, REQUESTS), { medianMs: 200 });
+      const [previous] = await sql<{ id: number }[]>`select id from test_runs where project_id = ${projectId} and id < ${runId} order by id desc limit 1`;
+      const compared = `${runId}/compare/${previous?.id}`;
+      report('GET /api/test-runs/{id}/compare/{other}, 20,000 tests', await timeGet(server.url, `/api/test-runs/${compared}`, api, REQUESTS), {
+        medianMs: 200,
+      });
+      report('two runs compared (page), 20,000 tests', await timeGet(server.url, `/projects/${projectId}/runs/${compared}`, cookie, REQUESTS), {
+        medianMs: 200,
+      });
+      report('flaky tests page', await timeGet(server.url, `/projects/${projectId}/flaky-tests`, cookie, REQUESTS), { medianMs: 200 });
       const lists: [string, string][] = [
         ['run list', '/api/test-runs?per_page=50'],
         ['run list, environment and state', '/api/test-runs?environment=production&state=failed&per_page=50'],

@@ -19,6 +19,7 @@ import { runRoutes } from './runs/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
+import { comparisonRoutes } from './comparisons/index.ts';
 import { flakyRoutes } from './flaky/index.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
@@ -50,6 +51,7 @@ export function createApp(input: AppInput) {
   testCaseRoutes(ctx, deps);
   runRoutes(ctx, deps);
   runPageRoutes(ctx, deps);
+  comparisonRoutes(ctx, deps);
   agentRoutes(ctx, deps);
   badgeRoutes(ctx, deps);
   failureGroupRoutes(ctx, deps);

@@ -231,3 +231,33 @@ describe('the quarantine policy in Settings', () => {
     expect(await page.getByRole('button', { name: 'Save quarantine policy' }).count()).toBe(0);
   });
 });
+
+describe('what changed between two runs', () => {
+  it("when a run breaks a test that passed in the branch's previous run, then its page says new and still failing, and compares the two runs", async () => {
+    const before = await reportRun('nightly', 'd1', { [steady]: 'expected', [rarelyFlaky]: 'expected', [broken]: 'unexpected', [nightlyOnly]: 'expected' });
+    const after = await reportRun('nightly', 'd2', { [steady]: 'expected', [rarelyFlaky]: 'unexpected', [broken]: 'unexpected', [flaky]: 'flaky' });
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${after}`);
+    const tagsOf = async (test: string) => (await page.locator(`tr[data-test="${test}"] td`).first().innerText()).replace(/\s+/g, ' ').trim();
+    expect(await tagsOf(rarelyFlaky)).toBe('failed new');
+    expect(await tagsOf(broken)).toBe('failed still failing');
+
+    await page.getByRole('link', { name: `Compare with run #${before}` }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/runs/${after}/compare/${before}$`));
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(`Run #${after} compared with run #${before}`);
+    const listed = async (list: string) => page.locator(`section[data-list="${list}"] tbody tr td:first-child a`).allInnerTexts();
+    expect(await listed('new-failures')).toEqual(['applies a coupon']);
+    expect(await listed('still-failing')).toEqual(['exports the invoice']);
+    expect(await listed('added-tests')).toEqual(['pays by card']);
+    expect(await listed('removed-tests')).toEqual(['survives the night']);
+    expect(await listed('flaky-in-either')).toEqual(['pays by card']);
+    expect(await listed('fixed')).toEqual([]);
+    expect(await page.locator('section[data-list="fixed"]').innerText()).toContain('No test that failed there passes here.');
+    expect(await page.locator(`section[data-list="new-failures"] tr[data-test="${rarelyFlaky}"]`).innerText()).toMatch(/passed\s+failed/);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Without the other run, the comparison is with the previous one of the environment and branch.
+    await page.goto(`${server.url}/projects/${projectId}/runs/${after}/compare`);
+    expect(new URL(page.url()).pathname).toBe(`/projects/${projectId}/runs/${after}/compare/${before}`);
+  });
+});

@@ -51,6 +51,7 @@ export function runPage(viewer: Viewer, project: Project, run: RunRow, details: 
     run: runActions(run),
     test: (test) => snoozeForm(run, test, today),
     groupLink: (groupId) => `/projects/${project.id}/failure-groups/${encodeURIComponent(groupId)}`,
+    compareLink: (otherId) => `/projects/${project.id}/runs/${run.id}/compare/${otherId}`,
   });
   // A run under way reloads once its state changes.
   const body = UNDER_WAY.has(run.state) ? `<div data-live-run="${run.id}" data-state="${e(run.state)}">${report}</div>` : report;

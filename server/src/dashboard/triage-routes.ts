@@ -3,14 +3,21 @@ import type { AppDeps } from '../context.ts';
 import { escapeLike } from '../db.ts';
 import { listEnvironments } from '../environments/index.ts';
 import { dailyFlakiness, type FlakinessClass, getPolicy, listEvents, rankedFlakyTests, WINDOW_DAYS, windowStart } from '../flaky/index.ts';
+import { compareRuns } from '../comparisons/index.ts';
+import { notFound } from '../http/errors.ts';
+import { positiveId } from '../http/fields.ts';
 import type { RouteContext } from '../http/route.ts';
+import { getRunById, previousRun } from '../runs/index.ts';
 import { activeSnoozesOfTests, type SnoozeRow } from '../snoozes/index.ts';
 import { testTitles } from '../testcases/index.ts';
 import { userNames } from '../users/index.ts';
+import { comparePage } from './compare-page.ts';
 import { CLASS_CHOICES, type ClassChoice, flakyTestsPage, trendKey } from './flaky-page.ts';
 import { addProjectPage, projectParams } from './page-route.ts';
 
 const TESTS_PER_PAGE = 100;
+/** Tests a comparison's page lists in each of its lists. */
+const COMPARED_SHOWN = 200;
 const EVENTS_SHOWN = 20;
 const DAY_MS = 86_400_000;
 
@@ -37,7 +44,7 @@ function coveringSnoozes(rows: { environment_id: number; test_case_id: string }[
   return covering;
 }
 
-/** The pages a team lead triages from: the flaky tests and their quarantine. */
+/** The pages a team lead triages from: the flaky tests and their quarantine, and two runs compared. */
 export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock } = deps;
 
@@ -96,6 +103,28 @@ export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
         policy,
         now,
       });
+    },
+  });
+
+  addProjectPage(ctx, deps, {
+    path: '/projects/:projectId/runs/:runId/compare/:otherId',
+    summary: 'A run against another: new failures, fixed, still failing, added and removed tests, flaky in either, and the largest changes of duration',
+    params: projectParams.extend({ runId: positiveId, otherId: positiveId }),
+    render: async ({ viewer, project, params }) =>
+      comparePage(viewer, project, await compareRuns(sql, project.id, params.runId, params.otherId, COMPARED_SHOWN)),
+  });
+
+  addProjectPage(ctx, deps, {
+    path: '/projects/:projectId/runs/:runId/compare',
+    summary: 'A run against the previous run of its environment and branch (sent there)',
+    params: projectParams.extend({ runId: positiveId }),
+    render: async ({ project, params, res }) => {
+      const run = await getRunById(sql, params.runId);
+      if (!run || run.project_id !== project.id) throw notFound('test run');
+      const previous = await previousRun(sql, run);
+      if (previous === null) throw notFound('earlier run of this environment and branch to compare with');
+      res.redirect(303, `/projects/${project.id}/runs/${run.id}/compare/${previous}`);
+      return null;
     },
   });
 }

@@ -2,7 +2,7 @@ import { attachmentsByTest } from '../artifacts/index.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
 import type { SummaryDetail } from './schema.ts';
-import { countsByRunnerProject, getSummaryDetails, type ProjectCount, type RunRow } from './store.ts';
+import { countsByRunnerProject, failedIn, getSummaryDetails, previousRun, type ProjectCount, type RunRow } from './store.ts';
 
 /** A run's tests as the API and the run page show them: each with its attachments, their URLs signed from `now`. */
 export async function runDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'signingSecret'>, runId: number, now: Date): Promise<SummaryDetail[]> {
@@ -16,6 +16,8 @@ export interface RunPageDetails {
   /** Passed and skipped tests left out of `tests`. */
   hidden: number;
   breakdown: ProjectCount[];
+  /** The previous run of the environment and branch, and which of this run's failed tests failed there too. */
+  previous: { id: number; failed: Set<string> } | null;
 }
 
 /** Passed and skipped tests a run's page lists before it offers the rest. */
@@ -31,5 +33,8 @@ export async function runPageDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'si
   ]);
   const tests = details.map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
   const total = breakdown.reduce((sum, row) => sum + row.count, 0);
-  return { tests, hidden: Math.max(0, total - tests.length), breakdown };
+  const previousId = await previousRun(sql, run);
+  const failedNow = tests.filter((test) => test.status === 'failed').map((test) => test.test_case_id);
+  const previous = previousId === null ? null : { id: previousId, failed: await failedIn(sql, previousId, failedNow) };
+  return { tests, hidden: Math.max(0, total - tests.length), breakdown, previous };
 }

@@ -22,7 +22,9 @@ export {
 export { runDetails, type RunPageDetails, runPageDetails } from './details.ts';
 export { RUN_REPORT_STYLE, runReport, STATE_COLOURS } from './page.ts';
 export { presentRun, summaryUrl } from './present.ts';
+export { commitsCompareUrl } from './repository.ts';
+export { formatDuration } from './page.ts';
 export { type SummaryDetail } from './schema.ts';
-export { getRunById, listRuns, type RunRow } from './store.ts';
+export { getRunById, listRuns, previousRun, type RunRow } from './store.ts';
 export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire.ts';
 export { getRun } from './store.ts';

@@ -3,6 +3,7 @@ import type { Project } from '../projects/index.ts';
 import { showsInline, traceViewerLink, type AttachmentView } from '../artifacts/index.ts';
 import type { SummaryDetail } from './schema.ts';
 import type { RunPageDetails } from './details.ts';
+import { repositoryUrl } from './repository.ts';
 import type { ProjectCount, RunRow } from './store.ts';
 
 /** A run state's colour, wherever a run is shown. */
@@ -22,16 +23,6 @@ function buildLink(url: string | null): string {
   return isWebUrl(url) ? ` · build <a href="${e(url)}" rel="noreferrer">${e(url)}</a>` : ` · build ${e(url)}`;
 }
 
-/** The project's repository as an https URL without `.git`, or null when it is not one (a path, an ssh remote). */
-function repositoryUrl(repoUrl: string): URL | null {
-  if (!/^https:\/\//.test(repoUrl)) return null;
-  try {
-    return new URL(repoUrl.replace(/\.git$/, '').replace(/\/$/, ''));
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The pull or merge request a run's build was for: linked on the repository's host when the
  * project's repository is an https URL on GitHub, GitLab or Bitbucket, named as that host names it.
@@ -48,7 +39,7 @@ function pullRequestLink(repoUrl: string, number: number | null): string {
   return url && path ? ` · <a href="${e(`${url.origin}${url.pathname.replace(/\/$/, '')}${path}`)}" rel="noreferrer">${e(label)}</a>` : ` · ${e(label)}`;
 }
 
-function formatDuration(ms: number | null): string {
+export function formatDuration(ms: number | null): string {
   if (ms === null) return '–';
   if (ms < 1000) return `${ms} ms`;
   const seconds = ms / 1000;
@@ -87,7 +78,15 @@ function groupName(t: Pick<SummaryDetail, 'failure_group_id' | 'failure_group_ti
   return t.failure_group_title ?? t.failure_group_id ?? '';
 }
 
-function testRow(t: SummaryDetail, actions: ReportActions): string {
+/** Whether a failure is new since the previous run of the environment and branch, or was there too. */
+function sincePrevious(t: SummaryDetail, previous: RunPageDetails['previous']): string {
+  if (t.status !== 'failed' || !previous) return '';
+  return previous.failed.has(t.test_case_id)
+    ? ` <span class="tag still" title="also failed in run #${previous.id}">still failing</span>`
+    : ` <span class="tag new" title="passed or did not run in run #${previous.id}">new</span>`;
+}
+
+function testRow(t: SummaryDetail, actions: ReportActions, previous: RunPageDetails['previous'] = null): string {
   const group = t.failure_group_id
     ? `<a href="${e(actions.groupLink ? actions.groupLink(t.failure_group_id) : `#group-${t.failure_group_id}`)}">${e(groupName(t))}</a>`
     : '';
@@ -95,16 +94,16 @@ function testRow(t: SummaryDetail, actions: ReportActions): string {
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
-  return `<tr class="${e(t.status)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${snoozed}</td>
+  return `<tr class="${e(t.status)}" data-test="${e(t.test_case_id)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${sincePrevious(t, previous)}${snoozed}</td>
 <td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${error}${attachments}${action ? action(t) : ''}</td>
 <td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
 }
 
-function section(title: string, tests: SummaryDetail[], actions: ReportActions = {}): string {
+function section(title: string, tests: SummaryDetail[], actions: ReportActions = {}, previous: RunPageDetails['previous'] = null): string {
   if (tests.length === 0) return '';
   return `<h2>${e(title)} (${tests.length})</h2>
 <table><thead><tr><th scope="col">Status</th><th scope="col">Test</th><th scope="col">Duration</th><th scope="col">Retries</th><th scope="col">Failure group</th></tr></thead>
-<tbody>${tests.map((t) => testRow(t, actions)).join('\n')}</tbody></table>`;
+<tbody>${tests.map((t) => testRow(t, actions, previous)).join('\n')}</tbody></table>`;
 }
 
 /** The counts by runner project; nothing for a suite without runner projects (Playwright's unnamed one). */
@@ -140,7 +139,7 @@ export const RUN_REPORT_STYLE = `
 .count{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;min-width:5rem} .count b{display:block;font-size:1.4rem}
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
 .tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
-.tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba}
+.tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba} .tag.new{background:#bf3989} .tag.still{background:#57606a}
 .file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;max-height:20rem;overflow:auto}
 pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap} p.notice{background:#ddf4ff;border-left:3px solid #0969da;padding:.5rem}`;
 
@@ -152,6 +151,8 @@ export interface ReportActions {
   groupLink?: (groupId: string) => string;
   /** The page with every test, when some are left out. */
   showAll?: string;
+  /** Where this run is compared with another (the previous of its environment and branch). */
+  compareLink?: (otherRunId: number) => string;
 }
 
 /** Why a run shows its counts and no tests, or that it is kept whatever the policy. */
@@ -183,10 +184,11 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
 ${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
 ${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
 ${actions.run ?? ''}
+${details.previous && actions.compareLink ? `<p class="compare"><a href="${e(actions.compareLink(details.previous.id))}">Compare with run #${details.previous.id}</a> <span class="muted">(the previous of this environment and branch)</span></p>` : ''}
 ${retentionNote(run)}
 ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
 <div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
-${section('Failed', failed, actions)}
+${section('Failed', failed, actions, details.previous)}
 ${section('Flaky', flaky, actions)}
 ${failureGroups(tests)}
 ${projectBreakdown(details.breakdown)}

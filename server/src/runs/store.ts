@@ -117,3 +117,26 @@ export async function failedTestIds(sql: Tx, runId: number): Promise<string[]> {
     select test_case_id from test_results where test_run_id = ${runId} and is_final and outcome = 'failed' order by test_case_id`;
   return rows.map((row) => row.test_case_id);
 }
+
+/**
+ * The run before this one in its environment on its branch that ended passed or failed and still
+ * has its results: what "new" and "still failing" are told against, and what a comparison defaults to.
+ */
+export async function previousRun(sql: Tx, run: Pick<RunRow, 'id' | 'project_id' | 'environment_id' | 'test_run_branch'>): Promise<number | null> {
+  const [row] = await sql<{ id: number }[]>`
+    select id from test_runs
+    where project_id = ${run.project_id} and environment_id = ${run.environment_id} and id < ${run.id}
+      and test_run_branch is not distinct from ${run.test_run_branch}
+      and state in ('passed', 'failed') and details_deleted_at is null
+    order by id desc limit 1`;
+  return row?.id ?? null;
+}
+
+/** Of these tests, those whose final outcome in the run was a failure. */
+export async function failedIn(sql: Tx, runId: number, testIds: string[]): Promise<Set<string>> {
+  if (testIds.length === 0) return new Set();
+  const rows = await sql<{ test_case_id: string }[]>`
+    select test_case_id from test_results
+    where test_run_id = ${runId} and is_final and outcome = 'failed' and test_case_id = any(${testIds}::text[])`;
+  return new Set(rows.map((row) => row.test_case_id));
+}
