@@ -234,8 +234,14 @@ describe('the quarantine policy in Settings', () => {
 
 describe('what changed between two runs', () => {
   it("when a run breaks a test that passed in the branch's previous run, then its page says new and still failing, and compares the two runs", async () => {
-    const before = await reportRun('nightly', 'd1', { [steady]: 'expected', [rarelyFlaky]: 'expected', [broken]: 'unexpected', [nightlyOnly]: 'expected' });
-    const after = await reportRun('nightly', 'd2', { [steady]: 'expected', [rarelyFlaky]: 'unexpected', [broken]: 'unexpected', [flaky]: 'flaky' });
+    await server.sql`update projects set repo_url = 'https://github.com/acme/shop' where id = ${projectId}`;
+    const before = await reportRun('nightly', 'd1'.repeat(20), {
+      [steady]: 'expected',
+      [rarelyFlaky]: 'expected',
+      [broken]: 'unexpected',
+      [nightlyOnly]: 'expected',
+    });
+    const after = await reportRun('nightly', 'd2'.repeat(20), { [steady]: 'expected', [rarelyFlaky]: 'unexpected', [broken]: 'unexpected', [flaky]: 'flaky' });
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/runs/${after}`);
     const tagsOf = async (test: string) => (await page.locator(`tr[data-test="${test}"] td`).first().innerText()).replace(/\s+/g, ' ').trim();
@@ -254,10 +260,28 @@ describe('what changed between two runs', () => {
     expect(await listed('fixed')).toEqual([]);
     expect(await page.locator('section[data-list="fixed"]').innerText()).toContain('No test that failed there passes here.');
     expect(await page.locator(`section[data-list="new-failures"] tr[data-test="${rarelyFlaky}"]`).innerText()).toMatch(/passed\s+failed/);
+    expect(await page.getByRole('link', { name: 'The commits between them' }).getAttribute('href')).toBe(
+      `https://github.com/acme/shop/compare/${'d1'.repeat(20)}...${'d2'.repeat(20)}`,
+    );
     expect(await seriousViolations(page)).toEqual([]);
 
     // Without the other run, the comparison is with the previous one of the environment and branch.
     await page.goto(`${server.url}/projects/${projectId}/runs/${after}/compare`);
     expect(new URL(page.url()).pathname).toBe(`/projects/${projectId}/runs/${after}/compare/${before}`);
+
+    // The test's page says when it broke there, against what it last passed on.
+    await page.goto(`${server.url}/projects/${projectId}/tests/${rarelyFlaky}`);
+    const nightly = (await page.locator('table.broke tr[data-line="Nightly"]').innerText()).replace(/\s+/g, ' ');
+    expect(nightly).toContain(`failing since run #${after} (${'d2'.repeat(6)}) on 2026-11-07, 1 failed run; last passed in run #${before} (${'d1'.repeat(6)})`);
+    expect(await page.getByRole('link', { name: 'what changed between them' }).getAttribute('href')).toBe(
+      `https://github.com/acme/shop/compare/${'d1'.repeat(20)}...${'d2'.repeat(20)}`,
+    );
+    expect((await page.locator('table.broke tr[data-line="CI"]').innerText()).replace(/\s+/g, ' ')).toMatch(/^CI passing: passed in run #\d+/);
+    const brokenSeen = await signedInPage();
+    await brokenSeen.goto(`${server.url}/projects/${projectId}/tests/${broken}`);
+    expect((await brokenSeen.locator('table.broke tr[data-line="CI"]').innerText()).replace(/\s+/g, ' ')).toMatch(
+      /failing since run #\d+ \(c1\) on 2026-11-01, 12 failed runs; no pass in its history/,
+    );
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });

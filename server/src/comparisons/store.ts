@@ -77,3 +77,33 @@ export async function durationChanges(sql: Tx, projectId: number, runId: number,
     ${presented(sql, projectId, runId, baseId)}
     order by abs(x.duration - x.base_duration) desc, x.test_case_id`;
 }
+
+/** One run of a test: where and on what it ran, how it ended, and its failure's group. */
+export interface TimelineRow {
+  test_run_id: number;
+  environment_id: number;
+  environment_name: string;
+  branch: string | null;
+  commit: string | null;
+  run_at: Date;
+  outcome: 'passed' | 'failed' | 'flaky' | 'skipped';
+  failure_group_id: string | null;
+  failure_group_title: string | null;
+}
+
+/**
+ * The test's final results in the project's last `runs` runs, across environments and branches,
+ * newest first: each run's result is found by its primary key (results are kept by run).
+ */
+export async function testTimeline(sql: Tx, projectId: number, testCaseId: string, runs: number): Promise<TimelineRow[]> {
+  return sql<TimelineRow[]>`
+    select h.test_run_id, r.environment_id, e.name as environment_name, r.test_run_branch as branch,
+           coalesce(r.test_run_head_sha, r."commit") as "commit", coalesce(r.run_ended_at, r.created_at) as run_at, h.outcome,
+           h.failure_group_id, g.title as failure_group_title
+    from (select id, environment_id, test_run_branch, test_run_head_sha, "commit", run_ended_at, created_at from test_runs
+          where project_id = ${projectId} and details_deleted_at is null order by id desc limit ${runs}) r
+    join test_results h on h.test_run_id = r.id and h.test_case_id = ${testCaseId} and h.is_final
+    join environments e on e.id = r.environment_id
+    left join failure_groups g on h.failure_group_id is not null and g.project_id = ${projectId} and g.id = h.failure_group_id
+    order by r.id desc`;
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { brokeWhen, groupsOverTime, testTimeline } from '../comparisons/index.ts';
 import { dailyRuns, dailyTestCounts, dayWindow, testCaseMetrics, testHistory } from '../analytics/index.ts';
 import type { AppDeps } from '../context.ts';
 import { listEnvironments } from '../environments/index.ts';
@@ -11,7 +12,7 @@ import type { RouteContext } from '../http/route.ts';
 import { listDestinations, presentDestination } from '../notifications/index.ts';
 import { retentionPolicyOf } from '../retention/index.ts';
 import { listSnoozes, snoozesOfTest } from '../snoozes/index.ts';
-import { findTests, testTitles } from '../testcases/index.ts';
+import { findTests, getTestCase, testTitles } from '../testcases/index.ts';
 import { userNames } from '../users/index.ts';
 import { analyticsPage } from './analytics-page.ts';
 import { environmentsPage } from './environments-page.ts';
@@ -20,6 +21,9 @@ import { settingsPage } from './settings-page.ts';
 import { snoozesPage } from './snoozes-page.ts';
 import { testPage, testsPage } from './tests-page.ts';
 import { addProjectPage, projectParams } from './page-route.ts';
+
+/** The project's latest runs a test's page reads to tell when it broke. */
+const TIMELINE_RUNS = 1000;
 
 /** How many found tests the new-snooze form offers to pick. */
 const TESTS_FOUND = 50;
@@ -191,19 +195,31 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/tests/:testId',
-    summary: 'A test: its latest outcomes as a strip, its duration as a chart, its failure groups and snoozes',
+    summary:
+      'A test: when it broke in each environment and branch (its last pass and first failure, their commits compared), its latest outcomes, its duration, its failure groups over time and snoozes',
     params: projectParams.extend({ testId: runnerTestId }),
     render: async ({ viewer, project, params }) => {
-      const title = (await testTitles(sql, project.id, [params.testId])).get(params.testId);
-      if (!title) throw notFound('test');
+      const test = await getTestCase(sql, project.id, params.testId);
+      if (!test) throw notFound('test');
       const now = clock();
-      const [history, groups, snoozes] = await Promise.all([
+      const [history, timeline, groups, snoozes] = await Promise.all([
         testHistory(sql, project.id, 0, [params.testId], dayWindow({ days: 90 }, now), 100),
+        testTimeline(sql, project.id, params.testId, TIMELINE_RUNS),
         groupsOfTest(sql, project.id, params.testId),
         snoozesOfTest(sql, project.id, params.testId),
       ]);
-      const [file, ...rest] = title.split(' › ');
-      return testPage(viewer, project, { id: params.testId, title: rest.join(' › '), file: file ?? '', history, groups, snoozes, now });
+      return testPage(viewer, project, {
+        id: params.testId,
+        title: test.name,
+        file: test.file_path,
+        runnerProject: test.runner_project,
+        history,
+        broke: brokeWhen(timeline),
+        groupsSeen: groupsOverTime(timeline),
+        groups,
+        snoozes,
+        now,
+      });
     },
   });
 }

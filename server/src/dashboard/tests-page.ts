@@ -1,4 +1,6 @@
 import type { HistoryRow, TestCaseMetricsRow } from '../analytics/index.ts';
+import type { BrokeWhen, GroupSeen, RunPoint } from '../comparisons/index.ts';
+import { commitsCompareUrl } from '../runs/index.ts';
 import type { FailureGroupRow } from '../failuregroups/index.ts';
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
@@ -58,10 +60,50 @@ export interface TestView {
   id: string;
   title: string;
   file: string;
+  runnerProject: string;
   history: HistoryRow[];
+  broke: BrokeWhen[];
+  groupsSeen: GroupSeen[];
   groups: FailureGroupRow[];
   snoozes: { id: number; snooze_until: Date; description: string | null; source: string }[];
   now: Date;
+}
+
+const day = (at: Date) => at.toISOString().slice(0, 10);
+
+function runAt(project: Project, point: RunPoint): string {
+  return `<a href="/projects/${project.id}/runs/${point.test_run_id}">run #${point.test_run_id}</a>${point.commit ? ` (<code>${e(point.commit.slice(0, 12))}</code>)` : ''} on ${day(point.run_at)}`;
+}
+
+/** Per environment and branch: failing since when (and what it last passed on), or passing. */
+function brokeSection(project: Project, broke: BrokeWhen[]): string {
+  if (broke.length === 0) return '<p class="muted">No run has ended this test yet.</p>';
+  const rows = broke
+    .map((line) => {
+      const where = `${e(line.environment_name)}${line.branch ? ` · ${e(line.branch)}` : ''}`;
+      if (!line.first_failure)
+        return `<tr data-line="${e(where)}"><td>${where}</td><td>passing: ${line.latest.outcome} in ${runAt(project, line.latest)}</td></tr>`;
+      const since = `<strong>failing</strong> since ${runAt(project, line.first_failure)}, ${line.failed_runs} failed run${line.failed_runs === 1 ? '' : 's'}`;
+      const lastPass = line.last_pass ? `; last passed in ${runAt(project, line.last_pass)}` : '; no pass in its history';
+      const commits =
+        line.last_pass?.commit && line.first_failure.commit && line.last_pass.commit !== line.first_failure.commit
+          ? commitsCompareUrl(project.repo_url, line.last_pass.commit, line.first_failure.commit)
+          : null;
+      return `<tr data-line="${e(where)}"><td>${where}</td><td>${since}${lastPass}${commits ? ` · <a href="${e(commits)}" rel="noreferrer">what changed between them</a>` : ''}</td></tr>`;
+    })
+    .join('');
+  return `<div class="scroll"><table class="broke"><thead><tr><th scope="col">Environment · branch</th><th scope="col">Now</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+function groupsSeenSection(project: Project, seen: GroupSeen[]): string {
+  if (seen.length === 0) return '<p class="muted">In no failure group.</p>';
+  const items = seen
+    .map(
+      (g) =>
+        `<li><a href="/projects/${project.id}/failure-groups/${encodeURIComponent(g.failure_group_id)}">${e(g.title)}</a> <span class="muted">${g.runs} failed run${g.runs === 1 ? '' : 's'}, from run #${g.first.test_run_id} (${day(g.first.run_at)}) to run #${g.last.test_run_id} (${day(g.last.run_at)})</span></li>`,
+    )
+    .join('');
+  return `<ul class="groups-seen">${items}</ul>`;
 }
 
 export function testPage(viewer: Viewer, project: Project, view: TestView): string {
@@ -71,18 +113,23 @@ export function testPage(viewer: Viewer, project: Project, view: TestView): stri
     oldestFirst.map((row) => row.run_at.toISOString().slice(0, 10)),
     oldestFirst.map((row) => row.total_duration),
   );
-  const groups =
-    view.groups.length === 0
-      ? '<p class="muted">In no failure group.</p>'
-      : `<ul>${view.groups.map((g) => `<li><a href="/projects/${project.id}/failure-groups/${encodeURIComponent(g.id)}">${e(g.title)}</a> <span class="muted">${e(g.status)}</span></li>`).join('')}</ul>`;
+  // Groups it is a member of that its recent runs did not fail in (older, or attached by hand).
+  const shown = new Set(view.groupsSeen.map((g) => g.failure_group_id));
+  const older = view.groups.filter((g) => !shown.has(g.id));
+  const groups = `${groupsSeenSection(project, view.groupsSeen)}${
+    older.length === 0
+      ? ''
+      : `<p class="muted">Also a member of: ${older.map((g) => `<a href="/projects/${project.id}/failure-groups/${encodeURIComponent(g.id)}">${e(g.title)}</a> (${e(g.status)})`).join(', ')}</p>`
+  }`;
   const snoozes =
     view.snoozes.length === 0
       ? '<p class="muted">Never snoozed.</p>'
       : `<ul>${view.snoozes.map((s) => `<li>${s.snooze_until > view.now ? 'until' : 'ended'} ${e(s.snooze_until.toISOString().slice(0, 10))}${s.source === 'auto' ? ' (quarantine)' : ''}${s.description ? `: ${e(s.description)}` : ''}</li>`).join('')}</ul>`;
-  const body = `<h1>${e(view.title)}</h1><p class="muted">${e(view.file)} · <code>${e(view.id)}</code></p>
+  const body = `<h1>${e(view.title)}</h1><p class="muted">${e(view.file)}${view.runnerProject ? ` · ${e(view.runnerProject)}` : ''} · <code>${e(view.id)}</code></p>
+<h2>What broke and when</h2>${brokeSection(project, view.broke)}
 <h2>Latest runs</h2>${historyStrip(view.history, 14)}
 <h2>Duration</h2>${durations}
-<h2>Failure groups</h2>${groups}
+<h2>Failure groups over time</h2>${groups}
 <h2>Snoozes</h2>${snoozes}`;
   return layout({ title: `${view.title} · ${project.name}`, viewer, project, body, style: 'svg.chart{max-width:720px;display:block}' });
 }

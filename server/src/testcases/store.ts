@@ -106,6 +106,12 @@ export async function replaceTags(sql: Tx, projectId: number, id: string, tags: 
   return row ?? null;
 }
 
+/** One of the project's tests; null when it has none of this id. */
+export async function getTestCase(sql: Tx, projectId: number, id: string): Promise<TestCaseRow | null> {
+  const [row] = await sql<TestCaseRow[]>`select ${columns(sql)} from test_cases where project_id = ${projectId} and id = ${id}`;
+  return row ?? null;
+}
+
 /**
  * The titles of a project's tests by id, for pages that name tests: `file › title`, and the runner
  * project after it when the tests named span more than one (a test run in two browsers reads as two).
