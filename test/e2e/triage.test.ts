@@ -285,3 +285,48 @@ describe('what changed between two runs', () => {
     expect(await seriousViolations(page)).toEqual([]);
   });
 });
+
+describe("a phone's width", () => {
+  it('when each page is opened 390 px wide, then none scrolls sideways: what is wider scrolls within itself', async () => {
+    const [runId] = flakyRuns;
+    // A failure whose error is one long line, as a URL can be.
+    const longError = `Error: page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:3000/${'checkout-step-'.repeat(30)}`;
+    const failed = (await api.post('/api/test-runs/report', { environment: 'ci', branch: 'a-branch-with-a-long-name/'.repeat(4) })).body.data.test_run
+      .id as number;
+    await api.post(`/api/test-runs/${failed}/shards/1/begin`, { tests: [listedTest(broken, TITLES[broken])], complete: true });
+    await api.post(`/api/test-runs/${failed}/results`, { shard: 1, results: attemptsOf(broken, 'unexpected', longError) });
+    await api.post(`/api/test-runs/${failed}/shards/1/end`, { status: 'failed' });
+    const signedLink = new URL((await api.get(`/api/test-runs/${failed}`)).body.data.test_run.testRun.summary_url);
+    const pages = [
+      `/projects/${projectId}/runs/${failed}`,
+      `${signedLink.pathname}${signedLink.search}`,
+      '/',
+      `/projects/${projectId}/runs`,
+      `/projects/${projectId}/runs/${runId}`,
+      `/projects/${projectId}/runs/${(runId as number) + 1}/compare/${runId}`,
+      `/projects/${projectId}/tests`,
+      `/projects/${projectId}/tests/${flaky}`,
+      `/projects/${projectId}/flaky-tests`,
+      `/projects/${projectId}/failure-groups`,
+      `/projects/${projectId}/snoozes?find=checkout`,
+      `/projects/${projectId}/environments`,
+      `/projects/${projectId}/analytics`,
+      `/projects/${projectId}/members`,
+      `/projects/${projectId}/keys`,
+      `/projects/${projectId}/audit`,
+      `/projects/${projectId}/settings`,
+      `/projects/${projectId}/nowhere`,
+    ];
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, admin.userId, clock.now)}`);
+    const wide: string[] = [];
+    for (const path of pages) {
+      await page.goto(`${server.url}${path}`);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (width > 390) wide.push(`${path}: ${width} px`);
+    }
+    expect(wide).toEqual([]);
+    await context.close();
+  });
+});

@@ -55,15 +55,23 @@ export function barsWithRate(label: string, bars: DayBar[]): string {
     if (point === null) segments.push([]);
     else segments[segments.length - 1]?.push(point);
   }
+  const dots = bars
+    .map((bar, i) =>
+      bar.rate === null
+        ? ''
+        : `<circle cx="${x(i).toFixed(1)}" cy="${(PAD.top + PLOT_H - (bar.rate / 100) * PLOT_H).toFixed(1)}" r="2.5" fill="#0550ae"><title>${e(bar.day)}: pass rate ${bar.rate.toFixed(1)}%</title></circle>`,
+    )
+    .join('');
   const line = segments
     .filter((segment) => segment.length > 0)
     .map((segment) => `<polyline points="${segment.join(' ')}" fill="none" stroke="#0550ae" stroke-width="2"/>`)
     .join('');
-  const axes = `<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${max}</text><text x="${WIDTH - 32}" y="${PAD.top + 10}" font-size="10" fill="#0550ae">100%</text>
+  // The rate's axis is labelled at both ends as the rate's, so that its top is not read as a day's figure.
+  const axes = `<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${max} runs</text><text x="${WIDTH - 4}" y="${PAD.top + 10}" font-size="10" fill="#0550ae" text-anchor="end">rate 100%</text><text x="${WIDTH - 4}" y="${PAD.top + PLOT_H}" font-size="10" fill="#0550ae" text-anchor="end">0%</text>
 <line x1="${PAD.left}" y1="${PAD.top + PLOT_H}" x2="${WIDTH - PAD.right}" y2="${PAD.top + PLOT_H}" stroke="#d0d7de"/>`;
   return frame(
     label,
-    `${axes}${rects}${line}${dayLabels(
+    `${axes}${rects}${line}${dots}${dayLabels(
       bars.map((bar) => bar.day),
       x,
     )}`,

@@ -23,8 +23,8 @@ export interface Viewer {
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328}
-header{display:flex;gap:1rem;align-items:center;padding:.6rem 1.5rem;background:#f6f8fa;border-bottom:1px solid #d0d7de}
-header nav{display:flex;gap:1rem;flex:1} header a{color:#1f2328;text-decoration:none;font-weight:600}
+header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.6rem 1.5rem;background:#f6f8fa;border-bottom:1px solid #d0d7de}
+header nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;flex:1} header a{color:#1f2328;text-decoration:none;font-weight:600}
 header form{margin:0} button{font:inherit;padding:.25rem .75rem;border:1px solid #8c959f;border-radius:6px;background:#fff;cursor:pointer}
 main{max-width:1100px;margin:1.5rem auto;padding:0 1rem} h1{font-size:1.4rem;margin:0 0 1rem}
 table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
@@ -32,7 +32,8 @@ a{color:#0550ae} .muted{color:#57606a} .state{color:#fff;border-radius:1rem;padd
 form.filters{display:flex;gap:.75rem;flex-wrap:wrap;align-items:end;margin-bottom:1rem} label{display:flex;flex-direction:column;font-size:.85rem;color:#57606a}
 select,input{font:inherit;padding:.2rem .4rem;border:1px solid #8c959f;border-radius:6px;color:#1f2328}
 a.button{display:inline-block;padding:.4rem 1rem;border-radius:6px;background:#1f6feb;color:#fff;text-decoration:none;font-weight:600}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto} td{overflow-wrap:anywhere}
+@media (max-width:700px){header{padding:.5rem 1rem} main{margin:1rem auto;padding:0 .75rem} table{display:block;overflow-x:auto} svg.strip{max-width:100%;height:auto}}
 .empty{padding:2rem;text-align:center;color:#57606a;border:1px dashed #d0d7de;border-radius:6px}
 `;
 

@@ -22,7 +22,8 @@ export function historyStrip(history: HistoryRow[], size = 10): string {
         `<rect x="${i * (size + 2)}" y="0" width="${size}" height="${size}" rx="2" fill="${OUTCOME_COLOURS[row.outcome] ?? '#8c959f'}"><title>run #${row.test_run_id}: ${e(row.outcome)}</title></rect>`,
     )
     .join('');
-  return `<svg class="strip" role="img" aria-label="${e(label)}" width="${Math.max(1, ordered.length * (size + 2))}" height="${size}" xmlns="http://www.w3.org/2000/svg"><title>${e(label)}</title>${rects}</svg>`;
+  const width = Math.max(1, ordered.length * (size + 2));
+  return `<svg class="strip" role="img" aria-label="${e(label)}" width="${width}" height="${size}" viewBox="0 0 ${width} ${size}" xmlns="http://www.w3.org/2000/svg"><title>${e(label)}</title>${rects}</svg>`;
 }
 
 export interface TestsView {

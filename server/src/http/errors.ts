@@ -1,6 +1,6 @@
 import { escapeXml } from '../xml.ts';
 import { PAGE_CONTENT_SECURITY_POLICY } from './headers.ts';
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from '../db.ts';
 import { ConflictError, DomainError, ForbiddenError, GoneError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../errors.ts';
@@ -43,9 +43,18 @@ export function sendError(res: Response, status: number, message: string): void 
   res.status(status).json(shape === 'flat' ? { error: message } : { data: null, error: { message } });
 }
 
+const PAGE_TITLES: Record<number, string> = {
+  400: 'This request is not right',
+  403: 'Not allowed',
+  404: 'Not found',
+  410: 'Gone',
+  503: 'Proctor is unavailable',
+};
+
 /** A page that says what went wrong, for the dashboard's pages; it loads nothing. */
 function sendErrorPage(res: Response, status: number, message: string): void {
-  const title = status === 404 ? 'Not found' : `Error ${status}`;
+  const title = PAGE_TITLES[status] ?? (status >= 500 ? 'Something went wrong' : `Error ${status}`);
+  if (status >= 500 && status !== 503) message = `${message}: Proctor logged it; try again, and tell the people who run Proctor if it happens again`;
   res.status(status);
   res.setHeader('content-type', 'text/html; charset=utf-8');
   res.setHeader('content-security-policy', PAGE_CONTENT_SECURITY_POLICY);
@@ -87,6 +96,8 @@ function statusAndMessage(error: unknown): [number, string] {
 /** The one error middleware, registered last. */
 export const errorMiddleware: ErrorRequestHandler = (error, req, res, _next) => {
   const [status, message] = statusAndMessage(error);
+  // Outside the API, a person's browser is answered with a page whatever failed, and wherever.
+  if (res.locals.errorShape === undefined && personAsksForPage(req)) res.locals.errorShape = 'page';
   if (status === 503) res.locals.log?.warn({ err: error }, 'request failed: database unavailable');
   else if (status >= 500) res.locals.log?.error({ err: error }, 'request failed');
   if (status === 503) res.setHeader('Retry-After', '2');
@@ -101,7 +112,11 @@ export const errorMiddleware: ErrorRequestHandler = (error, req, res, _next) => 
  * A path nothing serves: a page when a person's browser asked for one (it prefers HTML to JSON), in
  * the contract's JSON for the API and for every client that asks for JSON or anything.
  */
-export const unknownPath: RequestHandler = (req, res, next) => {
-  if (!req.path.startsWith('/api/') && req.accepts(['json', 'html']) === 'html') res.locals.errorShape = 'page';
+export const unknownPath: RequestHandler = (req, _res, next) => {
   next(new HttpError(404, `no route for ${req.method} ${req.path}`));
 };
+
+/** A browser's request for a page: outside /api, preferring HTML to JSON. */
+function personAsksForPage(req: Request): boolean {
+  return !req.path.startsWith('/api/') && req.accepts(['json', 'html']) === 'html';
+}
