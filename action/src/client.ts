@@ -22,6 +22,8 @@ export interface RunSummaryDetail {
   snoozed: boolean;
   error_message: string | null;
   failure_group_id: string | null;
+  /** From servers of 0.2.0 on. */
+  failure_group_title?: string | null;
 }
 
 export interface RunView {

@@ -35,7 +35,7 @@ export function jobSummary(run: RunView, note: string | null): string {
     for (const d of failing.slice(0, 100)) {
       const snoozed = d.snoozed ? ' (snoozed)' : '';
       lines.push(
-        `| ${cell(d.title)}${snoozed}<br>\`${cell(d.file_path)}\` | ${cell(d.runner_project)} | ${cell(firstLine(d.error_message))} | ${d.failure_group_id ? `\`${d.failure_group_id}\`` : ''} |`,
+        `| ${cell(d.title)}${snoozed}<br>\`${cell(d.file_path)}\` | ${cell(d.runner_project)} | ${cell(firstLine(d.error_message))} | ${d.failure_group_title ? cell(d.failure_group_title) : d.failure_group_id ? `\`${d.failure_group_id}\`` : ''} |`,
       );
     }
     if (failing.length > 100) lines.push(`| … and ${failing.length - 100} more | | | |`);

@@ -44,6 +44,13 @@ function errorText(result: TestResult): string | null {
   return messages.length > 0 ? messages.join('\n\n').slice(0, WIRE_LIMITS.errorMessage) : null;
 }
 
+/** The reason given to `test.skip(…, reason)` or `test.fixme(…, reason)`, at run time or where the test is declared. */
+function skipReasonOf(test: TestCase, result: TestResult): string | null {
+  const annotations = [...(result.annotations ?? []), ...test.annotations];
+  const reason = annotations.find((annotation) => (annotation.type === 'skip' || annotation.type === 'fixme') && annotation.description)?.description;
+  return reason ? reason.slice(0, WIRE_LIMITS.skipReason) : null;
+}
+
 /** Whether Playwright will run this test again after this attempt. */
 function willRetry(test: TestCase, result: TestResult): boolean {
   if (result.status === 'skipped' || result.status === 'interrupted') return false;
@@ -68,7 +75,9 @@ export function toAttempt(test: TestCase, result: TestResult, rootDir: string): 
   const outcome = test.outcome();
   const failing = outcome === 'flaky' ? test.results.find((r) => r.status !== test.expectedStatus) : result;
   const finalError = outcome === 'expected' || outcome === 'skipped' ? null : failing ? errorText(failing) : null;
+  const skipReason = outcome === 'skipped' ? skipReasonOf(test, result) : null;
   attempt.final = {
+    ...(skipReason !== null ? { skip_reason: skipReason } : {}),
     outcome,
     total_duration: test.results.reduce((sum, r) => sum + Math.max(0, Math.round(r.duration)), 0),
     error_message: finalError,

@@ -5,6 +5,7 @@ import {
   type ReportRunAnswer,
   type ReportRunBody,
   type ResultBatchBody,
+  type ShardBeginAnswer,
   type ShardBeginBody,
   type ShardEndAnswer,
   type ShardEndBody,
@@ -37,6 +38,13 @@ export interface DeliveryReport {
   unreachable: string | null;
 }
 
+/** An attempt as a server that does not know skip reasons takes it. */
+function withoutSkipReason(attempt: Attempt): Attempt {
+  if (!attempt.final || attempt.final.skip_reason === undefined) return attempt;
+  const { skip_reason: _reason, ...final } = attempt.final;
+  return { ...attempt, final };
+}
+
 /**
  * Sends the shard's begin, its results in batches by size and time, and its end, one request at
  * a time in that order. Hooks only enqueue; `finish` awaits everything.
@@ -61,6 +69,8 @@ export class Uploader {
   private readonly attaching = new Set<Promise<void>>();
   private attached = 0;
   private started: Promise<void> = Promise.resolve();
+  /** Whether the server said at begin that it stores skipped tests' reasons (an older one refuses the field). */
+  private acceptsSkipReasons = false;
 
   constructor(private readonly settings: ReporterSettings) {
     this.transport = {
@@ -113,7 +123,8 @@ export class Uploader {
           complete: start.complete,
           started_at: start.startedAt.toISOString(),
         };
-        await postJson(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, body);
+        const answer = await postJson<ShardBeginAnswer>(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, body);
+        this.acceptsSkipReasons = answer.data.accepts_skip_reasons === true;
       }
     }, 'start the run');
     this.started = this.chain;
@@ -158,7 +169,8 @@ export class Uploader {
     this.pending = [];
     this.enqueue(
       async () => {
-        await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results: batch } satisfies ResultBatchBody);
+        const results = this.acceptsSkipReasons ? batch : batch.map(withoutSkipReason);
+        await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results } satisfies ResultBatchBody);
         this.delivered += batch.length;
         this.attachFailures(batch);
       },

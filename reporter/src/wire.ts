@@ -26,6 +26,8 @@ export const WIRE_LIMITS = {
   errorLocation: 2000,
   outputTail: 10_000,
   failureGroupId: 200,
+  /** Why a skipped test was skipped (`test.skip(condition, reason)`, `test.fixme`). */
+  skipReason: 2000,
   /** Errors of one shard's end, each at most `errorMessage`. */
   shardErrors: 50,
   /** Attachments declared in one request. */
@@ -66,6 +68,11 @@ export interface WireListedTest {
   column: number | null;
 }
 
+/** What begin answers: `accepts_skip_reasons` from a server that stores a skipped test's reason (0.2.0 on). */
+export interface ShardBeginAnswer {
+  data: { success: boolean; accepts_skip_reasons?: boolean };
+}
+
 /** `POST /api/test-runs/{id}/shards/{shard}/begin`. */
 export interface ShardBeginBody {
   tests: WireListedTest[];
@@ -94,6 +101,8 @@ export interface WireAttempt {
     total_duration: number;
     error_message: string | null;
     failure_group_id: string | null;
+    /** Why a skipped test was skipped; sent only to a server whose begin answered `accepts_skip_reasons` (an older one refuses the field). */
+    skip_reason?: string | null;
   } | null;
 }
 

@@ -56,7 +56,8 @@ describe('the action against a live server', () => {
     const summary = step.summary();
     expect(summary).toContain('### Failing tests');
     expect(summary.match(/greets a returning user/g)).toHaveLength(2);
-    expect(summary).toMatch(/`fg_[0-9a-f]{20}`/);
+    // Named by their failure group's title.
+    expect(summary).toContain("| expect(locator('#banner')).toHaveText at home.spec.ts:19 |");
     expect(summary).toContain('Flaky: lists the prices');
   });
 

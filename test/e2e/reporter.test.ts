@@ -83,6 +83,7 @@ describe('the sample suite through the reporter', () => {
           'error_message',
           'failure_group_id',
           'failure_group_title',
+          'skip_reason',
           'attachments',
         ].sort(),
       );
@@ -103,6 +104,10 @@ describe('the sample suite through the reporter', () => {
       "expect(locator('#banner')).toHaveText at home.spec.ts:19",
       "expect(locator('#banner')).toHaveText at home.spec.ts:19",
     ]);
+    // A skipped test carries the reason its test gave; no other test has one.
+    const skipped = flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'skipped');
+    expect(skipped.map((d: { skip_reason: string }) => d.skip_reason)).toEqual(['Saved cards are not built yet', 'Saved cards are not built yet']);
+    expect(flattenedSummaryDetails.filter((d: { skip_reason: string | null }) => d.skip_reason !== null)).toHaveLength(2);
     const flaky = flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'flaky');
     expect(flaky.every((d: { retries: number; error_message: string }) => d.retries === 1 && d.error_message.includes('toHaveCount'))).toBe(true);
 

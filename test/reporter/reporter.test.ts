@@ -17,7 +17,7 @@ import { judge, worthSaying } from '../../reporter/src/forgiveness.ts';
  * headers), answers with the status `statusFor` gives for the path and the request's index, after
  * `delayMs`, and counts the most attaches (`/members`) it held open at once.
  */
-async function standIn(statusFor: (path: string, index: number) => number = () => 200, delayMs = 0) {
+async function standIn(statusFor: (path: string, index: number) => number = () => 200, delayMs = 0, beginData: object = { ok: true }) {
   const received: { path: string; body: unknown; headers: http.IncomingHttpHeaders }[] = [];
   const load = { open: 0, mostOpen: 0 };
   const server = http.createServer((req, res) => {
@@ -33,7 +33,11 @@ async function standIn(statusFor: (path: string, index: number) => number = () =
       const status = statusFor(path, index);
       res.statusCode = status;
       res.setHeader('content-type', 'application/json');
-      const data = path.endsWith('/end') ? { success: true, state: 'failed', summary_url: 'http://proctor.test/runs/5' } : { ok: true };
+      const data = path.endsWith('/end')
+        ? { success: true, state: 'failed', summary_url: 'http://proctor.test/runs/5' }
+        : path.endsWith('/begin')
+          ? beginData
+          : { ok: true };
       res.end(JSON.stringify(status < 300 ? { data } : { data: null, error: { message: `status ${status}` } }));
     });
   });
@@ -160,8 +164,8 @@ describe('delivery', () => {
 type StandIn = Awaited<ReturnType<typeof standIn>>;
 
 /** Runs `body` against a recording stand-in, closed afterwards whatever happens. */
-async function withProctor(options: { statusFor?: (path: string) => number; delayMs?: number }, body: (proctor: StandIn) => Promise<void>) {
-  const proctor = await standIn(options.statusFor, options.delayMs);
+async function withProctor(options: { statusFor?: (path: string) => number; delayMs?: number; beginData?: object }, body: (proctor: StandIn) => Promise<void>) {
+  const proctor = await standIn(options.statusFor, options.delayMs, options.beginData);
   try {
     await body(proctor);
   } finally {
@@ -192,6 +196,22 @@ async function until(condition: () => boolean): Promise<void> {
 }
 
 describe('uploader', () => {
+  it.each([
+    ['says it stores them', { success: true, accepts_skip_reasons: true }, 'Saved cards are not built yet'],
+    ['says nothing of them (a server before 0.2.0)', { success: true }, undefined],
+  ])("when the server's begin %s, then a skipped test's reason is sent or left out", async (_says, beginData, sent) => {
+    await withProctor({ beginData }, async (proctor) => {
+      const uploader = uploaderFor(proctor.url);
+      const skipped = attempt('c'.repeat(41), { final: 'skipped', status: 'skipped' });
+      (skipped.final as { skip_reason?: string }).skip_reason = 'Saved cards are not built yet';
+      uploader.add(skipped);
+      await uploader.finish('passed', []);
+      const results = proctor.received.find((request) => request.path.endsWith('/results'))?.body as { results: Attempt[] };
+      expect(results.results[0]?.final?.skip_reason).toBe(sent);
+      expect(results.results[0]?.final?.outcome).toBe('skipped');
+    });
+  });
+
   it("when a final failure's batch is delivered, then it is attached to its group during the run, not at the end", async () => {
     await withProctor({}, async (proctor) => {
       const uploader = uploaderFor(proctor.url);

@@ -93,9 +93,10 @@ function testRow(t: SummaryDetail, actions: ReportActions, previous: RunPageDeta
   const action = actions.test;
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
+  const skipped = t.status === 'skipped' && t.skip_reason ? `<div class="skip-reason">Skipped: ${e(t.skip_reason)}</div>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
   return `<tr class="${e(t.status)}" data-test="${e(t.test_case_id)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${sincePrevious(t, previous)}${snoozed}</td>
-<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${error}${attachments}${action ? action(t) : ''}</td>
+<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${skipped}${error}${attachments}${action ? action(t) : ''}</td>
 <td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
 }
 
@@ -142,7 +143,7 @@ table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bot
 .tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba} .tag.new{background:#bf3989} .tag.still{background:#57606a}
 .file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;max-height:20rem;overflow:auto}
 pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere} p.notice{background:#ddf4ff;border-left:3px solid #0969da;padding:.5rem}
-.meta,td{overflow-wrap:anywhere} ul.attachments img,ul.attachments video{max-width:100%}
+.meta,td{overflow-wrap:anywhere} .skip-reason{color:#57606a;font-style:italic} ul.attachments img,ul.attachments video{max-width:100%}
 @media (max-width:700px){table{display:block;overflow-x:auto}}`;
 
 /** What a page adds to the report: actions on the run, and on each failed or flaky test. */

@@ -144,10 +144,12 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: 'A shard begins: its list of tests and the commit; the run is running',
     params: shardParams,
     body: shardBeginSchema,
-    response: z.object({ data: z.object({ success: z.boolean() }) }),
+    response: z.object({
+      data: z.object({ success: z.boolean(), accepts_skip_reasons: z.boolean().describe("Results may carry a skipped test's `skip_reason`") }),
+    }),
     handler: async ({ params, body, scope }) => {
       await beginShard(sql, scope.projectId, params.id, params.shard, body, clock());
-      return { data: { success: true } };
+      return { data: { success: true, accepts_skip_reasons: true } };
     },
   });
 

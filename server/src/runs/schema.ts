@@ -31,6 +31,7 @@ export const summaryDetailSchema = z
     error_message: z.string().nullable(),
     failure_group_id: z.string().nullable(),
     failure_group_title: z.string().nullable().describe("The failure group's title (null until the group is made, or without a group)"),
+    skip_reason: z.string().nullable().describe('Why a skipped test was skipped, as its test said (`test.skip(condition, reason)`)'),
     attachments: z
       .array(attachmentViewSchema)
       .describe("Screenshots, videos, traces and files of the test's attempts (by retry), with download URLs signed for one hour"),
@@ -129,6 +130,7 @@ const finalOutcomeSchema = z
     total_duration: milliseconds,
     error_message: z.string().max(LIMIT.errorMessage).nullable(),
     failure_group_id: z.string().max(LIMIT.failureGroupId).nullable(),
+    skip_reason: z.string().max(LIMIT.skipReason).nullable().optional(),
   })
   .strict();
 

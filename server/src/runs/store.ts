@@ -85,7 +85,7 @@ export async function getSummaryDetails(sql: Tx, runId: number, limit: number | 
   return sql<StoredDetail[]>`
     select r.test_case_id, t.title, t.file_path, t.runner_project, r.outcome as status, r.snoozed,
            r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id,
-           g.title as failure_group_title
+           g.title as failure_group_title, r.skip_reason
     from test_results r
     join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
     left join failure_groups g on r.failure_group_id is not null and g.id = r.failure_group_id
