@@ -4,6 +4,8 @@
 const features = [
   // Backups read and write every table, whatever feature owns it, through the catalog alone.
   'backup',
+  // An assistant's tools: the API's reads and writes over the Model Context Protocol.
+  'mcp',
   'dashboard',
   // Two runs side by side: reads runs' results, their tests and failure groups.
   'comparisons',

@@ -20,6 +20,7 @@ import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
 import { comparisonRoutes } from './comparisons/index.ts';
+import { mcpRouter, runSummaryRoutes } from './mcp/index.ts';
 import { flakyRoutes } from './flaky/index.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
@@ -52,6 +53,7 @@ export function createApp(input: AppInput) {
   runRoutes(ctx, deps);
   runPageRoutes(ctx, deps);
   comparisonRoutes(ctx, deps);
+  runSummaryRoutes(ctx, deps);
   agentRoutes(ctx, deps);
   badgeRoutes(ctx, deps);
   failureGroupRoutes(ctx, deps);
@@ -76,6 +78,7 @@ export function createApp(input: AppInput) {
   app.use(securityHeaders);
   app.use(open);
   app.use('/api', authenticate(deps.sql, deps.clock), jsonBody(deps.config.bodyLimit));
+  app.use('/mcp', authenticate(deps.sql, deps.clock), jsonBody(deps.config.bodyLimit), mcpRouter(deps));
   app.use(api);
   app.use(unknownPath);
   app.use(errorMiddleware);

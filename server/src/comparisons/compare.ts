@@ -26,7 +26,9 @@ function listOf(rows: ComparedRow[]): { total: number; tests: ComparedTest[] } {
 
 /** Run `runId` against `baseId` of the same project: what changed between them, each list bounded by `limit`. */
 export async function compareRuns(sql: Sql, projectId: number, runId: number, baseId: number, limit: number): Promise<Comparison> {
-  const [run, base] = await Promise.all([comparableRun(sql, projectId, runId, 'path.id'), comparableRun(sql, projectId, baseId, 'path.otherId')]);
+  // One after the other: when both are wrong, the answer names the first.
+  const run = await comparableRun(sql, projectId, runId, 'path.id');
+  const base = await comparableRun(sql, projectId, baseId, 'path.otherId');
   const [listed, durations] = await Promise.all([
     comparedLists(sql, projectId, runId, baseId, limit),
     durationChanges(sql, projectId, runId, baseId, Math.min(limit, 50)),

@@ -1,3 +1,4 @@
 // What other features may use of failure groups: the groups and their members, as the API reads them.
 export { foldMembers } from './members.ts';
+export { updateGroup } from './service.ts';
 export { type FailureGroupRow, getGroup, groupsOfTest, listGroups, memberEvents } from './store.ts';

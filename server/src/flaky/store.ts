@@ -29,6 +29,8 @@ export interface WindowFilter {
   class?: FlakinessClass | FlakinessClass[];
   /** A lower-case LIKE pattern matched against the test's title and file. */
   search?: string | null;
+  /** One test alone (its line in each environment). */
+  testCaseId?: string;
   now: Date;
   limit: number;
   offset: number;
@@ -68,7 +70,8 @@ function searchFilter(sql: Tx, projectId: number, search: string | null | undefi
 export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
   const where = sql`c.project_id = ${projectId}
     ${filter.environmentId !== undefined ? sql`and c.environment_id = ${filter.environmentId}` : sql``}
-    ${classFilter(sql, filter.class)} ${searchFilter(sql, projectId, filter.search)}`;
+    ${classFilter(sql, filter.class)} ${searchFilter(sql, projectId, filter.search)}
+    ${filter.testCaseId !== undefined ? sql`and c.test_case_id = ${filter.testCaseId}` : sql``}`;
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from flakiness_window c where ${where}`;
   const rows = await sql<FlakinessRow[]>`
     select ${presented(sql, projectId, filter.now)}
@@ -106,6 +109,7 @@ export async function summedWindow(sql: Tx, projectId: number, since: string, fi
     from c
     left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
     where true ${classFilter(sql, filter.class)} ${searchFilter(sql, projectId, filter.search)}
+      ${filter.testCaseId !== undefined ? sql`and c.test_case_id = ${filter.testCaseId}` : sql``}
     order by ${sql.unsafe(RANKING)}
     limit ${filter.limit} offset ${filter.offset}`;
   return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };

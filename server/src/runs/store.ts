@@ -59,6 +59,8 @@ export interface RunFilter {
   environment?: string;
   states: string[];
   branch?: string;
+  /** Only runs made at or after this time. */
+  since?: Date;
   limit: number;
   offset: number;
 }
@@ -68,7 +70,8 @@ export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): P
     r.project_id = ${projectId}
     ${filter.environment ? sql`and e.slug = ${filter.environment}` : sql``}
     ${filter.states.length > 0 ? sql`and r.state = any(${filter.states}::text[])` : sql``}
-    ${filter.branch ? sql`and r.test_run_branch = ${filter.branch}` : sql``}`;
+    ${filter.branch ? sql`and r.test_run_branch = ${filter.branch}` : sql``}
+    ${filter.since ? sql`and r.created_at >= ${filter.since}` : sql``}`;
   const [count] = await sql<{ total: number }[]>`
     select count(*)::int as total from test_runs r join environments e on e.id = r.environment_id where ${where}`;
   const rows = await sql<RunRow[]>`
@@ -139,4 +142,13 @@ export async function failedIn(sql: Tx, runId: number, testIds: string[]): Promi
     select test_case_id from test_results
     where test_run_id = ${runId} and is_final and outcome = 'failed' and test_case_id = any(${testIds}::text[])`;
   return new Set(rows.map((row) => row.test_case_id));
+}
+
+/** Where each of these tests' final failure in the run happened (`file:line:column`), as the reporter sent it. */
+export async function failureLocations(sql: Tx, runId: number, testIds: string[]): Promise<Map<string, string>> {
+  if (testIds.length === 0) return new Map();
+  const rows = await sql<{ test_case_id: string; error_location: string }[]>`
+    select test_case_id, error_location from test_results
+    where test_run_id = ${runId} and is_final and error_location is not null and test_case_id = any(${testIds}::text[])`;
+  return new Map(rows.map((row) => [row.test_case_id, row.error_location]));
 }
