@@ -1,8 +1,8 @@
 import path from 'node:path';
-import type { TestCase, TestResult } from '@playwright/test/reporter';
+import type { TestCase, TestResult, TestStep } from '@playwright/test/reporter';
 import { plainText, storable } from './ansi.ts';
 import { failureSignature } from './signature.ts';
-import { WIRE_LIMITS, type WireAttempt, type WireListedTest } from './wire.ts';
+import { WIRE_LIMITS, type WireAttempt, type WireListedTest, type WireStep } from './wire.ts';
 
 const TAIL_CHARS = 4000;
 
@@ -44,6 +44,19 @@ function errorText(result: TestResult): string | null {
   return messages.length > 0 ? messages.join('\n\n').slice(0, WIRE_LIMITS.errorMessage) : null;
 }
 
+/** The steps that led to a failure, outermost first: each failed step, into the one inside it that failed. */
+function failedSteps(steps: TestStep[]): WireStep[] {
+  const path: WireStep[] = [];
+  let level = steps;
+  while (path.length < WIRE_LIMITS.failedSteps) {
+    const failed = level.find((step) => step.error);
+    if (!failed) break;
+    path.push({ category: failed.category.slice(0, WIRE_LIMITS.stepCategory), title: failed.title.slice(0, WIRE_LIMITS.stepTitle) });
+    level = failed.steps;
+  }
+  return path;
+}
+
 /** The reason given to `test.skip(…, reason)` or `test.fixme(…, reason)`, at run time or where the test is declared. */
 function skipReasonOf(test: TestCase, result: TestResult): string | null {
   const annotations = [...(result.annotations ?? []), ...test.annotations];
@@ -76,8 +89,10 @@ export function toAttempt(test: TestCase, result: TestResult, rootDir: string): 
   const failing = outcome === 'flaky' ? test.results.find((r) => r.status !== test.expectedStatus) : result;
   const finalError = outcome === 'expected' || outcome === 'skipped' ? null : failing ? errorText(failing) : null;
   const skipReason = outcome === 'skipped' ? skipReasonOf(test, result) : null;
+  const steps = failing && failing.status !== 'passed' && outcome !== 'expected' && outcome !== 'skipped' ? failedSteps(failing.steps) : [];
   attempt.final = {
     ...(skipReason !== null ? { skip_reason: skipReason } : {}),
+    ...(steps.length > 0 ? { failed_steps: steps } : {}),
     outcome,
     total_duration: test.results.reduce((sum, r) => sum + Math.max(0, Math.round(r.duration)), 0),
     error_message: finalError,

@@ -10,6 +10,7 @@ import {
   type ShardEndAnswer,
   type ShardEndBody,
   type ShardEndStatus,
+  OPTIONAL_FINAL_FIELDS,
   WIRE_LIMITS,
 } from './wire.ts';
 
@@ -38,10 +39,13 @@ export interface DeliveryReport {
   unreachable: string | null;
 }
 
-/** An attempt as a server that does not know skip reasons takes it. */
-function withoutSkipReason(attempt: Attempt): Attempt {
-  if (!attempt.final || attempt.final.skip_reason === undefined) return attempt;
-  const { skip_reason: _reason, ...final } = attempt.final;
+/** An attempt as a server takes it: without the optional fields of its final outcome the server did not list. */
+function withFinalFields(attempt: Attempt, accepted: ReadonlySet<string>): Attempt {
+  if (!attempt.final) return attempt;
+  const unknown = OPTIONAL_FINAL_FIELDS.filter((field) => !accepted.has(field) && attempt.final?.[field] !== undefined);
+  if (unknown.length === 0) return attempt;
+  const final = { ...attempt.final };
+  for (const field of unknown) delete final[field];
   return { ...attempt, final };
 }
 
@@ -69,8 +73,8 @@ export class Uploader {
   private readonly attaching = new Set<Promise<void>>();
   private attached = 0;
   private started: Promise<void> = Promise.resolve();
-  /** Whether the server said at begin that it stores skipped tests' reasons (an older one refuses the field). */
-  private acceptsSkipReasons = false;
+  /** The optional fields of a final outcome the server said at begin that it stores (an older one refuses them). */
+  private acceptedFinalFields: ReadonlySet<string> = new Set();
 
   constructor(private readonly settings: ReporterSettings) {
     this.transport = {
@@ -124,7 +128,7 @@ export class Uploader {
           started_at: start.startedAt.toISOString(),
         };
         const answer = await postJson<ShardBeginAnswer>(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, body);
-        this.acceptsSkipReasons = answer.data.accepts_skip_reasons === true;
+        this.acceptedFinalFields = new Set(answer.data.accepts_final_fields ?? []);
       }
     }, 'start the run');
     this.started = this.chain;
@@ -169,7 +173,7 @@ export class Uploader {
     this.pending = [];
     this.enqueue(
       async () => {
-        const results = this.acceptsSkipReasons ? batch : batch.map(withoutSkipReason);
+        const results = batch.map((attempt) => withFinalFields(attempt, this.acceptedFinalFields));
         await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results } satisfies ResultBatchBody);
         this.delivered += batch.length;
         this.attachFailures(batch);

@@ -28,6 +28,10 @@ export const WIRE_LIMITS = {
   failureGroupId: 200,
   /** Why a skipped test was skipped (`test.skip(condition, reason)`, `test.fixme`). */
   skipReason: 2000,
+  /** The steps on the way to a failure, outermost first, and each one's title. */
+  failedSteps: 10,
+  stepTitle: 200,
+  stepCategory: 50,
   /** Errors of one shard's end, each at most `errorMessage`. */
   shardErrors: 50,
   /** Attachments declared in one request. */
@@ -68,9 +72,9 @@ export interface WireListedTest {
   column: number | null;
 }
 
-/** What begin answers: `accepts_skip_reasons` from a server that stores a skipped test's reason (0.2.0 on). */
+/** What begin answers: from 0.2.0 on, which of the optional fields of a final outcome the server stores. */
 export interface ShardBeginAnswer {
-  data: { success: boolean; accepts_skip_reasons?: boolean };
+  data: { success: boolean; accepts_final_fields?: OptionalFinalField[] };
 }
 
 /** `POST /api/test-runs/{id}/shards/{shard}/begin`. */
@@ -101,10 +105,22 @@ export interface WireAttempt {
     total_duration: number;
     error_message: string | null;
     failure_group_id: string | null;
-    /** Why a skipped test was skipped; sent only to a server whose begin answered `accepts_skip_reasons` (an older one refuses the field). */
+    /** Why a skipped test was skipped; sent only to a server whose begin answer lists it in `accepts_final_fields` (an older one refuses the field). */
     skip_reason?: string | null;
+    /** A failure's steps, outermost first (a hook, a fixture, an expect): what its category is decided from; sent as `skip_reason` is. */
+    failed_steps?: WireStep[] | null;
   } | null;
 }
+
+/** A step of a test as Playwright names it: its category (`hook`, `fixture`, `expect`, `pw:api`, `test.step`) and title. */
+export interface WireStep {
+  category: string;
+  title: string;
+}
+
+/** The fields of a final outcome a server may not know: sent only when its begin lists them. */
+export const OPTIONAL_FINAL_FIELDS = ['skip_reason', 'failed_steps'] as const;
+export type OptionalFinalField = (typeof OPTIONAL_FINAL_FIELDS)[number];
 
 /** `POST /api/test-runs/{id}/results`. */
 export interface ResultBatchBody {

@@ -84,6 +84,7 @@ describe('the sample suite through the reporter', () => {
           'failure_group_id',
           'failure_group_title',
           'skip_reason',
+          'failure_category',
           'attachments',
         ].sort(),
       );
@@ -91,6 +92,15 @@ describe('the sample suite through the reporter', () => {
     const failed = flattenedSummaryDetails.filter((d: { status: string }) => d.status === 'failed');
     expect(failed.map((d: { title: string }) => d.title)).toEqual(['greets a returning user', 'greets a returning user']);
     expect(failed.map((d: { runner_project: string }) => d.runner_project).sort()).toEqual(['desktop', 'mobile']);
+    // The failure's kind, from its error and the steps Playwright reported: the steps are stored as sent.
+    expect(failed.map((d: { failure_category: string }) => d.failure_category)).toEqual(['assertion', 'assertion']);
+    const steps = await server.sql<{ failed_steps: unknown }[]>`
+      select failed_steps from test_results where test_run_id = ${runId} and is_final and outcome = 'failed'`;
+    expect(steps.map((row) => row.failed_steps)).toEqual([
+      [{ category: 'expect', title: 'Expect "toHaveText"' }],
+      [{ category: 'expect', title: 'Expect "toHaveText"' }],
+    ]);
+    expect(flattenedSummaryDetails.filter((d: { failure_category: string | null }) => d.failure_category !== null)).toHaveLength(4);
     for (const d of failed) {
       expect(d.error_message).toContain('Welcome back');
       expect(d.error_message).not.toContain('\u001b[');

@@ -286,6 +286,38 @@ describe('what changed between two runs', () => {
   });
 });
 
+describe('failures by kind', () => {
+  it("when a run's failures are of several kinds, then each says its kind, the API too, and the page shows one kind alone", async () => {
+    const errors: Record<string, string> = {
+      [steady]: "TimeoutError: locator.click: Timeout 400ms exceeded.\nCall log:\n  - waiting for getByRole('button', { name: 'Pay' })",
+      [rarelyFlaky]: 'Error: page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:3000/',
+      [broken]: "Error: expect(locator).toHaveText(expected) failed\n\nLocator: locator('#total')",
+    };
+    const runId = (await api.post('/api/test-runs/report', { environment: 'ci', branch: 'kinds' })).body.data.test_run.id as number;
+    await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: Object.keys(errors).map((id) => listedTest(id, TITLES[id])), complete: true });
+    await api.post(`/api/test-runs/${runId}/results`, {
+      shard: 1,
+      results: Object.entries(errors).flatMap(([id, error]) => attemptsOf(id, 'unexpected', error)),
+    });
+    await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' });
+    const details = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.flattenedSummaryDetails;
+    expect(Object.fromEntries(details.map((d: { title: string; failure_category: string }) => [d.title, d.failure_category]))).toEqual({
+      'shows the catalogue': 'locator',
+      'applies a coupon': 'navigation',
+      'exports the invoice': 'assertion',
+    });
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs/${runId}`);
+    expect(await page.locator(`tr[data-test="${steady}"] .tag.kind`).innerText()).toBe('locator');
+    const kinds = page.getByRole('navigation', { name: 'Failures by kind' });
+    expect((await kinds.innerText()).replace(/\s+/g, ' ')).toBe('Failures by kind: every kind · assertion (1) · locator (1) · navigation (1)');
+    await kinds.getByRole('link', { name: 'navigation (1)' }).click();
+    await page.waitForURL(/category=navigation/);
+    expect(await page.locator('tr.failed strong').allInnerTexts()).toEqual(['applies a coupon']);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+});
+
 describe("a phone's width", () => {
   it('when each page is opened 390 px wide, then none scrolls sideways: what is wider scrolls within itself', async () => {
     const [runId] = flakyRuns;

@@ -112,6 +112,7 @@ describe('the MCP server', () => {
     const byTitle = Object.fromEntries(data.failures.map((failure: { title: string }) => [failure.title, failure]));
     expect(byTitle['applies a coupon']).toMatchObject({
       status: 'failed',
+      category: 'assertion',
       since_previous_run: 'new',
       location: 'tests/shop.spec.ts:12:5',
       failure_group: { id: 'fg_coupon', title: "expect(locator('#3')).toHaveText at shop.spec.ts:12" },
@@ -161,7 +162,7 @@ describe('the MCP server', () => {
     const resource = await mcp.readResource({ uri: `proctor://runs/${lastRun}` });
     const markdown = (resource.contents[0] as { text: string }).text;
     expect(markdown).toContain(`# Run #${lastRun}: failed`);
-    expect(markdown).toContain('### applies a coupon (failed, new)');
+    expect(markdown).toContain('### applies a coupon (failed, assertion, new)');
     expect(markdown).toContain("Failure group: expect(locator('#3')).toHaveText at shop.spec.ts:12");
     const overHttp = await fetch(`${server.url}/api/test-runs/${lastRun}/summary.md`, { headers: { authorization: `Bearer ${adminKey}` } });
     expect(overHttp.headers.get('content-type')).toBe('text/markdown; charset=utf-8');

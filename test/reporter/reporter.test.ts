@@ -197,18 +197,24 @@ async function until(condition: () => boolean): Promise<void> {
 
 describe('uploader', () => {
   it.each([
-    ['says it stores them', { success: true, accepts_skip_reasons: true }, 'Saved cards are not built yet'],
-    ['says nothing of them (a server before 0.2.0)', { success: true }, undefined],
-  ])("when the server's begin %s, then a skipped test's reason is sent or left out", async (_says, beginData, sent) => {
+    ['lists both', { success: true, accepts_final_fields: ['skip_reason', 'failed_steps'] }, true, true],
+    ['lists skip reasons only', { success: true, accepts_final_fields: ['skip_reason'] }, true, false],
+    ['says nothing of them (a server before 0.2.0)', { success: true }, false, false],
+  ])("when the server's begin %s, then a skipped test's reason and a failure's steps are sent or left out", async (_says, beginData, reason, steps) => {
     await withProctor({ beginData }, async (proctor) => {
       const uploader = uploaderFor(proctor.url);
       const skipped = attempt('c'.repeat(41), { final: 'skipped', status: 'skipped' });
       (skipped.final as { skip_reason?: string }).skip_reason = 'Saved cards are not built yet';
+      const failed = attempt('d'.repeat(41), { final: 'unexpected', status: 'failed' });
+      (failed.final as { failed_steps?: object[] }).failed_steps = [{ category: 'hook', title: 'beforeAll hook' }];
       uploader.add(skipped);
+      uploader.add(failed);
       await uploader.finish('passed', []);
       const results = proctor.received.find((request) => request.path.endsWith('/results'))?.body as { results: Attempt[] };
-      expect(results.results[0]?.final?.skip_reason).toBe(sent);
+      expect(results.results[0]?.final?.skip_reason).toBe(reason ? 'Saved cards are not built yet' : undefined);
       expect(results.results[0]?.final?.outcome).toBe('skipped');
+      expect(results.results[1]?.final?.failed_steps).toEqual(steps ? [{ category: 'hook', title: 'beforeAll hook' }] : undefined);
+      expect(results.results[1]?.final?.outcome).toBe('unexpected');
     });
   });
 

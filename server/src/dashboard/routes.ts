@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { listEnvironments } from '../environments/index.ts';
+import { FAILURE_CATEGORIES } from '../failuregroups/index.ts';
 import { notFound } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
 import type { RouteContext } from '../http/route.ts';
@@ -70,15 +71,16 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/runs/:runId',
-    summary: 'A run: counts, failures first with their errors, screenshots and traces; cancel, rerun, rerun the failed tests, snooze a failure',
+    summary:
+      'A run: counts, failures first with their errors and kinds (filtered by kind), screenshots and traces; cancel, rerun, rerun the failed tests, snooze a failure',
     params: projectParams.extend({ runId: positiveId }),
-    query: z.object({ all: z.enum(['1']).optional() }).strict(),
+    query: z.object({ all: z.enum(['1']).optional(), category: z.enum(FAILURE_CATEGORIES).optional() }).strict(),
     policy: dashboardPolicy(storageOrigin),
     render: async ({ viewer, project, params, query }) => {
       const run = await getRunById(sql, params.runId);
       if (!run || run.project_id !== project.id) throw notFound('test run');
       const now = clock();
-      return runPage(viewer, project, run, await runPageDetails(sql, deps, run, now, query.all === '1'), now);
+      return runPage(viewer, project, run, await runPageDetails(sql, deps, run, now, query.all === '1'), now, query.category ?? null);
     },
   });
 

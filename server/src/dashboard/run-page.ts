@@ -1,3 +1,4 @@
+import type { FailureCategory } from '../failuregroups/index.ts';
 import type { Project } from '../projects/index.ts';
 import { RUN_REPORT_STYLE, type RunPageDetails, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
@@ -44,11 +45,30 @@ function snoozeForm(run: RunRow, test: SummaryDetail, today: string): string {
 
 const STYLE = `${RUN_REPORT_STYLE}${FORM_STYLE}`;
 
-export function runPage(viewer: Viewer, project: Project, run: RunRow, details: RunPageDetails, now: Date): string {
+/** The kinds of the run's failures, each a link that shows its failures alone. */
+function kindFilter(run: RunRow, project: Project, details: RunPageDetails, shown: FailureCategory | null): string {
+  const counts = new Map<FailureCategory, number>();
+  for (const test of details.tests)
+    if (test.failure_category && test.failure_category !== 'unknown') counts.set(test.failure_category, (counts.get(test.failure_category) ?? 0) + 1);
+  if (counts.size === 0) return '';
+  const base = `/projects/${project.id}/runs/${run.id}`;
+  const links = [...counts.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, n]) => (kind === shown ? `<strong aria-current="page">${kind} (${n})</strong>` : `<a href="${base}?category=${kind}">${kind} (${n})</a>`));
+  const all = shown ? `<a href="${base}">every kind</a>` : '<strong aria-current="page">every kind</strong>';
+  return `<nav aria-label="Failures by kind" class="kinds">Failures by kind: ${[all, ...links].join(' · ')}</nav>`;
+}
+
+export function runPage(viewer: Viewer, project: Project, run: RunRow, details: RunPageDetails, now: Date, kind: FailureCategory | null = null): string {
   const today = now.toISOString().slice(0, 10);
-  const report = runReport(project, run, details, {
+  const filter = kindFilter(run, project, details, kind);
+  // A kind shows its failed and flaky tests alone; the others stay as they are.
+  const shown = kind
+    ? { ...details, tests: details.tests.filter((test) => (test.status !== 'failed' && test.status !== 'flaky') || test.failure_category === kind) }
+    : details;
+  const report = runReport(project, run, shown, {
     showAll: `/projects/${project.id}/runs/${run.id}?all=1`,
-    run: runActions(run),
+    run: `${runActions(run)}${filter}`,
     test: (test) => snoozeForm(run, test, today),
     groupLink: (groupId) => `/projects/${project.id}/failure-groups/${encodeURIComponent(groupId)}`,
     compareLink: (otherId) => `/projects/${project.id}/runs/${run.id}/compare/${otherId}`,

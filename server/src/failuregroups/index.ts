@@ -2,3 +2,4 @@
 export { foldMembers } from './members.ts';
 export { updateGroup } from './service.ts';
 export { type FailureGroupRow, getGroup, groupsOfTest, listGroups, memberEvents } from './store.ts';
+export { FAILURE_CATEGORIES, type FailedStep, type FailureCategory, failureCategory } from './category.ts';

@@ -1,3 +1,4 @@
+import { FAILURE_CATEGORIES } from './category.ts';
 import { TITLE_MAX } from './title.ts';
 import { z } from 'zod';
 import { MAX_INT4, runnerTestId } from '../http/fields.ts';
@@ -53,6 +54,10 @@ export const failureGroupSchema = z
       description:
         "Made from the first failure's error and where it failed (`expect(locator('#total')).toHaveText at checkout.spec.ts:42`), unique within the project; a member may rename it",
     }),
+    category: z
+      .enum(FAILURE_CATEGORIES)
+      .nullable()
+      .openapi({ description: 'The kind of its first failure (assertion, locator, timeout, …); null for groups made before 0.2.0' }),
     status: z.enum(['open', 'resolved', 'ignored']),
     diagnosis: diagnosisSchema.nullable(),
     first_seen_at: z.string(),

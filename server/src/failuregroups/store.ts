@@ -1,5 +1,6 @@
 import { ADVISORY_LOCK, type Tx } from '../db.ts';
 import type { MemberEvent } from './members.ts';
+import { type FailedStep, type FailureCategory, failureCategory } from './category.ts';
 import { failureGroupTitle, uniqueTitle } from './title.ts';
 
 export interface Diagnosis {
@@ -12,6 +13,7 @@ export interface Diagnosis {
 export interface FailureGroupRow {
   id: string;
   title: string;
+  category: FailureCategory | null;
   status: 'open' | 'resolved' | 'ignored';
   diagnosis: Diagnosis | null;
   first_seen_at: Date;
@@ -24,7 +26,7 @@ export interface FailureGroupRow {
 }
 
 const columns = (sql: Tx) =>
-  sql`id, title, status, diagnosis, first_seen_at, last_seen_at, last_test_run_id, member_count, occurrence_count, created_at, updated_at`;
+  sql`id, title, category, status, diagnosis, first_seen_at, last_seen_at, last_test_run_id, member_count, occurrence_count, created_at, updated_at`;
 
 /**
  * The group's row, created on first sight with a title made from the failure and unique within the
@@ -33,9 +35,10 @@ const columns = (sql: Tx) =>
 export async function lockGroup(sql: Tx, projectId: number, groupId: string, failure: FirstFailure, now: Date): Promise<void> {
   if (await lockExistingGroup(sql, projectId, groupId)) return;
   const title = await freeTitle(sql, projectId, failureGroupTitle(failure));
+  const category = failureCategory({ message: failure.message, steps: failure.steps ?? [] });
   await sql`
-    insert into failure_groups (project_id, id, title, first_seen_at, last_seen_at, created_at, updated_at)
-    values (${projectId}, ${groupId}, ${title}, ${now}, ${now}, ${now}, ${now})
+    insert into failure_groups (project_id, id, title, category, first_seen_at, last_seen_at, created_at, updated_at)
+    values (${projectId}, ${groupId}, ${title}, ${category}, ${now}, ${now}, ${now}, ${now})
     on conflict (project_id, id) do nothing`;
   await lockExistingGroup(sql, projectId, groupId);
 }
@@ -145,14 +148,15 @@ export interface FirstFailure {
   message: string | null;
   location: string | null;
   testTitle: string | null;
+  steps: FailedStep[] | null;
 }
 
 export async function firstFailure(sql: Tx, runId: number, testCaseId: string): Promise<FirstFailure> {
   const [row] = await sql<FirstFailure[]>`
-    select r.final_error_message as message, r.error_location as location, t.title as "testTitle"
+    select r.final_error_message as message, r.error_location as location, t.title as "testTitle", r.failed_steps as steps
     from test_run_tests t left join test_results r on r.test_run_id = t.test_run_id and r.test_case_id = t.test_case_id and r.is_final
     where t.test_run_id = ${runId} and t.test_case_id = ${testCaseId}`;
-  return row ?? { message: null, location: null, testTitle: null };
+  return row ?? { message: null, location: null, testTitle: null, steps: null };
 }
 
 /** The groups a test has been a member of, most recently seen first. */

@@ -89,6 +89,7 @@ export async function readRun(deps: Deps, projectId: number, input: { run_id: nu
     status: test.status,
     since_previous_run: test.status !== 'failed' || !details.previous ? null : details.previous.failed.has(test.test_case_id) ? 'still failing' : 'new',
     snoozed: test.snoozed,
+    category: test.failure_category,
     error: cut(test.error_message),
     location: locations.get(test.test_case_id) ?? null,
     failure_group: test.failure_group_id ? { id: test.failure_group_id, title: test.failure_group_title } : null,
@@ -187,6 +188,7 @@ export async function readFailureGroups(deps: Deps, projectId: number, input: { 
     failure_groups: rows.map((group) => ({
       id: group.id,
       title: group.title,
+      category: group.category,
       status: group.status,
       tests: group.member_count,
       seen: group.occurrence_count,

@@ -37,7 +37,7 @@ export function runMarkdown(read: RunRead): string {
   if (read.failures.length > 0) lines.push('', `## Failures (${read.failures_total})`);
   for (const failure of read.failures) {
     const where = [failure.location ?? failure.file, failure.runner_project].filter(Boolean).map((part) => text(part as string));
-    const labels = [failure.status, failure.since_previous_run, failure.snoozed ? 'snoozed' : null].filter(Boolean).join(', ');
+    const labels = [failure.status, failure.category, failure.since_previous_run, failure.snoozed ? 'snoozed' : null].filter(Boolean).join(', ');
     lines.push('', `### ${text(failure.title)} (${labels})`, '', where.join(' · '));
     if (failure.failure_group) lines.push('', `Failure group: ${text(failure.failure_group.title ?? failure.failure_group.id)}`);
     lines.push('', ...errorLines(failure.error));

@@ -1,3 +1,4 @@
+import { type FailedStep, type FailureCategory, failureCategory } from '../failuregroups/index.ts';
 import type { Tx } from '../db.ts';
 
 // What a notification says of a run's ending, whatever the destination: the run, its failures each
@@ -38,6 +39,8 @@ export interface LabelledFailure {
   failure_group_id: string | null;
   /** The failure group's title: what the failure is, as people name it. */
   failure_group_title: string | null;
+  /** The failure's kind: assertion, locator, timeout… */
+  failure_category: FailureCategory;
 }
 
 export interface RunStory {
@@ -70,10 +73,12 @@ export async function composeStory(sql: Tx, runId: number, runUrl: (runId: numbe
  * `snoozed`, a test that passed on a retry `flaky`. New ones first.
  */
 async function labelledFailures(sql: Tx, projectId: number, environmentId: number, runId: number): Promise<LabelledFailure[]> {
-  const rows = await sql<(Omit<LabelledFailure, 'label'> & { outcome: string; snoozed: boolean; seen_before: boolean })[]>`
+  const rows = await sql<
+    (Omit<LabelledFailure, 'label' | 'failure_category'> & { outcome: string; snoozed: boolean; seen_before: boolean; failed_steps: FailedStep[] | null })[]
+  >`
     select t.test_case_id, coalesce(l.title, t.test_case_id) as title, coalesce(l.file_path, '') as file_path,
            coalesce(l.runner_project, '') as runner_project, t.outcome, t.snoozed, t.final_error_message as error_message, t.failure_group_id,
-           g.title as failure_group_title,
+           g.title as failure_group_title, t.failed_steps,
            case when t.failure_group_id is not null then exists (
                   select 1 from failure_group_events ev
                   where ev.project_id = ${projectId} and ev.group_id = t.failure_group_id and ev.test_run_id < ${runId}
@@ -89,8 +94,9 @@ async function labelledFailures(sql: Tx, projectId: number, environmentId: numbe
     left join failure_groups g on t.failure_group_id is not null and g.project_id = ${projectId} and g.id = t.failure_group_id
     where t.test_run_id = ${runId} and t.is_final and t.outcome in ('failed', 'flaky')`;
   return rows
-    .map(({ outcome, snoozed, seen_before: seenBefore, ...failure }) => ({
+    .map(({ outcome, snoozed, seen_before: seenBefore, failed_steps: steps, ...failure }) => ({
       ...failure,
+      failure_category: failureCategory({ message: failure.error_message, steps: steps ?? [] }),
       label: (outcome === 'flaky' ? 'flaky' : snoozed ? 'snoozed' : seenBefore ? 'known' : 'new') as FailureLabel,
     }))
     .sort((a, b) => LABEL_ORDER[a.label] - LABEL_ORDER[b.label] || a.file_path.localeCompare(b.file_path) || a.title.localeCompare(b.title));

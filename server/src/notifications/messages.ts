@@ -14,8 +14,9 @@ function slackText(text: string): string {
 
 function failureLine(failure: LabelledFailure): string {
   const where = [failure.file_path, failure.runner_project].filter(Boolean).join(' · ');
+  const kind = failure.failure_category !== 'unknown' ? ` [${failure.failure_category}]` : '';
   const what = failure.failure_group_title ? `: ${slackText(failure.failure_group_title)}` : '';
-  return `• *${failure.label}* ${slackText(failure.title)}${where ? ` _(${slackText(where)})_` : ''}${what}`;
+  return `• *${failure.label}* ${slackText(failure.title)}${where ? ` _(${slackText(where)})_` : ''}${kind}${what}`;
 }
 
 /** An incoming webhook's message: the state, counts, environment, branch, commit, a link, the failures labelled (new first). */

@@ -29,8 +29,9 @@ function markdownText(text: string): string {
 function failureItem(failure: LabelledFailure, brought: boolean | null, host: Host): string {
   const where = [failure.file_path, failure.runner_project].filter(Boolean).map(markdownText).join(' · ');
   const origin = brought === null ? '' : brought ? ' · **brought by this branch**' : ` · also fails on ${host.base}`;
+  const kind = failure.failure_category !== 'unknown' ? ` \\[${failure.failure_category}\\]` : '';
   const what = failure.failure_group_title ? `: ${markdownText(failure.failure_group_title)}` : '';
-  return `- **${failure.label}** ${markdownText(failure.title)}${where ? ` (${where})` : ''}${what}${origin}`;
+  return `- **${failure.label}** ${markdownText(failure.title)}${where ? ` (${where})` : ''}${kind}${what}${origin}`;
 }
 
 export function section(story: RunStory, baseBranch: string, onBase: { runId: number; failed: Set<string> } | null, host: Host): string {

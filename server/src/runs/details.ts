@@ -2,12 +2,19 @@ import { attachmentsByTest } from '../artifacts/index.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
 import type { SummaryDetail } from './schema.ts';
-import { countsByRunnerProject, failedIn, getSummaryDetails, previousRun, type ProjectCount, type RunRow } from './store.ts';
+import { failureCategory } from '../failuregroups/index.ts';
+import { countsByRunnerProject, failedIn, getSummaryDetails, previousRun, type ProjectCount, type RunRow, type StoredDetail } from './store.ts';
+
+/** A stored test as the API and the pages show it: a failure with its category. */
+function presented({ failed_steps: steps, ...detail }: StoredDetail): Omit<SummaryDetail, 'attachments'> {
+  const failing = detail.status === 'failed' || detail.status === 'flaky';
+  return { ...detail, failure_category: failing ? failureCategory({ message: detail.error_message, steps: steps ?? [] }) : null };
+}
 
 /** A run's tests as the API and the run page show them: each with its attachments, their URLs signed from `now`. */
 export async function runDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'signingSecret'>, runId: number, now: Date): Promise<SummaryDetail[]> {
   const attachments = await attachmentsByTest(sql, deps, runId, now);
-  return (await getSummaryDetails(sql, runId)).map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
+  return (await getSummaryDetails(sql, runId)).map((detail) => ({ ...presented(detail), attachments: attachments.get(detail.test_case_id) ?? [] }));
 }
 
 /** What a run's page shows: every failed and flaky test, the first of the others, and the counts. */
@@ -31,7 +38,7 @@ export async function runPageDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'si
     getSummaryDetails(sql, run.id, limit),
     countsByRunnerProject(sql, run.id),
   ]);
-  const tests = details.map((detail) => ({ ...detail, attachments: attachments.get(detail.test_case_id) ?? [] }));
+  const tests = details.map((detail) => ({ ...presented(detail), attachments: attachments.get(detail.test_case_id) ?? [] }));
   const total = breakdown.reduce((sum, row) => sum + row.count, 0);
   const previousId = await previousRun(sql, run);
   const failedNow = tests.filter((test) => test.status === 'failed').map((test) => test.test_case_id);

@@ -92,10 +92,12 @@ function testRow(t: SummaryDetail, actions: ReportActions, previous: RunPageDeta
     : '';
   const action = actions.test;
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
+  const kind =
+    t.failure_category && t.failure_category !== 'unknown' ? ` <span class="tag kind" title="the kind of failure">${e(t.failure_category)}</span>` : '';
   const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
   const skipped = t.status === 'skipped' && t.skip_reason ? `<div class="skip-reason">Skipped: ${e(t.skip_reason)}</div>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
-  return `<tr class="${e(t.status)}" data-test="${e(t.test_case_id)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${sincePrevious(t, previous)}${snoozed}</td>
+  return `<tr class="${e(t.status)}" data-test="${e(t.test_case_id)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${sincePrevious(t, previous)}${kind}${snoozed}</td>
 <td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${skipped}${error}${attachments}${action ? action(t) : ''}</td>
 <td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
 }
@@ -140,7 +142,7 @@ export const RUN_REPORT_STYLE = `
 .count{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;min-width:5rem} .count b{display:block;font-size:1.4rem}
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
 .tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
-.tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba} .tag.new{background:#bf3989} .tag.still{background:#57606a}
+.tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba} .tag.new{background:#bf3989} .tag.still{background:#57606a} .tag.kind{background:#fff;color:#1f2328;border:1px solid #8c959f}
 .file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;max-height:20rem;overflow:auto}
 pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere} p.notice{background:#ddf4ff;border-left:3px solid #0969da;padding:.5rem}
 .meta,td{overflow-wrap:anywhere} .skip-reason{color:#57606a;font-style:italic} ul.attachments img,ul.attachments video{max-width:100%}

@@ -3,6 +3,7 @@ import type { AppDeps } from '../context.ts';
 import { notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
+import { OPTIONAL_FINAL_FIELDS } from '@proctor/reporter/wire';
 import { getProject } from '../projects/index.ts';
 import { runDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
@@ -149,7 +150,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     }),
     handler: async ({ params, body, scope }) => {
       await beginShard(sql, scope.projectId, params.id, params.shard, body, clock());
-      return { data: { success: true, accepts_skip_reasons: true } };
+      return { data: { success: true, accepts_final_fields: [...OPTIONAL_FINAL_FIELDS] } };
     },
   });
 

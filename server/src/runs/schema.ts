@@ -14,6 +14,7 @@ import {
   type WireAttempt,
 } from '@proctor/reporter/wire';
 
+import { FAILURE_CATEGORIES } from '../failuregroups/index.ts';
 import { OUTCOMES, RUN_STATES } from '../states.ts';
 
 export { isTerminal, RUN_STATES, type RunState } from '../states.ts';
@@ -32,6 +33,10 @@ export const summaryDetailSchema = z
     failure_group_id: z.string().nullable(),
     failure_group_title: z.string().nullable().describe("The failure group's title (null until the group is made, or without a group)"),
     skip_reason: z.string().nullable().describe('Why a skipped test was skipped, as its test said (`test.skip(condition, reason)`)'),
+    failure_category: z
+      .enum(FAILURE_CATEGORIES)
+      .nullable()
+      .describe("A failed or flaky test's kind of failure, from its error and the steps that led to it; null for the others"),
     attachments: z
       .array(attachmentViewSchema)
       .describe("Screenshots, videos, traces and files of the test's attempts (by retry), with download URLs signed for one hour"),
@@ -131,6 +136,11 @@ const finalOutcomeSchema = z
     error_message: z.string().max(LIMIT.errorMessage).nullable(),
     failure_group_id: z.string().max(LIMIT.failureGroupId).nullable(),
     skip_reason: z.string().max(LIMIT.skipReason).nullable().optional(),
+    failed_steps: z
+      .array(z.object({ category: z.string().max(LIMIT.stepCategory), title: z.string().max(LIMIT.stepTitle) }).strict())
+      .max(LIMIT.failedSteps)
+      .nullable()
+      .optional(),
   })
   .strict();
 

@@ -80,15 +80,15 @@ export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): P
   return { rows, total: count?.total ?? 0 };
 }
 
-/** A run's tests as the API lists them, attachments aside. */
-export type StoredDetail = Omit<SummaryDetail, 'attachments'>;
+/** A run's tests as the API lists them, attachments aside, with the steps its failure's category is decided from. */
+export type StoredDetail = Omit<SummaryDetail, 'attachments' | 'failure_category'> & { failed_steps: { category: string; title: string }[] | null };
 
 /** The run's tests, failed first, then flaky, passed and skipped; the first `limit` of them when given. */
 export async function getSummaryDetails(sql: Tx, runId: number, limit: number | null = null): Promise<StoredDetail[]> {
   return sql<StoredDetail[]>`
     select r.test_case_id, t.title, t.file_path, t.runner_project, r.outcome as status, r.snoozed,
            r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id,
-           g.title as failure_group_title, r.skip_reason
+           g.title as failure_group_title, r.skip_reason, r.failed_steps
     from test_results r
     join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
     left join failure_groups g on r.failure_group_id is not null and g.id = r.failure_group_id

@@ -1,0 +1,61 @@
+// A failure's kind, decided from what Playwright says of it: its error's message (and stack), and,
+// where the reporter sent them, the steps that led to it. Pure; measured against a corpus of real
+// failures labelled by hand (test/fixtures/category-corpus.json, bench/categories.ts).
+
+export const FAILURE_CATEGORIES = ['assertion', 'locator', 'timeout', 'navigation', 'network', 'snapshot', 'crash', 'setup', 'unknown'] as const;
+export type FailureCategory = (typeof FAILURE_CATEGORIES)[number];
+
+/** A step on the way to the failure, outermost first: Playwright's category (`hook`, `fixture`, `expect`, `pw:api`) and title. */
+export interface FailedStep {
+  category: string;
+  title: string;
+}
+
+export interface FailureEvidence {
+  message: string | null;
+  stack?: string | null;
+  steps?: FailedStep[];
+}
+
+// eslint-disable-next-line no-control-regex -- matching terminal colour codes is the point
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+const SETUP_MESSAGE = /config\.webServer|global ?setup|globalSetup|Error in (global|worker) (setup|teardown)/i;
+const CRASH =
+  /Target page, context or browser has been closed|Target crashed|Page crashed|page has crashed|Browser (has been )?closed|browser has disconnected|Execution context was destroyed/i;
+const SNAPSHOT = /toMatchSnapshot|toHaveScreenshot|toMatchAriaSnapshot|A snapshot doesn't exist|Screenshot comparison failed/;
+const TEST_TIMEOUT = /^Test timeout of \d+ms exceeded/m;
+const WAITED_ON_SOMETHING_ELSE =
+  /\b(page|frame)\.(waitForFunction|waitForEvent|waitForResponse|waitForRequest|waitForTimeout)\b|while waiting on the predicate|while waiting for event/;
+const NAVIGATION_CALL = /^(\w*Error: )?(page|frame)\.(goto|reload|goBack|goForward|waitForURL|waitForNavigation|waitForLoadState)\b/m;
+const NAVIGATION_ERROR = /net::ERR_\w+|NS_ERROR_\w+|Cannot navigate to invalid URL|navigating to ".*", waiting until/;
+const NETWORK = /apiRequestContext\.\w+|expect\(response\)\.toBeOK|\bfetch failed\b|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up/;
+const LOCATOR =
+  /strict mode violation|element\(s\) not found|element is not (visible|enabled|attached|editable|stable)|element is outside of the viewport|<element\(s\) not found>/;
+const LOCATOR_ACTION_TIMEOUT = /^(\w*Error: )?(locator|page|frame|elementHandle)\.\w+: Timeout \d+ms exceeded/m;
+const EXPECTATION = /^(\w*Error: )?expect(\.soft|\.poll)?\(/m;
+
+/** Whether the failure happened before the test's own lines: in a hook or a fixture. */
+function inSetup(steps: FailedStep[]): boolean {
+  return steps.some((step) => step.category === 'fixture' || (step.category === 'hook' && /^before(All|Each) hook\b/.test(step.title)));
+}
+
+/** Whether the failing check was one that retries until a time runs out (`expect.poll`, `toPass`). */
+function retriedUntilTimeout(steps: FailedStep[]): boolean {
+  return steps.some((step) => step.category === 'expect' && /^Expect "(poll |toPass)/.test(step.title));
+}
+
+export function failureCategory(evidence: FailureEvidence): FailureCategory {
+  const message = (evidence.message ?? '').replace(ANSI, '');
+  const steps = evidence.steps ?? [];
+  if (message.trim() === '' && steps.length === 0) return 'unknown';
+  if (inSetup(steps) || SETUP_MESSAGE.test(message)) return 'setup';
+  if (CRASH.test(message)) return 'crash';
+  if (SNAPSHOT.test(message)) return 'snapshot';
+  if (TEST_TIMEOUT.test(message) || WAITED_ON_SOMETHING_ELSE.test(message) || retriedUntilTimeout(steps)) return 'timeout';
+  if (NAVIGATION_CALL.test(message) || NAVIGATION_ERROR.test(message)) return 'navigation';
+  if (NETWORK.test(message)) return 'network';
+  if (LOCATOR.test(message) || LOCATOR_ACTION_TIMEOUT.test(message)) return 'locator';
+  if (EXPECTATION.test(message) || steps.some((step) => step.category === 'expect')) return 'assertion';
+  return 'unknown';
+}
