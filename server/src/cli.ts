@@ -47,6 +47,8 @@ const USAGE = `usage: proctor <command>
   restore FILE                                  a backup into an empty data directory or database (upgraded to this version)
   retention run [--project P] [--dry-run]       delete what the retention policies expired (the server does it hourly);
                                                 --dry-run prints what would go (runs, results, files, bytes)
+  mcp [--url URL] [--key KEY] [--project ID]    Proctor's MCP server on stdio, for an assistant that starts a process
+                                                (relayed to the server's /mcp; URL and KEY also from PROCTOR_URL, PROCTOR_API_KEY)
   agent --url URL --key KEY (--run ID | --environment SLUG [--run-key K]) [--name N]
         [--workdir DIR] [--workspace DIR]       join a run and run its units until none is left
                                                 (URL, KEY from PROCTOR_URL, PROCTOR_API_KEY; --run-key: the CI build's id)

@@ -1,10 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinalOutcome } from '../../reporter/src/wire.ts';
 import { createKey } from '../../server/src/auth/store.ts';
 import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
+import { spawnProctor } from '../helpers/process.ts';
 import { seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 // Proctor as an MCP server, asked by the SDK's own Client over Streamable HTTP, on a project filled
@@ -234,4 +236,29 @@ describe('the MCP server', () => {
     expect(data).toMatchObject({ failures_total: 2000, page: 3, pages: 100 });
     expect(data.failures[0].error.length).toBeLessThan(2100);
   }, 120_000);
+
+  it('when an assistant starts `proctor mcp` as a process, then it lists and calls the same tools over stdio, with the key it was given', async () => {
+    const stdio = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', 'server/src/bin.ts', 'mcp'],
+      env: { ...(process.env as Record<string, string>), PROCTOR_URL: server.url, PROCTOR_API_KEY: await createKey(server.sql, { projectId }, 'read') },
+      stderr: 'pipe',
+    });
+    const mcp = new Client({ name: 'proctor-stdio-test', version: '1.0.0' });
+    await mcp.connect(stdio);
+    open.push(mcp);
+    expect((await mcp.listTools()).tools).toHaveLength(11);
+    const { data } = await call(mcp, 'get_run', { run_id: lastRun });
+    expect(data.run).toMatchObject({ id: lastRun, state: 'failed' });
+    // The key it relays is a viewer's: a write is refused as over HTTP.
+    expect((await call(mcp, 'rerun_failed', { run_id: lastRun })).error).toMatch(/^rerun_failed needs the role member/);
+    const resource = await mcp.readResource({ uri: `proctor://runs/${lastRun}` });
+    expect((resource.contents[0] as { text: string }).text).toContain(`# Run #${lastRun}: failed`);
+  }, 60_000);
+
+  it('when `proctor mcp` is started without a URL, then it says what is missing and exits 2', async () => {
+    const cli = spawnProctor(['mcp'], { PROCTOR_URL: '', PROCTOR_API_KEY: 'k' });
+    expect(await cli.exited).toBe(2);
+    expect(cli.output()).toContain("proctor mcp: --url (or PROCTOR_URL) must be the server's http(s) URL");
+  });
 });
