@@ -2,13 +2,13 @@
 // 20,000 tests × 5,000 runs over 90 days, bench/history.ts), loaded in bulk, then on that database:
 // every analytics endpoint and the flaky tests (target under 100 ms median, 250 ms p99), a run of
 // 20,000 tests as its page and as `GET /api/test-runs/{id}`, two such runs compared (page and API)
-// and the flaky tests page (under 200 ms), the run list and the
+// the flaky tests page and an assistant's get_run over MCP (under 200 ms), the run list and the
 // test-case list with filters (under 50 ms), and ingestion over HTTP against raw COPY into the same
 // table (at least 50%). Every request is a round trip on loopback to `proctor serve` as it runs in
 // production, so each time is the server's time and a little more. Runs on request, not in CI: the
 // load alone takes most of an hour. `DATABASE_URL=… npx tsx bench/scale.ts`.
 import os from 'node:os';
-import { signIn, listLatestRunTests } from './dashboard.ts';
+import { signIn, listLatestRunTests, timeMcpGetRun } from './dashboard.ts';
 import { analyticsEndpoints, timeGet, type Timed } from './endpoints.ts';
 import { loadHistory } from './history.ts';
 import { BATCH, compareIngestion } from './ingestion.ts';
@@ -96,6 +96,7 @@ async function main(): Promise<void> {
         medianMs: 200,
       });
       report('flaky tests page', await timeGet(server.url, `/projects/${projectId}/flaky-tests`, cookie, REQUESTS), { medianMs: 200 });
+      report('MCP get_run, 20,000 tests', await timeMcpGetRun(server.url, key, runId, REQUESTS), { medianMs: 200 });
       const lists: [string, string][] = [
         ['run list', '/api/test-runs?per_page=50'],
         ['run list, environment and state', '/api/test-runs?environment=production&state=failed&per_page=50'],

@@ -206,6 +206,18 @@ describe('the MCP server', () => {
     expect(bad.isError).toBe(true);
   });
 
+  it('when a tool is called in one POST with no session (stateless), then the answer comes back in that response', async () => {
+    const answer = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_run', arguments: { run_id: lastRun } } }),
+    });
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { id: number; result: { content: { text: string }[] } };
+    expect(body.id).toBe(7);
+    expect(JSON.parse(body.result.content[0]?.text ?? '{}').run.id).toBe(lastRun);
+  });
+
   it('when /mcp is called without a key, with a session cookie or with GET, then it is refused', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
