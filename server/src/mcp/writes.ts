@@ -1,10 +1,9 @@
-import { audited } from '../audit/index.ts';
 import type { AppDeps } from '../context.ts';
-import { ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { updateGroup } from '../failuregroups/index.ts';
-import { actingUserId, type Role, roleAllows, roleOf, type Scope } from '../principals.ts';
+import { type Role, roleAllows, roleOf, type Scope } from '../principals.ts';
 import { getRunById, triggerRun, triggerSchema } from '../runs/index.ts';
-import { createSnooze } from '../snoozes/index.ts';
+import { snoozeTests } from '../snoozes/index.ts';
 import { getTestCase } from '../testcases/index.ts';
 
 // What an assistant may change through MCP, by the role of its key, as the API's own calls would:
@@ -24,27 +23,20 @@ export async function snoozeTest(
   input: { test_case_id: string; until: string; reason: string; environment_id?: number; run_id?: number },
 ) {
   requireRoleFor(scope, 'snooze_test', 'member');
-  const now = deps.clock();
-  const until = new Date(input.until);
-  if (!(until > now)) throw new InvalidInputError('until: must be in the future');
   if (!(await getTestCase(deps.sql, scope.projectId, input.test_case_id))) throw new NotFoundError(`test_case_id: test ${input.test_case_id} not found`);
-  const snooze = await audited(deps.sql, scope, now, async (tx) => {
-    const made = await createSnooze(
-      tx,
-      scope.projectId,
-      {
-        testIds: [input.test_case_id],
-        snoozeUntil: until,
-        description: input.reason,
-        createdBy: actingUserId(scope),
-        environmentId: input.environment_id ?? null,
-        createdFromRunId: input.run_id ?? null,
-        source: 'user',
-      },
-      now,
-    );
-    return [made, { action: 'snooze.created', target: `snooze:${made.id}`, after: made }];
-  });
+  const snooze = await snoozeTests(
+    deps.sql,
+    scope,
+    {
+      testIds: [input.test_case_id],
+      until: new Date(input.until),
+      description: input.reason,
+      environmentId: input.environment_id ?? null,
+      createdFromRunId: input.run_id ?? null,
+    },
+    deps.clock(),
+    { until: 'until', environment: 'environment_id', run: 'run_id' },
+  );
   return {
     snooze: {
       id: snooze.id,

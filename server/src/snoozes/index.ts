@@ -2,3 +2,4 @@
 // quarantine policy's own snoozes (made and expired), and the list the dashboard shows.
 export { activeSnoozesOfTests, createSnooze, listSnoozes, snoozedTestIdsOfRun, snoozesOfTest, updateSnooze } from './store.ts';
 export type { SnoozeRow } from './store.ts';
+export { snoozeTests } from './service.ts';

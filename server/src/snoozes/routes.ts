@@ -1,5 +1,5 @@
 import { audited } from '../audit/index.ts';
-import { actingUserId, type Scope } from '../http/access.ts';
+import type { Scope } from '../http/access.ts';
 import type { AppDeps } from '../context.ts';
 import type { Tx } from '../db.ts';
 import { getEnvironment, getEnvironmentBySlug } from '../environments/index.ts';
@@ -8,6 +8,7 @@ import { idParams } from '../http/fields.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { addTestIdsSchema, createSnoozeSchema, snoozeListQuery, snoozeListResponse, snoozeResponse, updateSnoozeSchema } from './schema.ts';
+import { snoozeTests } from './service.ts';
 import * as store from './store.ts';
 
 const TAG = 'Snoozes';
@@ -46,29 +47,19 @@ export function snoozeRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: createSnoozeSchema,
     response: snoozeResponse,
     handler: async ({ body, scope }) => {
-      const now = clock();
-      const snoozeUntil = futureDate(body.snooze_until, now, 'snooze_until');
-      await checkEnvironment(sql, scope, body.scoped_to_environment_id);
-      if (body.created_from_test_run_id !== undefined && !(await store.runExists(sql, scope.projectId, body.created_from_test_run_id))) {
-        throw new HttpError(404, `body.created_from_test_run_id: test run ${body.created_from_test_run_id} not found`);
-      }
-      const snooze = await audited(sql, scope, now, async (tx) => {
-        const made = await store.createSnooze(
-          tx,
-          scope.projectId,
-          {
-            testIds: body.test_ids,
-            snoozeUntil,
-            description: body.description ?? null,
-            createdBy: actingUserId(scope),
-            environmentId: body.scoped_to_environment_id ?? null,
-            createdFromRunId: body.created_from_test_run_id ?? null,
-            source: 'user',
-          },
-          now,
-        );
-        return [made, { action: 'snooze.created', target: `snooze:${made.id}`, after: made }];
-      });
+      const snooze = await snoozeTests(
+        sql,
+        scope,
+        {
+          testIds: body.test_ids,
+          until: new Date(body.snooze_until),
+          description: body.description ?? null,
+          environmentId: body.scoped_to_environment_id ?? null,
+          createdFromRunId: body.created_from_test_run_id ?? null,
+        },
+        clock(),
+        { until: 'body.snooze_until', environment: 'body.scoped_to_environment_id', run: 'body.created_from_test_run_id' },
+      );
       return { data: { snooze } };
     },
   });
