@@ -57,6 +57,21 @@ function failedSteps(steps: TestStep[]): WireStep[] {
   return path;
 }
 
+/** The failure's first stack frames in the suite's own files (not its packages, not Node's), relative to the project, innermost first. */
+function userFrames(result: TestResult, rootDir: string): string[] {
+  const stack = plainText(result.error?.stack ?? '');
+  const frames: string[] = [];
+  for (const line of stack.split('\n')) {
+    const at = /^\s*at (?:.*? \()?(?:file:\/\/)?(\/[^():]+|[A-Za-z]:\\[^():]+):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (!at) continue;
+    const file = at[1] as string;
+    if (file.includes(`${path.sep}node_modules${path.sep}`) || !path.resolve(file).startsWith(rootDir + path.sep)) continue;
+    frames.push(`${relative(rootDir, file)}:${at[2]}:${at[3]}`.slice(0, WIRE_LIMITS.stackFrame));
+    if (frames.length === WIRE_LIMITS.stackFrames) break;
+  }
+  return frames;
+}
+
 /** The reason given to `test.skip(…, reason)` or `test.fixme(…, reason)`, at run time or where the test is declared. */
 function skipReasonOf(test: TestCase, result: TestResult): string | null {
   const annotations = [...(result.annotations ?? []), ...test.annotations];
@@ -89,10 +104,13 @@ export function toAttempt(test: TestCase, result: TestResult, rootDir: string): 
   const failing = outcome === 'flaky' ? test.results.find((r) => r.status !== test.expectedStatus) : result;
   const finalError = outcome === 'expected' || outcome === 'skipped' ? null : failing ? errorText(failing) : null;
   const skipReason = outcome === 'skipped' ? skipReasonOf(test, result) : null;
-  const steps = failing && failing.status !== 'passed' && outcome !== 'expected' && outcome !== 'skipped' ? failedSteps(failing.steps) : [];
+  const failed = failing && failing.status !== 'passed' && outcome !== 'expected' && outcome !== 'skipped' ? failing : null;
+  const steps = failed ? failedSteps(failed.steps) : [];
+  const frames = failed ? userFrames(failed, rootDir) : [];
   attempt.final = {
     ...(skipReason !== null ? { skip_reason: skipReason } : {}),
     ...(steps.length > 0 ? { failed_steps: steps } : {}),
+    ...(frames.length > 0 ? { stack_frames: frames } : {}),
     outcome,
     total_duration: test.results.reduce((sum, r) => sum + Math.max(0, Math.round(r.duration)), 0),
     error_message: finalError,

@@ -32,6 +32,9 @@ export const WIRE_LIMITS = {
   failedSteps: 10,
   stepTitle: 200,
   stepCategory: 50,
+  /** A failure's first stack frames in the suite's own files, `file:line:column` each. */
+  stackFrames: 5,
+  stackFrame: 500,
   /** Errors of one shard's end, each at most `errorMessage`. */
   shardErrors: 50,
   /** Attachments declared in one request. */
@@ -109,6 +112,8 @@ export interface WireAttempt {
     skip_reason?: string | null;
     /** A failure's steps, outermost first (a hook, a fixture, an expect): what its category is decided from; sent as `skip_reason` is. */
     failed_steps?: WireStep[] | null;
+    /** A failure's first stack frames in the suite's own files (`tests/cart.spec.ts:12:5`, innermost first); sent as `skip_reason` is. */
+    stack_frames?: string[] | null;
   } | null;
 }
 
@@ -119,7 +124,7 @@ export interface WireStep {
 }
 
 /** The fields of a final outcome a server may not know: sent only when its begin lists them. */
-export const OPTIONAL_FINAL_FIELDS = ['skip_reason', 'failed_steps'] as const;
+export const OPTIONAL_FINAL_FIELDS = ['skip_reason', 'failed_steps', 'stack_frames'] as const;
 export type OptionalFinalField = (typeof OPTIONAL_FINAL_FIELDS)[number];
 
 /** `POST /api/test-runs/{id}/results`. */

@@ -101,6 +101,10 @@ describe('the sample suite through the reporter', () => {
       [{ category: 'expect', title: 'Expect "toHaveText"' }],
     ]);
     expect(flattenedSummaryDetails.filter((d: { failure_category: string | null }) => d.failure_category !== null)).toHaveLength(4);
+    // Its first stack frames in the suite's own files: the failing line of the test.
+    const frames = await server.sql<{ stack_frames: string[] }[]>`
+      select stack_frames from test_results where test_run_id = ${runId} and is_final and outcome = 'failed'`;
+    for (const row of frames) expect(row.stack_frames[0]).toMatch(/^tests\/home\.spec\.ts:19:\d+$/);
     for (const d of failed) {
       expect(d.error_message).toContain('Welcome back');
       expect(d.error_message).not.toContain('\u001b[');

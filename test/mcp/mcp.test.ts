@@ -36,8 +36,9 @@ async function reportRun(outcomes: Record<string, FinalOutcome>, groups: Record<
       outcomes[id] as FinalOutcome,
       `Error: expect(locator).toHaveText(expected) failed\n\nLocator: locator('#${id.slice(19, 20)}')`,
     );
-    const last = attempts.at(-1)?.final as { failure_group_id: string | null; error_message: string | null } | null;
+    const last = attempts.at(-1)?.final as { failure_group_id: string | null; stack_frames?: string[] } | null;
     if (last && groups[id]) last.failure_group_id = groups[id] as string;
+    if (last && outcomes[id] === 'unexpected') last.stack_frames = ['tests/shop.spec.ts:12:5', 'tests/helpers/cart.ts:30:11'];
     return attempts.map((attempt) => ({ ...attempt, error_location: attempt.status === 'failed' ? 'tests/shop.spec.ts:12:5' : null }));
   });
   await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results });
@@ -117,6 +118,7 @@ describe('the MCP server', () => {
       category: 'assertion',
       since_previous_run: 'new',
       location: 'tests/shop.spec.ts:12:5',
+      stack: ['tests/shop.spec.ts:12:5', 'tests/helpers/cart.ts:30:11'],
       failure_group: { id: 'fg_coupon', title: "expect(locator('#3')).toHaveText at shop.spec.ts:12" },
       runner_project: 'p',
     });
@@ -165,6 +167,7 @@ describe('the MCP server', () => {
     const markdown = (resource.contents[0] as { text: string }).text;
     expect(markdown).toContain(`# Run #${lastRun}: failed`);
     expect(markdown).toContain('### applies a coupon (failed, assertion, new)');
+    expect(markdown).toContain("Stack, in the suite's files: tests/shop.spec.ts:12:5, tests/helpers/cart.ts:30:11");
     expect(markdown).toContain("Failure group: expect(locator('#3')).toHaveText at shop.spec.ts:12");
     const overHttp = await fetch(`${server.url}/api/test-runs/${lastRun}/summary.md`, { headers: { authorization: `Bearer ${adminKey}` } });
     expect(overHttp.headers.get('content-type')).toBe('text/markdown; charset=utf-8');

@@ -197,7 +197,7 @@ async function until(condition: () => boolean): Promise<void> {
 
 describe('uploader', () => {
   it.each([
-    ['lists both', { success: true, accepts_final_fields: ['skip_reason', 'failed_steps'] }, true, true],
+    ['lists them', { success: true, accepts_final_fields: ['skip_reason', 'failed_steps', 'stack_frames'] }, true, true],
     ['lists skip reasons only', { success: true, accepts_final_fields: ['skip_reason'] }, true, false],
     ['says nothing of them (a server before 0.2.0)', { success: true }, false, false],
   ])("when the server's begin %s, then a skipped test's reason and a failure's steps are sent or left out", async (_says, beginData, reason, steps) => {
@@ -207,6 +207,7 @@ describe('uploader', () => {
       (skipped.final as { skip_reason?: string }).skip_reason = 'Saved cards are not built yet';
       const failed = attempt('d'.repeat(41), { final: 'unexpected', status: 'failed' });
       (failed.final as { failed_steps?: object[] }).failed_steps = [{ category: 'hook', title: 'beforeAll hook' }];
+      (failed.final as { stack_frames?: string[] }).stack_frames = ['tests/cart.spec.ts:12:5'];
       uploader.add(skipped);
       uploader.add(failed);
       await uploader.finish('passed', []);
@@ -214,6 +215,7 @@ describe('uploader', () => {
       expect(results.results[0]?.final?.skip_reason).toBe(reason ? 'Saved cards are not built yet' : undefined);
       expect(results.results[0]?.final?.outcome).toBe('skipped');
       expect(results.results[1]?.final?.failed_steps).toEqual(steps ? [{ category: 'hook', title: 'beforeAll hook' }] : undefined);
+      expect(results.results[1]?.final?.stack_frames).toEqual(steps ? ['tests/cart.spec.ts:12:5'] : undefined);
       expect(results.results[1]?.final?.outcome).toBe('unexpected');
     });
   });

@@ -91,7 +91,8 @@ export async function readRun(deps: Deps, projectId: number, input: { run_id: nu
     snoozed: test.snoozed,
     category: test.failure_category,
     error: cut(test.error_message),
-    location: locations.get(test.test_case_id) ?? null,
+    location: locations.get(test.test_case_id)?.location ?? null,
+    stack: locations.get(test.test_case_id)?.frames ?? [],
     failure_group: test.failure_group_id ? { id: test.failure_group_id, title: test.failure_group_title } : null,
     attachments: test.attachments
       .slice(0, 6)

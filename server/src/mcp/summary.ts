@@ -39,6 +39,7 @@ export function runMarkdown(read: RunRead): string {
     const where = [failure.location ?? failure.file, failure.runner_project].filter(Boolean).map((part) => text(part as string));
     const labels = [failure.status, failure.category, failure.since_previous_run, failure.snoozed ? 'snoozed' : null].filter(Boolean).join(', ');
     lines.push('', `### ${text(failure.title)} (${labels})`, '', where.join(' · '));
+    if (failure.stack.length > 0) lines.push('', `Stack, in the suite's files: ${failure.stack.map((frame) => text(frame)).join(', ')}`);
     if (failure.failure_group) lines.push('', `Failure group: ${text(failure.failure_group.title ?? failure.failure_group.id)}`);
     lines.push('', ...errorLines(failure.error));
   }

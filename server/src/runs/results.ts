@@ -39,6 +39,7 @@ const RESULT_COLUMN_TYPES = {
   failure_group_id: 'text',
   skip_reason: 'text',
   failed_steps: 'jsonb',
+  stack_frames: 'jsonb',
 } as const;
 export const RESULT_COLUMNS = Object.keys(RESULT_COLUMN_TYPES) as (keyof typeof RESULT_COLUMN_TYPES)[];
 /** The insert's column list and its reading of `resultRow`'s values back from a JSON array `r`: from the constants above alone. */
@@ -74,6 +75,7 @@ export function resultRow(runId: number, shard: number, a: Attempt, snoozed: Rea
     a.final?.failure_group_id ?? null,
     a.final?.outcome === 'skipped' ? (a.final.skip_reason ?? null) : null,
     a.final?.failed_steps && a.final.failed_steps.length > 0 ? JSON.stringify(a.final.failed_steps) : null,
+    a.final?.stack_frames && a.final.stack_frames.length > 0 ? JSON.stringify(a.final.stack_frames) : null,
   ];
 }
 

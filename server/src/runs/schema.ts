@@ -141,6 +141,7 @@ const finalOutcomeSchema = z
       .max(LIMIT.failedSteps)
       .nullable()
       .optional(),
+    stack_frames: z.array(z.string().max(LIMIT.stackFrame)).max(LIMIT.stackFrames).nullable().optional(),
   })
   .strict();
 

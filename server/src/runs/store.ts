@@ -144,11 +144,11 @@ export async function failedIn(sql: Tx, runId: number, testIds: string[]): Promi
   return new Set(rows.map((row) => row.test_case_id));
 }
 
-/** Where each of these tests' final failure in the run happened (`file:line:column`), as the reporter sent it. */
-export async function failureLocations(sql: Tx, runId: number, testIds: string[]): Promise<Map<string, string>> {
+/** Where each of these tests' final failure in the run happened (`file:line:column`) and its first frames in the suite's files, as the reporter sent them. */
+export async function failureLocations(sql: Tx, runId: number, testIds: string[]): Promise<Map<string, { location: string | null; frames: string[] }>> {
   if (testIds.length === 0) return new Map();
-  const rows = await sql<{ test_case_id: string; error_location: string }[]>`
-    select test_case_id, error_location from test_results
-    where test_run_id = ${runId} and is_final and error_location is not null and test_case_id = any(${testIds}::text[])`;
-  return new Map(rows.map((row) => [row.test_case_id, row.error_location]));
+  const rows = await sql<{ test_case_id: string; error_location: string | null; stack_frames: string[] | null }[]>`
+    select test_case_id, error_location, stack_frames from test_results
+    where test_run_id = ${runId} and is_final and test_case_id = any(${testIds}::text[])`;
+  return new Map(rows.map((row) => [row.test_case_id, { location: row.error_location, frames: row.stack_frames ?? [] }]));
 }
