@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
@@ -8,7 +7,6 @@ import { HttpError } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { readRun } from './reads.ts';
-import { proctorMcpServer } from './server.ts';
 import { runMarkdown } from './summary.ts';
 
 /** The server package's version, from its package.json (two folders up from src/mcp/ and dist/mcp/). */
@@ -18,23 +16,19 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
  * MCP over Streamable HTTP at `/mcp`, stateless: each POST is answered by a server made for the
  * request's key (its project, its role). A dashboard session is not taken (a page of another site
  * could send its cookie), nor a run's key or an agent's token (they act on their own run alone).
+ * The protocol's SDK is loaded on the first request: a server no assistant asks carries none of it.
  */
 export function mcpRouter(deps: AppDeps): Router {
   const router = Router();
+  let transport: Promise<typeof import('./transport.ts')> | null = null;
   router.post('/', async (req: Request, res: Response) => {
     const scope = requestScope(res);
     const { principal } = scope;
     if (principal.kind === 'user' && principal.keyId === null)
       throw new HttpError(401, 'MCP takes a bearer key (a personal or project key), not a dashboard session');
     if (principal.kind === 'run' || principal.kind === 'agent') throw new HttpError(403, "MCP is not open to a run's key or an agent's token");
-    const server = proctorMcpServer(deps, scope, VERSION);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    transport ??= import('./transport.ts');
+    await (await transport).answerMcp(deps, scope, VERSION, req, res);
   });
   // Stateless: no stream to open and no session to end.
   const notHere = (_req: Request, res: Response) => {
