@@ -2,6 +2,8 @@
 // where the reporter sent them, the steps that led to it. Pure; measured against a corpus of real
 // failures labelled by hand (test/fixtures/category-corpus.json, bench/categories.ts).
 
+import { withoutColour } from './plain.ts';
+
 export const FAILURE_CATEGORIES = ['assertion', 'locator', 'timeout', 'navigation', 'network', 'snapshot', 'crash', 'setup', 'unknown'] as const;
 export type FailureCategory = (typeof FAILURE_CATEGORIES)[number];
 
@@ -16,9 +18,6 @@ export interface FailureEvidence {
   stack?: string | null;
   steps?: FailedStep[];
 }
-
-// eslint-disable-next-line no-control-regex -- matching terminal colour codes is the point
-const ANSI = /\u001b\[[0-9;]*m/g;
 
 const SETUP_MESSAGE = /config\.webServer|global ?setup|globalSetup|Error in (global|worker) (setup|teardown)/i;
 const CRASH =
@@ -46,7 +45,7 @@ function retriedUntilTimeout(steps: FailedStep[]): boolean {
 }
 
 export function failureCategory(evidence: FailureEvidence): FailureCategory {
-  const message = (evidence.message ?? '').replace(ANSI, '');
+  const message = withoutColour(evidence.message ?? '');
   const steps = evidence.steps ?? [];
   if (message.trim() === '' && steps.length === 0) return 'unknown';
   if (inSetup(steps) || SETUP_MESSAGE.test(message)) return 'setup';

@@ -2,8 +2,8 @@
 // (`expect(locator('#banner')).toHaveText at checkout.spec.ts:26`), from the first failure seen.
 // Pure: the group's store makes it unique within the project.
 
-// eslint-disable-next-line no-control-regex -- matching terminal colour codes is the point
-const ANSI = /\u001b\[[0-9;]*m/g;
+import { withoutColour } from './plain.ts';
+
 /** Longest title before where it failed; a longer one is cut at a word and marked `…`. */
 export const TITLE_TEXT_MAX = 100;
 export const TITLE_MAX = 200;
@@ -16,7 +16,7 @@ const ACTION_TIMEOUT = /^(\w+\.\w+): Timeout \d+ms exceeded\.?$/;
 const NAVIGATION = /^(\w+\.\w+): (net::ERR_\w+|NS_ERROR_\w+) at (\S+)$/;
 
 function plain(message: string): { head: string[]; callLog: string[] } {
-  const [head = '', callLog = ''] = message.replace(ANSI, '').split(/\n\s*Call log:/);
+  const [head = '', callLog = ''] = withoutColour(message).split(/\n\s*Call log:/);
   return { head: head.split('\n'), callLog: callLog.split('\n') };
 }
 

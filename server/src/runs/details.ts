@@ -33,14 +33,14 @@ export const PAGE_OTHERS = 200;
 export async function runPageDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'signingSecret'>, run: RunRow, now: Date, all: boolean): Promise<RunPageDetails> {
   const failing = run.failed_count + run.flaky_count;
   const limit = all ? null : failing + PAGE_OTHERS;
-  const [attachments, details, breakdown] = await Promise.all([
+  const [attachments, details, breakdown, previousId] = await Promise.all([
     attachmentsByTest(sql, deps, run.id, now),
     getSummaryDetails(sql, run.id, limit),
     countsByRunnerProject(sql, run.id),
+    previousRun(sql, run),
   ]);
   const tests = details.map((detail) => ({ ...presented(detail), attachments: attachments.get(detail.test_case_id) ?? [] }));
   const total = breakdown.reduce((sum, row) => sum + row.count, 0);
-  const previousId = await previousRun(sql, run);
   const failedNow = tests.filter((test) => test.status === 'failed').map((test) => test.test_case_id);
   const previous = previousId === null ? null : { id: previousId, failed: await failedIn(sql, previousId, failedNow) };
   return { tests, hidden: Math.max(0, total - tests.length), breakdown, previous };
