@@ -11,6 +11,8 @@ const features = [
   'comparisons',
   'agents',
   'retention',
+  // JUnit XML from any test runner, written as a shard of a run.
+  'junit',
   'runs',
   'notifications',
   'artifacts',

@@ -13,7 +13,7 @@ import { createProject } from '../server/src/projects/store.ts';
 import { FileStorage } from '../server/src/storage/blobs.ts';
 import { serveInProcess } from '../test/helpers/app.ts';
 import { throwawayDatabase } from '../test/helpers/database.ts';
-import { freePort, serverProcess, waitForHealth } from '../test/helpers/process.ts';
+import { freePort, httpWorkersOf, serverProcess, waitForHealth } from '../test/helpers/process.ts';
 
 export interface BenchDatabase {
   url: string;
@@ -175,4 +175,33 @@ export function percentile(values: number[], p: number): number {
 
 export function testIdOf(n: number): string {
   return `${n.toString(16).padStart(20, '0')}-${'b'.repeat(20)}`;
+}
+
+/** Peak memory, sampled: the largest sum of every process's resident memory, and each one's own peak (VmHWM). */
+export function watchMemory(primaryPid: number) {
+  let peakSum = 0;
+  const peaks = new Map<number, number>();
+  const residentKb = (pid: number, field: 'VmRSS' | 'VmHWM') => {
+    try {
+      return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      return 0;
+    }
+  };
+  const sample = () => {
+    const pids = [primaryPid, ...httpWorkersOf(primaryPid)];
+    peakSum = Math.max(
+      peakSum,
+      pids.reduce((sum, pid) => sum + residentKb(pid, 'VmRSS'), 0),
+    );
+    for (const pid of pids) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, residentKb(pid, 'VmHWM')));
+  };
+  const timer = setInterval(sample, 200);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return { peakSumMb: peakSum / 1024, peaksMb: [...peaks.values()].map((kb) => kb / 1024) };
+    },
+  };
 }

@@ -7,12 +7,11 @@
 // 500 ms at 2,000), the peak memory of every Proctor process (under 512 MB in all), and Proctor's
 // request rate as a share of the minimal server's (at least 70%).
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, httpWorkersOf } from '../test/helpers/process.ts';
-import { benchDatabase, benchProject, benchServerProcess, percentile } from './lib.ts';
+import { freePort } from '../test/helpers/process.ts';
+import { benchDatabase, benchProject, benchServerProcess, percentile, watchMemory } from './lib.ts';
 import { LOAD_SHAPE, type Offered, offerLoad, SHARDS_PER_RUN, TESTS_PER_SHARD } from './load-shards.ts';
 
 const SIZES = (process.env.BENCH_LOAD_SHARDS ?? '1000,2000').split(',').map(Number);
@@ -26,35 +25,6 @@ const POOL_MAX = Number(process.env.PROCTOR_DB_POOL_MAX ?? 10);
 const ms = (value: number) => `${value.toFixed(0)} ms`;
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 const rate = (offered: Offered) => offered.timings.length / offered.seconds;
-
-/** Peak memory, sampled: the largest sum of every process's resident memory, and each one's own peak (VmHWM). */
-function watchMemory(primaryPid: number) {
-  let peakSum = 0;
-  const peaks = new Map<number, number>();
-  const residentKb = (pid: number, field: 'VmRSS' | 'VmHWM') => {
-    try {
-      return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      return 0;
-    }
-  };
-  const sample = () => {
-    const pids = [primaryPid, ...httpWorkersOf(primaryPid)];
-    peakSum = Math.max(
-      peakSum,
-      pids.reduce((sum, pid) => sum + residentKb(pid, 'VmRSS'), 0),
-    );
-    for (const pid of pids) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, residentKb(pid, 'VmHWM')));
-  };
-  const timer = setInterval(sample, 200);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      sample();
-      return { peakSumMb: peakSum / 1024, peaksMb: [...peaks.values()].map((kb) => kb / 1024) };
-    },
-  };
-}
 
 function printLatency(offered: Offered, target: number | null): void {
   const all = offered.timings.map((t) => t.ms);

@@ -1,11 +1,10 @@
 import * as core from '@actions/core';
 import { agentsRunKey, ciBuildUrl, ciRevision } from '../../reporter/src/ci.ts';
-import { FatalError, ProctorClient, type RunView, TransientError } from './client.ts';
+import { isTerminalState, RunsClient, type RunView, type TriggerBody } from '../../reporter/src/runs/client.ts';
+import { jobSummary, runVerdict } from '../../reporter/src/runs/summary.ts';
+import { triggerWithRetry, waitForRun } from '../../reporter/src/runs/wait.ts';
 import { parseSettings, type Settings } from './settings.ts';
 import { runAgent } from './agent.ts';
-import { jobSummary } from './summary.ts';
-import { isTerminal } from '../../server/src/states.ts';
-import { waitForRun } from './wait.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -20,7 +19,17 @@ export async function run(): Promise<void> {
   }
 }
 
-function triggerBody(settings: Settings): Record<string, unknown> {
+/** What a refusal means to a workflow's author. */
+const REFUSALS: Record<number, string> = {
+  401: 'the API key was refused: check the api-key input (a Proctor key, stored as a secret)',
+  403: 'the API key may not use this project: check api-key and project-id',
+};
+
+function proctorClient(settings: Pick<Settings, 'url' | 'apiKey' | 'projectId'>): RunsClient {
+  return new RunsClient({ url: settings.url, apiKey: settings.apiKey, projectId: settings.projectId, refusals: REFUSALS });
+}
+
+function triggerBody(settings: Settings): TriggerBody {
   return {
     environment: settings.environment,
     ...(settings.branch ? { branch: settings.branch } : {}),
@@ -33,19 +42,6 @@ function triggerBody(settings: Settings): Record<string, unknown> {
     send_notifications: settings.sendNotifications,
     ...(process.env.GITHUB_ACTOR ? { scm_actor: process.env.GITHUB_ACTOR } : {}),
   };
-}
-
-/** A few tries for the trigger: a transient failure before the run exists is worth waiting out. */
-async function triggerWithRetry(client: ProctorClient, body: Record<string, unknown>): Promise<{ id: number }> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await client.trigger(body);
-    } catch (error) {
-      if (!(error instanceof TransientError) || attempt >= 5) throw error;
-      core.warning(`triggering the run failed (${error.message}); trying again`);
-      await sleep(2000 * attempt);
-    }
-  }
 }
 
 function setOutputs(run: RunView | null, runId: number, state: string): void {
@@ -65,14 +61,15 @@ async function main(): Promise<void> {
   const settings = parseSettings((name) => core.getInput(name), process.env.GITHUB_SHA || null, process.env.GITHUB_WORKSPACE || process.cwd());
   core.setSecret(settings.apiKey);
   for (const { value } of settings.envOverrides) if (value) core.setSecret(value);
-  const client = new ProctorClient(settings);
-  if (settings.mode === 'agent') return serveAsAgent(client, settings);
+  const api = proctorClient(settings);
+  if (settings.mode === 'agent') return serveAsAgent(api, settings);
 
-  const { id } = await triggerWithRetry(client, triggerBody(settings));
+  // About 20 s: five tries, as a step's log can show them.
+  const { id } = await triggerWithRetry(api, triggerBody(settings), { now: Date.now, sleep, warn: core.warning }, 20_000);
   core.saveState('run-id', String(id));
   core.saveState('url', settings.url);
   core.saveState('project-id', settings.projectId ?? '');
-  const first = await client.read(id).catch(() => null);
+  const first = await api.read(id).catch(() => null);
   core.info(`Proctor run #${id} on ${settings.environment}: ${first?.testRun.summary_url ?? `${settings.url}/api/test-runs/${id}`}`);
 
   if (!settings.wait) {
@@ -81,11 +78,11 @@ async function main(): Promise<void> {
     return;
   }
   const result = await waitForRun(
-    { read: () => client.read(id), now: Date.now, sleep, log: core.info, warn: core.warning },
+    { read: () => api.read(id), now: Date.now, sleep, log: core.info, warn: core.warning },
     { timeoutMs: settings.timeoutMs, pollMs: settings.pollMs, maxBackoffMs: 60_000 },
   );
   core.saveState('finished', 'true');
-  if (result.kind === 'timeout') return timedOut(client, id, settings, result.last);
+  if (result.kind === 'timeout') return timedOut(api, id, settings, result.last);
   finishWith(result.run, settings);
 }
 
@@ -94,7 +91,7 @@ async function main(): Promise<void> {
  * (other agents may hold its last units) and reports it as the trigger mode does. The run is the
  * agents' to end: a cancelled job leaves it to them.
  */
-async function serveAsAgent(client: ProctorClient, settings: Settings): Promise<void> {
+async function serveAsAgent(client: RunsClient, settings: Settings): Promise<void> {
   core.saveState('finished', 'true');
   const runKey = agentsRunKey(process.env);
   if (!runKey) throw new Error('mode agent runs in a GitHub Actions workflow run: no GITHUB_RUN_ID');
@@ -120,7 +117,7 @@ async function serveAsAgent(client: ProctorClient, settings: Settings): Promise<
   finishWith(result.run, settings);
 }
 
-async function timedOut(client: ProctorClient, id: number, settings: Settings, last: RunView | null): Promise<void> {
+async function timedOut(client: RunsClient, id: number, settings: Settings, last: RunView | null): Promise<void> {
   const minutes = settings.timeoutMs / 60_000;
   try {
     await client.cancel(id, `timed out after ${minutes} min waiting in GitHub Actions`);
@@ -137,14 +134,9 @@ function finishWith(run: RunView, settings: Settings): void {
   const t = run.testRun;
   setOutputs(run, t.id, t.state);
   void core.summary.addRaw(jobSummary(run, null)).write();
-  const counts = `${t.success_count} passed, ${t.failed_count} failed, ${t.flaky_count} flaky, ${t.skipped_count} skipped`;
-  if (t.state !== 'passed') {
-    core.setFailed(`Proctor run #${t.id} ${t.state}: ${counts}${t.error_reason ? ` (${t.error_reason.split('\n')[0]})` : ''}. ${t.summary_url}`);
-  } else if (settings.failOnFlaky && t.flaky_count > 0) {
-    core.setFailed(`Proctor run #${t.id} passed with ${t.flaky_count} flaky test(s), and fail-on-flaky is set. ${t.summary_url}`);
-  } else {
-    core.info(`Proctor run #${t.id} passed: ${counts}`);
-  }
+  const verdict = runVerdict(run, settings.failOnFlaky);
+  if (verdict.exitCode === 0) core.info(verdict.message);
+  else core.setFailed(verdict.message);
 }
 
 /** After the job: a run still waited on (the workflow was cancelled) is cancelled; a failure here only warns. */
@@ -154,12 +146,12 @@ async function post(): Promise<void> {
   try {
     const apiKey = core.getInput('api-key');
     core.setSecret(apiKey);
-    const client = new ProctorClient({ url: core.getState('url'), apiKey, projectId: core.getState('project-id') || null });
-    const run = await client.read(runId);
-    if (isTerminal(run.testRun.state)) return;
-    await client.cancel(runId, 'the GitHub Actions workflow was cancelled');
+    const api = proctorClient({ url: core.getState('url'), apiKey, projectId: core.getState('project-id') || null });
+    const run = await api.read(runId);
+    if (isTerminalState(run.testRun.state)) return;
+    await api.cancel(runId, 'the GitHub Actions workflow was cancelled');
     core.info(`Proctor run #${runId} cancelled, as its workflow was`);
   } catch (error) {
-    core.warning(`could not cancel Proctor run #${runId}: ${error instanceof FatalError || error instanceof Error ? error.message : String(error)}`);
+    core.warning(`could not cancel Proctor run #${runId}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

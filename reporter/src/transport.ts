@@ -275,6 +275,28 @@ export async function putSigned(
   );
 }
 
+/**
+ * POSTs a body streamed from `open` afresh on every attempt (files too large to hold), with the
+ * key, retried as `withRetries` says; its JSON answer. The request must be idempotent.
+ */
+export async function postStream<T>(options: TransportOptions, path: string, contentType: string, open: () => NodeJS.ReadableStream, size: number): Promise<T> {
+  const headers = { ...headersOf(options), 'content-type': contentType, 'content-length': String(size) };
+  const reply = await withRetries(options, path.split('?')[0] as string, (connectMs) =>
+    request(
+      'POST',
+      `${options.url}${path}`,
+      headers,
+      (outgoing) => {
+        const body = open();
+        body.on('error', (error) => outgoing.destroy(new UnreadableBodyError((error as NodeJS.ErrnoException).code ?? (error as Error).message)));
+        body.pipe(outgoing);
+      },
+      connectMs,
+    ),
+  );
+  return (reply.text ? JSON.parse(reply.text) : null) as T;
+}
+
 /** POSTs nothing to a signed URL (a confirmation), retried as `withRetries` says. */
 export async function postSigned(options: RetryOptions, url: string): Promise<void> {
   await withRetries(options, new URL(url).pathname, (connectMs) => request('POST', url, { 'content-length': '0' }, (outgoing) => outgoing.end(), connectMs));

@@ -222,3 +222,14 @@ export function errorMessageOf(text: string): string | null {
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' ? message : null;
 }
+
+/** `POST /api/test-runs/junit` (multipart/form-data, a part per JUnit XML file): its answer. */
+export interface JunitUploadAnswer {
+  data: {
+    test_run: { id: number; state: string; summary_url: string };
+    files: { name: string; testcases: number }[];
+    counts: { tests: number; passed: number; failed: number; flaky: number; skipped: number; failed_snoozed: number };
+    /** The first 100 failed tests of the upload. */
+    failed_tests: { test_case_id: string; title: string; file_path: string; snoozed: boolean }[];
+  };
+}

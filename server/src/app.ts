@@ -15,6 +15,7 @@ import { artifactRoutes, traceViewerRoutes } from './artifacts/index.ts';
 import { snoozeRoutes } from './snoozes/routes.ts';
 import { testCaseRoutes } from './testcases/routes.ts';
 import { runPageRoutes } from './runs/page-routes.ts';
+import { junitRoutes } from './junit/routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
 import { failureGroupRoutes } from './failuregroups/routes.ts';
@@ -50,6 +51,7 @@ export function createApp(input: AppInput) {
   artifactRoutes(ctx, deps);
   traceViewerRoutes(ctx);
   testCaseRoutes(ctx, deps);
+  junitRoutes(ctx, deps);
   runRoutes(ctx, deps);
   runPageRoutes(ctx, deps);
   comparisonRoutes(ctx, deps);

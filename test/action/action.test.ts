@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FatalError, type RunView, TransientError } from '../../action/src/client.ts';
+import { FatalError, type RunView, TransientError } from '../../reporter/src/runs/client.ts';
 import { parseSettings, SettingsError } from '../../action/src/settings.ts';
-import { waitForRun } from '../../action/src/wait.ts';
+import { waitForRun } from '../../reporter/src/runs/wait.ts';
 
 function view(state: string, done = 0): RunView {
   return {
@@ -56,7 +56,7 @@ describe('the wait loop', () => {
       {
         read: async () => {
           reads++;
-          if (reads >= 2 && reads <= 5) throw new TransientError('HTTP 503: unavailable');
+          if (reads >= 2 && reads <= 5) throw new TransientError('HTTP 503: unavailable', false);
           return view(reads > 6 ? 'passed' : 'running');
         },
         ...time,

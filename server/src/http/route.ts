@@ -17,6 +17,8 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
   params?: P;
   query?: Q;
   body?: B;
+  /** A body that is not JSON (the handler reads `req` itself), as the OpenAPI description documents it. */
+  consumes?: { contentType: string; description: string };
   /** The documented success body; omit for non-JSON answers, then give `produces`. */
   response?: z.ZodType;
   produces?: string;
@@ -157,6 +159,15 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.query ? { query: spec.query } : {}),
       ...(spec.body ? { body: { content: { 'application/json': { schema: spec.body } }, required: true } } : {}),
+      ...(spec.consumes
+        ? {
+            body: {
+              description: spec.consumes.description,
+              content: { [spec.consumes.contentType]: { schema: { type: 'object', additionalProperties: { type: 'string', format: 'binary' } } } },
+              required: true,
+            },
+          }
+        : {}),
     },
     responses: {
       [status]: spec.response

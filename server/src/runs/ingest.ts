@@ -64,7 +64,12 @@ async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard
   return { result: undefined, last: written };
 }
 
-async function listRunTests(sql: Tx, projectId: number, runId: number, body: ShardBegin): Promise<void> {
+/** Tests a shard runs, listed in the run and the inventory as they come (an upload lists them with their results). */
+export async function listShardTests(sql: Tx, projectId: number, runId: number, tests: ShardBegin['tests'], commit: string | null, now: Date): Promise<void> {
+  await Promise.all([upsertTestCases(sql, projectId, tests, commit, now), listRunTests(sql, projectId, runId, { tests })]);
+}
+
+async function listRunTests(sql: Tx, projectId: number, runId: number, body: Pick<ShardBegin, 'tests'>): Promise<void> {
   if (body.tests.length === 0) return;
   const rows = body.tests.map((t) => ({ id: t.id, title: t.title, file_path: t.file_path, runner_project: t.runner_project }));
   await sql`
@@ -83,7 +88,7 @@ export function endShard(sql: Sql, ...input: ShardEndInput): Promise<void> {
   return retryingConflicts(() => sql.begin((tx) => recordShardEnd(tx, ...input)));
 }
 
-async function recordShardEnd(sql: Tx, ...[projectId, runId, shard, end, now]: ShardEndInput): Promise<void> {
+export async function recordShardEnd(sql: Tx, ...[projectId, runId, shard, end, now]: ShardEndInput): Promise<void> {
   await lockOpenRun(sql, projectId, runId);
   await sql`
     insert into test_run_shards (test_run_id, shard, status, errors, started_at, ended_at)

@@ -119,6 +119,27 @@ export async function recordResultBatch(
   return retryingConflicts(() => sql.begin((tx) => insertResults(tx, projectId, runId, shard, attempts, now)));
 }
 
+/**
+ * A batch of new attempts inside a transaction the caller holds (an upload's): COPY or the insert,
+ * no retry. A COPY that meets a stored attempt fails the transaction.
+ */
+export async function writeResults(
+  sql: Tx,
+  projectId: number,
+  runId: number,
+  shard: number,
+  attempts: Attempt[],
+  now: Date,
+  write: ResultWrite,
+): Promise<void> {
+  if (write === 'insert') {
+    await insertResults(sql, projectId, runId, shard, attempts, now);
+    return;
+  }
+  const work = await copyResults(sql, projectId, runId, shard, attempts, now);
+  await work.last;
+}
+
 /** COPY's refusal of an attempt that is stored already: a retried batch. */
 export function isStoredAlready(error: unknown): boolean {
   const pgError = error as { code?: string; constraint_name?: string };

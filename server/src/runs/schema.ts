@@ -14,8 +14,9 @@ import {
   type WireAttempt,
 } from '@proctor/reporter/wire';
 
+import { type RunView, TERMINAL_RUN_STATES, type TriggerBody } from '@proctor/reporter/runs';
 import { FAILURE_CATEGORIES } from '../failuregroups/index.ts';
-import { OUTCOMES, RUN_STATES } from '../states.ts';
+import { OUTCOMES, RUN_STATES, TERMINAL_STATES } from '../states.ts';
 
 export { isTerminal, RUN_STATES, type RunState } from '../states.ts';
 
@@ -255,6 +256,19 @@ export const triggerResponse = z.object({
     test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), test_run_branch: z.string().nullable(), created_at: z.string() }),
   }),
 });
+
+/**
+ * The waiters of a triggered run (the Action, `proctor-ci run`) share the reporter's client
+ * (reporter/src/runs/client.ts): what it sends must pass the trigger's schema, what it reads must be
+ * in the run's answer, and a run ends in the states it waits for. A change on either side fails the type check.
+ */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const runClientAgrees: [
+  [TriggerBody] extends [z.input<typeof triggerSchema>] ? true : false,
+  [z.output<typeof runReadResponse>['data']['test_run']] extends [RunView] ? true : false,
+  Same<(typeof TERMINAL_RUN_STATES)[number], (typeof TERMINAL_STATES)[number]>,
+] = [true, true, true];
+void runClientAgrees;
 
 export const cancelSchema = z
   .object({ reason: z.string().max(2000).optional() })

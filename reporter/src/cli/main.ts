@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+// `proctor-ci`: the commands a CI machine runs against a Proctor server, with Node alone (this
+// package has no dependencies and ships built).
+import { runCommand } from './run.ts';
+import { uploadCommand } from './upload.ts';
+
+const USAGE = `usage: proctor-ci <command>
+  run --environment SLUG …            trigger a run of the environment's suite and wait for its end (run --help)
+  upload junit FILE… --environment SLUG   upload JUnit XML from any test runner as a run's shard (upload --help)
+  --help, --version`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  if (command === 'run') return runCommand(args, process.env);
+  if (command === 'upload') {
+    process.exitCode = await uploadCommand(args, process.env);
+    return;
+  }
+  if (command === '--version') {
+    const { createRequire } = await import('node:module');
+    process.stdout.write(`${(createRequire(import.meta.url)('../../package.json') as { version: string }).version}\n`);
+    return;
+  }
+  if (command === '--help' || command === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  process.stderr.write(`proctor-ci: unknown command "${command}"\n${USAGE}\n`);
+  process.exitCode = 2;
+}
+
+await main(process.argv.slice(2));

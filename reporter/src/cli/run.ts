@@ -1,0 +1,165 @@
+import { FatalError, isTerminalState, RunsClient, type RunSummaryDetail, type RunView, TransientError } from '../runs/client.ts';
+import { runVerdict, textSummary } from '../runs/summary.ts';
+import { triggerWithRetry, waitForRun } from '../runs/wait.ts';
+import { EXIT, type ExitCode, UsageError } from './exit.ts';
+import { parseRunSettings, RUN_USAGE, type RunSettings } from './run-settings.ts';
+
+const REFUSALS: Record<number, string> = {
+  401: 'the API key was refused: check PROCTOR_API_KEY (a Proctor key, stored as a CI secret)',
+  403: 'the API key may not use this project: check PROCTOR_API_KEY and PROCTOR_PROJECT_ID',
+};
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const say = (line: string) => process.stderr.write(`proctor: ${line}\n`);
+
+/** The --json document: typed fields a script reads, never the text above it. */
+export interface RunResultJson {
+  exit_code: ExitCode;
+  run_id: number | null;
+  state: string | null;
+  summary_url: string | null;
+  /** Why the command ended as it did when the run's state alone does not say (timeout, signal, unreachable, refusal). */
+  note: string | null;
+  environment: string | null;
+  counts: { total: number; passed: number; failed: number; flaky: number; skipped: number } | null;
+  duration_ms: number | null;
+  error_reason: string | null;
+  failed_tests: ResultTest[];
+  flaky_tests: ResultTest[];
+}
+
+type ResultTest = Pick<RunSummaryDetail, 'test_case_id' | 'title' | 'file_path' | 'runner_project' | 'snoozed' | 'error_message' | 'failure_group_id'> & {
+  failure_group_title: string | null;
+};
+
+function resultTests(run: RunView, status: string): ResultTest[] {
+  return run.flattenedSummaryDetails
+    .filter((d) => d.status === status)
+    .map((d) => ({
+      test_case_id: d.test_case_id,
+      title: d.title,
+      file_path: d.file_path,
+      runner_project: d.runner_project,
+      snoozed: d.snoozed,
+      error_message: d.error_message,
+      failure_group_id: d.failure_group_id,
+      failure_group_title: d.failure_group_title ?? null,
+    }));
+}
+
+function resultJson(exitCode: ExitCode, run: RunView | null, runId: number | null, note: string | null): RunResultJson {
+  const t = run?.testRun;
+  return {
+    exit_code: exitCode,
+    run_id: runId,
+    state: t?.state ?? null,
+    summary_url: t?.summary_url ?? null,
+    note,
+    environment: t?.environment_name ?? null,
+    counts: t ? { total: t.total_count, passed: t.success_count, failed: t.failed_count, flaky: t.flaky_count, skipped: t.skipped_count } : null,
+    duration_ms: t?.duration ?? null,
+    error_reason: t?.error_reason ?? null,
+    failed_tests: run ? resultTests(run, 'failed') : [],
+    flaky_tests: run ? resultTests(run, 'flaky') : [],
+  };
+}
+
+/**
+ * Prints how the command ended (the summary, or the JSON document) and exits with its code once
+ * stdout has taken it all (a pipe may be asynchronous). Never settles: nothing runs after it.
+ */
+function finish(settings: RunSettings | null, exitCode: ExitCode, run: RunView | null, runId: number | null, note: string | null): Promise<never> {
+  if (note && !settings?.json) say(note);
+  const text = settings?.json ? JSON.stringify(resultJson(exitCode, run, runId, note), null, 2) : run ? textSummary(run) : '';
+  process.stdout.write(text ? `${text}\n` : '', () => process.exit(exitCode));
+  return new Promise<never>(() => {});
+}
+
+/** An error before or around the run: what it means for the exit code. */
+function failure(error: unknown): { code: ExitCode; note: string } {
+  if (error instanceof TransientError) return { code: error.unreachable ? EXIT.unreachable : EXIT.error, note: error.message };
+  if (error instanceof FatalError) return { code: EXIT.error, note: error.message };
+  return { code: EXIT.error, note: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * A run cancelled on the command's behalf (a signal, the timeout), read back for its summary.
+ * A server that does not answer leaves the run to its own end.
+ */
+async function cancelRun(client: RunsClient, runId: number, reason: string): Promise<RunView | null> {
+  try {
+    await client.cancel(runId, reason);
+  } catch (error) {
+    say(`cancelling run #${runId} failed: ${(error as Error).message}`);
+  }
+  return client.read(runId).catch(() => null);
+}
+
+export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promise<never> {
+  if (args.includes('--help')) {
+    process.stdout.write(`${RUN_USAGE}\n`);
+    process.exit(0);
+  }
+  let settings: RunSettings;
+  try {
+    settings = parseRunSettings(args, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    say(error.message);
+    process.stderr.write(`${RUN_USAGE}\n`);
+    return finish(null, EXIT.error, null, null, null);
+  }
+  const client = new RunsClient({ url: settings.url, apiKey: settings.apiKey, projectId: settings.projectId, refusals: REFUSALS });
+
+  // CI's cancel button: the run is cancelled with the job, as soon as its id is known.
+  let runId: number | null = null;
+  let stopping: string | null = null;
+  const stop = (signal: NodeJS.Signals) => {
+    // A second signal: the person (or CI) will not wait for the cancel.
+    if (stopping) process.exit(EXIT.error);
+    stopping = `the CI job was cancelled (${signal})`;
+    if (runId !== null) void cancelOnSignal(client, settings, runId, stopping);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+
+  try {
+    ({ id: runId } = await triggerWithRetry(client, settings.body, { now: Date.now, sleep, warn: say }, settings.connectBudgetMs));
+  } catch (error) {
+    const { code, note } = failure(error);
+    return finish(settings, code, null, null, note);
+  }
+  if (stopping) return cancelOnSignal(client, settings, runId, stopping);
+  const first = await client.read(runId).catch(() => null);
+  say(`run #${runId} on ${settings.body.environment}: ${first?.testRun.summary_url ?? `${settings.url}/api/test-runs/${runId}`}`);
+  return awaitEnd(client, settings, runId);
+}
+
+async function cancelOnSignal(client: RunsClient, settings: RunSettings, runId: number, reason: string): Promise<never> {
+  say(`${reason}: cancelling run #${runId}`);
+  const run = await cancelRun(client, runId, reason);
+  return finish(settings, EXIT.error, run, runId, `${reason}: the run was cancelled`);
+}
+
+async function awaitEnd(client: RunsClient, settings: RunSettings, runId: number): Promise<never> {
+  const id = runId;
+  let result;
+  try {
+    result = await waitForRun(
+      { read: () => client.read(id), now: Date.now, sleep, log: say, warn: say },
+      { timeoutMs: settings.timeoutMs, pollMs: settings.pollMs, maxBackoffMs: 60_000 },
+    );
+  } catch (error) {
+    const { code, note } = failure(error);
+    return finish(settings, code, null, id, note);
+  }
+  if (result.kind === 'timeout') {
+    const minutes = settings.timeoutMs / 60_000;
+    const run = await cancelRun(client, id, `timed out after ${minutes} min waiting in CI`);
+    const ended = run && isTerminalState(run.testRun.state) ? ' and was cancelled' : '';
+    const code = result.unreachable && !run ? EXIT.unreachable : EXIT.error;
+    return finish(settings, code, run ?? result.last, id, `The run did not end within ${minutes} min${ended}.`);
+  }
+  const verdict = runVerdict(result.run, settings.failOnFlaky);
+  return finish(settings, verdict.exitCode, result.run, id, verdict.exitCode === 1 && result.run.testRun.state === 'passed' ? verdict.message : null);
+}

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../ci.ts';
+import { ApiError, ConnectBudget, postStream, type TransportOptions } from '../transport.ts';
+import type { JunitUploadAnswer } from '../wire.ts';
+import { multipartFiles } from './multipart.ts';
+import { EXIT, type ExitCode, UsageError } from './exit.ts';
+
+export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environment SLUG [--run-key K] [--shard I/N] [--forgive-snoozed] [--json]
+  Uploads JUnit XML files written by any test runner (Vitest, Jest with jest-junit, pytest, Maven,
+  Gradle, Go, Node's test runner, Playwright's junit reporter...) as one shard of a run of the
+  environment: history, flaky scores, quarantine, failure groups and notifications follow.
+  Uploads of one CI build (its shards, each with --shard I/N) join one run; --run-key names it
+  outside CI. Exit code: 0 no failure (or, with --forgive-snoozed, every failure snoozed), 1 failed
+  tests, 2 refused (a broken file, a wrong key), 3 Proctor could not be reached.
+  From the environment: PROCTOR_URL, PROCTOR_API_KEY, PROCTOR_PROJECT_ID (a personal key),
+  PROCTOR_CONNECT_BUDGET_S (default 30).`;
+
+interface UploadSettings {
+  transport: TransportOptions;
+  files: string[];
+  query: URLSearchParams;
+  forgiveSnoozed: boolean;
+  json: boolean;
+}
+
+function shardOf(raw: string | undefined): { shard: number; total: number } {
+  if (raw === undefined) return { shard: 1, total: 1 };
+  const match = /^([1-9]\d{0,3})\/([1-9]\d{0,3})$/.exec(raw);
+  if (!match || Number(match[1]) > Number(match[2])) throw new UsageError(`--shard must be I/N with 1 <= I <= N, not "${raw}"`);
+  return { shard: Number(match[1]), total: Number(match[2]) };
+}
+
+function filesOf(paths: string[]): string[] {
+  if (paths.length === 0) throw new UsageError('name at least one JUnit XML file');
+  for (const file of paths) {
+    if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`${file} is not a file`);
+  }
+  return paths;
+}
+
+function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSettings {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        environment: { type: 'string' },
+        'run-key': { type: 'string' },
+        shard: { type: 'string' },
+        'forgive-snoozed': { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals[0] !== 'junit') throw new UsageError('the format comes first: upload junit FILE...');
+  if (!values.environment) throw new UsageError("--environment is required (the environment's slug)");
+  const url = env.PROCTOR_URL?.trim().replace(/\/+$/, '');
+  const apiKey = env.PROCTOR_API_KEY?.trim();
+  if (!url || !apiKey) throw new UsageError('PROCTOR_URL and PROCTOR_API_KEY name the Proctor server and its key (a CI secret)');
+  const budgetS = Number(env.PROCTOR_CONNECT_BUDGET_S ?? 30);
+  if (!(budgetS > 0)) throw new UsageError('PROCTOR_CONNECT_BUDGET_S must be a positive number of seconds');
+  const { shard, total } = shardOf(values.shard);
+  const build = ciRunKey(env);
+  // The build's uploads share a run of their own, apart from a Playwright reporter's in the same build.
+  const runKey = values['run-key'] ?? (build ? `junit-${build}` : `junit-${randomUUID()}`);
+  const { branch, commit } = ciRevision(env);
+  const pullRequest = ciPullRequest(env);
+  const query = new URLSearchParams({ environment: values.environment, run_key: runKey, shard: String(shard), total_shards: String(total) });
+  for (const [name, value] of Object.entries({ branch, commit, build_url: ciBuildUrl(env), pull_request: pullRequest === null ? null : String(pullRequest) })) {
+    if (value) query.set(name, value);
+  }
+  // The tests have run: from the first failed connection, the budget counts.
+  const budget = new ConnectBudget(budgetS * 1000);
+  budget.testsEnded();
+  return {
+    // A few attempts over about half a minute: the upload is idempotent (the same key and shard answer what was stored).
+    transport: { url, apiKey, projectId: env.PROCTOR_PROJECT_ID?.trim() || null, maxAttempts: 6, maxBackoffMs: 8000, budget },
+    files: filesOf(positionals.slice(1)),
+    query,
+    forgiveSnoozed: Boolean(values['forgive-snoozed']),
+    json: Boolean(values.json),
+  };
+}
+
+function summary(answer: JunitUploadAnswer['data'], exitCode: ExitCode, forgiven: boolean): string {
+  const c = answer.counts;
+  const testcases = answer.files.reduce((sum, file) => sum + file.testcases, 0);
+  const lines = [
+    `Proctor run #${answer.test_run.id}: ${answer.files.length} file(s), ${testcases} testcase(s) uploaded; ${c.tests} tests: ${c.passed} passed, ${c.failed} failed${c.failed_snoozed ? ` (${c.failed_snoozed} snoozed)` : ''}, ${c.flaky} flaky, ${c.skipped} skipped`,
+  ];
+  for (const test of answer.failed_tests) lines.push(`  ✗ ${test.title} ${test.file_path}${test.snoozed ? ' [snoozed]' : ''}`);
+  if (c.failed > answer.failed_tests.length) lines.push(`  … and ${c.failed - answer.failed_tests.length} more`);
+  if (forgiven) lines.push('Every failure is snoozed: --forgive-snoozed passes the job.');
+  lines.push(answer.test_run.summary_url);
+  if (exitCode !== EXIT.passed) lines.push(`exit ${exitCode}`);
+  return lines.join('\n');
+}
+
+/** Exit code 3 for a server that could not be reached, 2 for a refusal. */
+function failureCode(error: unknown): ExitCode {
+  return error instanceof ApiError && error.status === null ? EXIT.unreachable : EXIT.error;
+}
+
+export async function uploadCommand(args: string[], env: NodeJS.ProcessEnv): Promise<ExitCode> {
+  if (args.includes('--help')) {
+    process.stdout.write(`${UPLOAD_USAGE}\n`);
+    return EXIT.passed;
+  }
+  let settings: UploadSettings;
+  try {
+    settings = parseUploadSettings(args, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`proctor: ${error.message}\n${UPLOAD_USAGE}\n`);
+    return EXIT.error;
+  }
+  const body = multipartFiles(settings.files);
+  let answer: JunitUploadAnswer;
+  try {
+    answer = await postStream<JunitUploadAnswer>(settings.transport, `/api/test-runs/junit?${settings.query}`, body.contentType, () => body.open(), body.size);
+  } catch (error) {
+    const code = failureCode(error);
+    const message = (error as Error).message;
+    if (settings.json) process.stdout.write(`${JSON.stringify({ exit_code: code, error: message }, null, 2)}\n`);
+    process.stderr.write(`proctor: the upload failed: ${message}\n`);
+    return code;
+  }
+  const { counts } = answer.data;
+  const unforgiven = counts.failed - (settings.forgiveSnoozed ? counts.failed_snoozed : 0);
+  const exitCode = unforgiven > 0 ? EXIT.failed : EXIT.passed;
+  const forgiven = settings.forgiveSnoozed && counts.failed > 0 && unforgiven === 0;
+  process.stdout.write(
+    settings.json ? `${JSON.stringify({ exit_code: exitCode, ...answer.data }, null, 2)}\n` : `${summary(answer.data, exitCode, forgiven)}\n`,
+  );
+  return exitCode;
+}

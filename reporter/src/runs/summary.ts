@@ -1,0 +1,110 @@
+import type { RunSummaryDetail, RunView } from './client.ts';
+
+const ICONS: Record<string, string> = { passed: '✅', failed: '❌', error: '⚠️', cancelled: '⏹️' };
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function firstLine(text: string | null): string {
+  return (
+    (text ?? '')
+      .split('\n')
+      .find((line) => line.trim())
+      ?.trim()
+      .slice(0, 200) ?? ''
+  );
+}
+
+/** GitHub's job summary (Markdown): the outcome, a table of counts, the failing tests with their failure groups, the link. */
+export function jobSummary(run: RunView, note: string | null): string {
+  const t = run.testRun;
+  const lines = [
+    `## ${ICONS[t.state] ?? ''} Proctor run #${t.id}: ${t.state} on ${cell(t.environment_name)}`,
+    '',
+    ...(note ? [note, ''] : []),
+    '| Total | Passed | Failed | Flaky | Skipped | Duration |',
+    '|---:|---:|---:|---:|---:|---:|',
+    `| ${t.total_count} | ${t.success_count} | ${t.failed_count} | ${t.flaky_count} | ${t.skipped_count} | ${t.duration === null ? '–' : `${(t.duration / 1000).toFixed(1)} s`} |`,
+    '',
+  ];
+  if (t.error_reason) lines.push('```', t.error_reason.slice(0, 2000), '```', '');
+  const failing = failingTests(run);
+  if (failing.length > 0) {
+    lines.push('### Failing tests', '', '| Test | Project | Error | Failure group |', '|---|---|---|---|');
+    for (const d of failing.slice(0, 100)) {
+      const snoozed = d.snoozed ? ' (snoozed)' : '';
+      lines.push(
+        `| ${cell(d.title)}${snoozed}<br>\`${cell(d.file_path)}\` | ${cell(d.runner_project)} | ${cell(firstLine(d.error_message))} | ${d.failure_group_title ? cell(d.failure_group_title) : d.failure_group_id ? `\`${d.failure_group_id}\`` : ''} |`,
+      );
+    }
+    if (failing.length > 100) lines.push(`| … and ${failing.length - 100} more | | | |`);
+    lines.push('');
+  }
+  const flaky = flakyLine(run);
+  if (flaky) lines.push(flaky, '');
+  lines.push(`[Open the run's page](${t.summary_url})`, '');
+  return lines.join('\n');
+}
+
+function failingTests(run: RunView): RunSummaryDetail[] {
+  return run.flattenedSummaryDetails.filter((d) => d.status === 'failed');
+}
+
+function flakyLine(run: RunView): string | null {
+  const flaky = run.flattenedSummaryDetails.filter((d) => d.status === 'flaky');
+  if (flaky.length === 0) return null;
+  return `Flaky: ${flaky
+    .map((d) => `${d.title} (${d.runner_project})`)
+    .slice(0, 20)
+    .join(', ')}${flaky.length > 20 ? ` and ${flaky.length - 20} more` : ''}`;
+}
+
+function counts(run: RunView): string {
+  const t = run.testRun;
+  return `${t.success_count} passed, ${t.failed_count} failed, ${t.flaky_count} flaky, ${t.skipped_count} skipped`;
+}
+
+/** The summary a terminal shows: the outcome, the failing tests with their failure groups, the flaky ones, the link. */
+export function textSummary(run: RunView): string {
+  const t = run.testRun;
+  const duration = t.duration === null ? '' : ` in ${(t.duration / 1000).toFixed(1)} s`;
+  const lines = [`Proctor run #${t.id} ${t.state} on ${t.environment_name}: ${t.total_count} tests, ${counts(run)}${duration}`];
+  if (t.error_reason)
+    lines.push(
+      ...t.error_reason
+        .slice(0, 2000)
+        .split('\n')
+        .map((line) => `  ${line}`),
+    );
+  const failing = failingTests(run);
+  if (failing.length > 0) lines.push('', 'Failing tests:');
+  for (const d of failing.slice(0, 100)) {
+    lines.push(`  ✗ ${d.title} (${d.runner_project}) ${d.file_path}${d.snoozed ? ' [snoozed]' : ''}`);
+    const group = d.failure_group_title ?? d.failure_group_id;
+    if (group) lines.push(`      failure group: ${group}`);
+    const error = firstLine(d.error_message);
+    if (error) lines.push(`      ${error}`);
+  }
+  if (failing.length > 100) lines.push(`  … and ${failing.length - 100} more`);
+  const flaky = flakyLine(run);
+  if (flaky) lines.push('', flaky);
+  lines.push('', t.summary_url);
+  return lines.join('\n');
+}
+
+/** How a waiter ends on a run that ended: exit code 0 passed, 1 failed (or flaky with failOnFlaky), 2 error or cancelled. */
+export interface Verdict {
+  exitCode: 0 | 1 | 2;
+  message: string;
+}
+
+export function runVerdict(run: RunView, failOnFlaky: boolean): Verdict {
+  const t = run.testRun;
+  if (t.state === 'passed' && failOnFlaky && t.flaky_count > 0) {
+    return { exitCode: 1, message: `Proctor run #${t.id} passed with ${t.flaky_count} flaky test(s), and fail-on-flaky is set. ${t.summary_url}` };
+  }
+  if (t.state === 'passed') return { exitCode: 0, message: `Proctor run #${t.id} passed: ${counts(run)}` };
+  const reason = t.error_reason ? ` (${t.error_reason.split('\n')[0]})` : '';
+  return { exitCode: t.state === 'failed' ? 1 : 2, message: `Proctor run #${t.id} ${t.state}: ${counts(run)}${reason}. ${t.summary_url}` };
+}

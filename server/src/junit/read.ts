@@ -1,0 +1,244 @@
+import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import { InvalidInputError } from '../errors.ts';
+import { JUNIT_LIMITS } from './schema.ts';
+
+// JUnit XML as the runners write it, read as a stream: one testcase at a time, whatever the file's
+// size. The format has no single standard; this reads the common core (Ant's and Surefire's
+// `testsuites`/`testsuite`/`testcase` with `failure`, `error`, `skipped`, `system-out`,
+// `system-err` and `properties`) and Surefire's retries (`rerunFailure`, `rerunError`,
+// `flakyFailure`, `flakyError`), which Playwright's `junit` reporter also writes.
+
+/** A failed attempt as a testcase records it. */
+export interface JunitFailure {
+  element: 'failure' | 'error' | 'rerunFailure' | 'rerunError' | 'flakyFailure' | 'flakyError';
+  type: string | null;
+  message: string | null;
+  /** The element's text, or its `stackTrace` child's (Surefire's retries): usually the stack. */
+  text: string;
+  /** Seconds, where the element says (Surefire's retries). */
+  time: number | null;
+}
+
+export interface JunitCase {
+  /** The names of the testsuites around the testcase, outermost first. */
+  suites: string[];
+  /** `file` of the testcase, else of its testsuite (Vitest, pytest's xunit1, Node's runner). */
+  file: string | null;
+  classname: string;
+  name: string;
+  line: number | null;
+  time: number | null;
+  /** The testsuite's `timestamp`. */
+  timestamp: string | null;
+  skipped: { message: string | null } | null;
+  /** The failure or error of the testcase's own run. */
+  failure: JunitFailure | null;
+  /** Its other runs, in the file's order: reruns that failed again, or failures before a pass. */
+  retries: JunitFailure[];
+  properties: { name: string; value: string }[];
+  systemOut: string;
+  systemErr: string;
+  /** Where the testcase starts in its file: for error messages. */
+  atLine: number;
+}
+
+/** A file that is not JUnit XML, or is broken: its name, the line, and what is wrong (a 400). */
+export class JunitFileError extends InvalidInputError {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly problem: string,
+  ) {
+    super(`${file}:${line}: ${problem}`);
+  }
+}
+
+const RETRY_ELEMENTS = new Set(['rerunFailure', 'rerunError', 'flakyFailure', 'flakyError']);
+
+/** Text kept up to a bound: the head of an error (its message and first frames), the tail of output. */
+class BoundedText {
+  private text = '';
+  constructor(
+    private readonly max: number,
+    private readonly keep: 'head' | 'tail',
+  ) {}
+  add(more: string): void {
+    if (this.keep === 'head') {
+      if (this.text.length < this.max) this.text += more.slice(0, this.max - this.text.length);
+      return;
+    }
+    this.text += more;
+    if (this.text.length > this.max * 2) this.text = this.text.slice(-this.max);
+  }
+  value(): string {
+    return this.keep === 'tail' ? this.text.slice(-this.max) : this.text;
+  }
+}
+
+function seconds(raw: string | undefined): number | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const value = Number(raw.replace(/,/g, ''));
+  return Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+function lineNumber(raw: string | undefined): number | null {
+  return raw && /^\d{1,9}$/.test(raw) ? Number(raw) : null;
+}
+
+interface OpenCase {
+  value: JunitCase;
+  out: BoundedText;
+  err: BoundedText;
+}
+
+interface OpenFailure {
+  value: JunitFailure;
+  text: BoundedText;
+}
+
+/**
+ * Reads one file's chunks (text, in order) and hands each testcase to `onCase` as its element
+ * closes. Throws `JunitFileError` for broken XML and for a root that is not JUnit's.
+ */
+export class JunitReader {
+  private readonly parser: SaxesParser;
+  private readonly suites: { name: string; file: string | null; timestamp: string | null }[] = [];
+  /** What the text being read belongs to: the element names open inside the current testcase. */
+  private readonly inside: string[] = [];
+  private current: OpenCase | null = null;
+  private failure: OpenFailure | null = null;
+  private sawRoot = false;
+  cases = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly onCase: (testcase: JunitCase) => void,
+  ) {
+    this.parser = new SaxesParser({ position: true });
+    this.parser.on('opentag', (tag) => this.open(tag as SaxesTagPlain));
+    this.parser.on('closetag', (tag) => this.close(tag as SaxesTagPlain));
+    this.parser.on('text', (text) => this.text(text));
+    this.parser.on('cdata', (text) => this.text(text));
+  }
+
+  /** The line the reader has reached. */
+  get line(): number {
+    return this.parser.line;
+  }
+
+  write(chunk: string): void {
+    this.guard(() => this.parser.write(chunk));
+  }
+
+  end(): void {
+    if (!this.sawRoot) throw new JunitFileError(this.file, this.parser.line, 'holds no element: JUnit XML has a <testsuites> or <testsuite> element');
+    this.guard(() => this.parser.close());
+  }
+
+  private guard(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      if (error instanceof JunitFileError) throw error;
+      const message = (error as Error).message.replace(/^(?:[^:]*:)?\d+:\d+: /, '');
+      throw new JunitFileError(this.file, this.parser.line, `is not well-formed XML: ${message}`);
+    }
+  }
+
+  private fail(problem: string): never {
+    throw new JunitFileError(this.file, this.parser.line, problem);
+  }
+
+  private open(tag: SaxesTagPlain): void {
+    const a = tag.attributes;
+    if (!this.sawRoot) {
+      if (tag.name !== 'testsuites' && tag.name !== 'testsuite') {
+        this.fail(`is not JUnit XML: its root element is <${tag.name}>, where JUnit XML has <testsuites> or <testsuite>`);
+      }
+      this.sawRoot = true;
+    }
+    if (this.current) return this.openInCase(tag);
+    if (tag.name === 'testsuite') {
+      const outer = this.suites.at(-1);
+      this.suites.push({ name: a.name ?? '', file: a.file ?? outer?.file ?? null, timestamp: a.timestamp ?? outer?.timestamp ?? null });
+    } else if (tag.name === 'testcase') {
+      const suite = this.suites.at(-1);
+      this.current = {
+        value: {
+          suites: this.suites.map((s) => s.name).filter(Boolean),
+          file: a.file ?? suite?.file ?? null,
+          // jest-junit's defaults start names with a space.
+          classname: (a.classname ?? '').trim(),
+          name: (a.name ?? '').trim(),
+          line: lineNumber(a.line),
+          time: seconds(a.time),
+          timestamp: suite?.timestamp ?? null,
+          skipped: null,
+          failure: null,
+          retries: [],
+          properties: [],
+          systemOut: '',
+          systemErr: '',
+          atLine: this.parser.line,
+        },
+        out: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
+        err: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
+      };
+      if (!this.current.value.name) this.fail('a <testcase> has no name');
+    }
+  }
+
+  private openInCase(tag: SaxesTagPlain): void {
+    const testcase = (this.current as OpenCase).value;
+    const a = tag.attributes;
+    this.inside.push(tag.name);
+    if (tag.name === 'failure' || tag.name === 'error' || RETRY_ELEMENTS.has(tag.name)) {
+      if (this.failure) return;
+      this.failure = {
+        value: { element: tag.name as JunitFailure['element'], type: a.type ?? null, message: a.message ?? null, text: '', time: seconds(a.time) },
+        text: new BoundedText(JUNIT_LIMITS.failureText, 'head'),
+      };
+    } else if (tag.name === 'skipped') {
+      testcase.skipped = { message: a.message ?? null };
+    } else if (tag.name === 'property' && testcase.properties.length < JUNIT_LIMITS.properties) {
+      testcase.properties.push({ name: (a.name ?? '').slice(0, 200), value: (a.value ?? '').slice(0, 2000) });
+    }
+  }
+
+  private text(text: string): void {
+    if (!this.current) return;
+    const where = this.inside.at(-1);
+    if (this.failure) {
+      // Surefire's retries hold their stack in <stackTrace>, their output beside it.
+      if (where !== 'system-out' && where !== 'system-err') this.failure.text.add(text);
+    } else if (where === 'system-out') this.current.out.add(text);
+    else if (where === 'system-err') this.current.err.add(text);
+    else if (where === 'skipped') {
+      const skipped = this.current.value.skipped;
+      if (skipped && !skipped.message) skipped.message = text.trim().slice(0, 2000) || null;
+    }
+  }
+
+  private close(tag: SaxesTagPlain): void {
+    if (!this.current) {
+      if (tag.name === 'testsuite') this.suites.pop();
+      return;
+    }
+    if (tag.name === 'testcase' && this.inside.length === 0) return this.closeCase(this.current);
+    this.inside.pop();
+    if (this.failure && tag.name === this.failure.value.element) {
+      const failure = { ...this.failure.value, text: this.failure.text.value() };
+      const testcase = this.current.value;
+      if (RETRY_ELEMENTS.has(failure.element)) {
+        if (testcase.retries.length < JUNIT_LIMITS.retries) testcase.retries.push(failure);
+      } else testcase.failure ??= failure;
+      this.failure = null;
+    }
+  }
+
+  private closeCase(open: OpenCase): void {
+    this.current = null;
+    this.cases++;
+    this.onCase({ ...open.value, systemOut: open.out.value(), systemErr: open.err.value() });
+  }
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { type JunitUploadAnswer as WireAnswer, WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
+import { decimalInteger, MAX_INT4 } from '../http/fields.ts';
+import { RUN_STATES } from '../states.ts';
+
+export const JUNIT_LIMITS = {
+  /** Files in one upload. */
+  files: 1000,
+  /** A failure's text kept (its message and first frames). */
+  failureText: 16_000,
+  outputTail: LIMIT.outputTail,
+  properties: 50,
+  /** Retries one testcase records. */
+  retries: LIMIT.retries,
+  /** Attempts written to the database at once. */
+  batch: 2000,
+} as const;
+
+const optionalText = (max: number) => z.string().min(1).max(max).optional();
+
+/** `POST /api/test-runs/junit`'s query: the run the files report into, as a reporter's report-run body says it. */
+export const junitUploadQuery = z
+  .object({
+    environment: z.string().min(1).max(100).describe('environment slug'),
+    run_key: optionalText(LIMIT.runKey).describe("the CI build's id: the uploads of one build (its shards) join one run; none, a run of this upload alone"),
+    shard: decimalInteger(1, LIMIT.shards).default(1).describe('this upload is shard `shard` of `total_shards`; the run ends when each has been uploaded'),
+    total_shards: decimalInteger(1, LIMIT.shards).default(1),
+    branch: optionalText(LIMIT.branch),
+    commit: optionalText(LIMIT.commit),
+    build_url: optionalText(LIMIT.url),
+    pull_request: decimalInteger(1, MAX_INT4).optional().describe('the pull or merge request the CI build is for'),
+  })
+  .strict()
+  .refine((query) => query.shard <= query.total_shards, { message: 'must be at most total_shards', path: ['shard'] });
+
+export type JunitUploadQuery = z.infer<typeof junitUploadQuery>;
+
+const uploadedTest = z.object({
+  test_case_id: z.string(),
+  title: z.string(),
+  file_path: z.string(),
+  snoozed: z.boolean(),
+});
+
+export const junitUploadResponse = z.object({
+  data: z.object({
+    test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), summary_url: z.string() }),
+    files: z.array(z.object({ name: z.string(), testcases: z.number().int() })),
+    counts: z.object({
+      tests: z.number().int(),
+      passed: z.number().int(),
+      failed: z.number().int(),
+      flaky: z.number().int(),
+      skipped: z.number().int(),
+      failed_snoozed: z.number().int().describe('failed tests a snooze covers: they do not fail the run'),
+    }),
+    failed_tests: z.array(uploadedTest).describe('the first 100 failed tests of this upload'),
+  }),
+});
+
+export type JunitUploadAnswer = z.infer<typeof junitUploadResponse>['data'];
+
+/** `proctor-ci upload junit` reads this answer as reporter/src/wire.ts types it: a change on either side fails the type check. */
+const wireAgrees: [z.output<typeof junitUploadResponse>] extends [WireAnswer]
+  ? [WireAnswer['data']['counts']] extends [JunitUploadAnswer['counts']]
+    ? true
+    : false
+  : false = true;
+void wireAgrees;

@@ -1,0 +1,116 @@
+import type { Tx } from '../db.ts';
+import { environmentForRun } from '../environments/index.ts';
+import { ConflictError, InvalidInputError } from '../errors.ts';
+import type { ListedTest } from '../testcases/index.ts';
+import { isTerminal } from '../states.ts';
+import { listShardTests, lockOpenRun, recordShardEnd } from './ingest.ts';
+import { findOrCreateReportRun, markRunning } from './record.ts';
+import { type ResultWrite, writeResults } from './results.ts';
+import type { Attempt } from './schema.ts';
+
+// A shard reported in one request (a JUnit upload) rather than over a reporter's many: begun, its
+// tests and results written batch by batch, and ended, all in the one transaction its caller
+// holds, so that a request that fails leaves nothing behind.
+
+export interface UploadTarget {
+  environment: string;
+  runKey: string;
+  shard: number;
+  totalShards: number;
+  branch: string | null;
+  commit: string | null;
+  buildUrl: string | null;
+  pullRequest: number | null;
+}
+
+export interface UploadShard {
+  runId: number;
+  shard: number;
+  commit: string | null;
+  /** This shard of this run was uploaded before (a retried upload): its stored results answer. */
+  uploadedBefore: boolean;
+}
+
+/** The run of the upload's key (made by its first shard) with this shard begun; or the shard as an earlier upload left it. */
+export async function beginUploadShard(sql: Tx, projectId: number, target: UploadTarget, now: Date): Promise<UploadShard> {
+  const environment = await environmentForRun(sql, projectId, target.environment, 'query.environment');
+  const run = await findOrCreateReportRun(
+    sql,
+    projectId,
+    {
+      environmentId: environment.id,
+      runKey: target.runKey,
+      totalShards: target.totalShards,
+      branch: target.branch,
+      commit: target.commit,
+      buildUrl: target.buildUrl,
+      pullRequest: target.pullRequest,
+    },
+    now,
+  );
+  if (run.environment_id !== environment.id) throw new ConflictError(`query.run_key: "${target.runKey}" belongs to run ${run.id} of another environment`);
+  const shard = { runId: run.id, shard: target.shard, commit: target.commit };
+  const [ended] = await sql<{ ended: boolean }[]>`
+    select status is not null as ended from test_run_shards where test_run_id = ${run.id} and shard = ${target.shard}`;
+  if (ended?.ended) return { ...shard, uploadedBefore: true };
+  if (isTerminal(run.state)) throw new ConflictError(`query.run_key: "${target.runKey}" belongs to run ${run.id}, which has ended; a new run needs a new key`);
+  const locked = await lockOpenRun(sql, projectId, run.id, 'batch');
+  if (target.shard > locked.total_shards) throw new InvalidInputError(`query.shard: run ${run.id} has ${locked.total_shards} shard(s)`);
+  await sql`
+    insert into test_run_shards (test_run_id, shard, complete, started_at) values (${run.id}, ${target.shard}, false, ${now})
+    on conflict (test_run_id, shard) do nothing`;
+  await markRunning(sql, run.id, now, target.commit, now);
+  return { ...shard, uploadedBefore: false };
+}
+
+/** One batch of the upload: its tests listed, then their attempts. */
+export async function recordUploadBatch(
+  sql: Tx,
+  projectId: number,
+  shard: UploadShard,
+  batch: { tests: ListedTest[]; attempts: Attempt[] },
+  write: ResultWrite,
+  now: Date,
+): Promise<void> {
+  if (batch.tests.length === 0) return;
+  await listShardTests(sql, projectId, shard.runId, batch.tests, shard.commit, now);
+  await writeResults(sql, projectId, shard.runId, shard.shard, batch.attempts, now, write);
+}
+
+/** The shard ends, passed or failed by its results; the run ends with its last shard. */
+export async function endUploadShard(sql: Tx, projectId: number, shard: UploadShard, now: Date): Promise<void> {
+  const [failed] = await sql<{ failed: boolean }[]>`
+    select exists (select 1 from test_results where test_run_id = ${shard.runId} and shard = ${shard.shard} and is_final and outcome = 'failed' and not snoozed) as failed`;
+  await recordShardEnd(sql, projectId, shard.runId, shard.shard, { status: failed?.failed ? 'failed' : 'passed', errors: [] }, now);
+}
+
+export interface UploadCounts {
+  tests: number;
+  passed: number;
+  failed: number;
+  flaky: number;
+  skipped: number;
+  failed_snoozed: number;
+}
+
+/** What the shard's results add up to, and its first failed tests. */
+export async function uploadedResults(
+  sql: Tx,
+  shard: UploadShard,
+  limit: number,
+): Promise<{ counts: UploadCounts; failed: { test_case_id: string; title: string; file_path: string; snoozed: boolean }[] }> {
+  const [counts] = await sql<UploadCounts[]>`
+    select count(*)::int as tests,
+           count(*) filter (where outcome = 'passed')::int as passed,
+           count(*) filter (where outcome = 'failed')::int as failed,
+           count(*) filter (where outcome = 'flaky')::int as flaky,
+           count(*) filter (where outcome = 'skipped')::int as skipped,
+           count(*) filter (where outcome = 'failed' and snoozed)::int as failed_snoozed
+    from test_results where test_run_id = ${shard.runId} and shard = ${shard.shard} and is_final`;
+  const failed = await sql<{ test_case_id: string; title: string; file_path: string; snoozed: boolean }[]>`
+    select r.test_case_id, t.title, t.file_path, r.snoozed
+    from test_results r join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+    where r.test_run_id = ${shard.runId} and r.shard = ${shard.shard} and r.is_final and r.outcome = 'failed'
+    order by t.file_path, t.title limit ${limit}`;
+  return { counts: counts as UploadCounts, failed };
+}

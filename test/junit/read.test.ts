@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { attemptsOf, errorText, junitTestId, listedTest } from '../../server/src/junit/attempts.ts';
+import { type JunitCase, JunitFileError, JunitReader } from '../../server/src/junit/read.ts';
+
+/** Every testcase of a document, read in chunks of `chunk` characters (a stream cuts anywhere). */
+function read(xml: string, chunk = 7): JunitCase[] {
+  const cases: JunitCase[] = [];
+  const reader = new JunitReader('results.xml', (testcase) => cases.push(testcase));
+  for (let at = 0; at < xml.length; at += chunk) reader.write(xml.slice(at, at + chunk));
+  reader.end();
+  return cases;
+}
+
+const SUREFIRE = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="com.acme.CartTest" tests="3" failures="1" errors="0" skipped="1" timestamp="2026-11-26T08:00:00Z">
+  <testcase name="addsItem" classname="com.acme.CartTest" time="0.012"/>
+  <testcase name="removesItem" classname="com.acme.CartTest" time="0.5">
+    <failure message="expected: &lt;1&gt; but was: &lt;2&gt;" type="org.opentest4j.AssertionFailedError"><![CDATA[org.opentest4j.AssertionFailedError: expected: <1> but was: <2>
+	at com.acme.CartTest.removesItem(CartTest.java:42)]]></failure>
+    <rerunFailure message="expected: &lt;1&gt; but was: &lt;3&gt;" type="org.opentest4j.AssertionFailedError" time="0.4">
+      <stackTrace>org.opentest4j.AssertionFailedError: expected: &lt;1&gt; but was: &lt;3&gt;
+	at com.acme.CartTest.removesItem(CartTest.java:42)</stackTrace>
+      <system-out>retry output</system-out>
+    </rerunFailure>
+    <system-out>first output</system-out>
+  </testcase>
+  <testcase name="checksOut" classname="com.acme.CartTest" time="0.3">
+    <flakyFailure message="Timeout after 100ms" type="java.util.concurrent.TimeoutException" time="0.1"><stackTrace>java.util.concurrent.TimeoutException</stackTrace></flakyFailure>
+  </testcase>
+  <testcase name="pays" classname="com.acme.CartTest"><skipped message="payments are off"/></testcase>
+</testsuite>`;
+
+describe('reading JUnit XML', () => {
+  it("when Surefire's file is read in small chunks, then each testcase comes whole, with its failure, retries, output and skip", () => {
+    const [added, removed, checkedOut, paid] = read(SUREFIRE);
+    expect(added).toMatchObject({ name: 'addsItem', classname: 'com.acme.CartTest', suites: ['com.acme.CartTest'], time: 0.012, failure: null, skipped: null });
+    expect(removed?.failure).toMatchObject({ element: 'failure', message: 'expected: <1> but was: <2>', type: 'org.opentest4j.AssertionFailedError' });
+    expect(removed?.failure?.text).toContain('at com.acme.CartTest.removesItem(CartTest.java:42)');
+    expect(removed?.retries).toEqual([expect.objectContaining({ element: 'rerunFailure', message: 'expected: <1> but was: <3>', time: 0.4 })]);
+    expect(removed?.retries[0]?.text).not.toContain('retry output');
+    expect(removed?.systemOut).toBe('first output');
+    expect(checkedOut?.retries).toEqual([expect.objectContaining({ element: 'flakyFailure', type: 'java.util.concurrent.TimeoutException' })]);
+    expect(paid?.skipped).toEqual({ message: 'payments are off' });
+    expect(removed?.timestamp).toBe('2026-11-26T08:00:00Z');
+  });
+
+  it('when testcases rerun, are flaky, pass or are skipped, then their attempts carry the outcome a Playwright test would', () => {
+    const [added, removed, checkedOut, paid] = read(SUREFIRE) as JunitCase[];
+    expect(attemptsOf([added as JunitCase])).toEqual([
+      expect.objectContaining({ retry: 0, status: 'passed', duration: 12, final: expect.objectContaining({ outcome: 'expected' }) }),
+    ]);
+    const removedAttempts = attemptsOf([removed as JunitCase]);
+    expect(removedAttempts.map((a) => [a.retry, a.status, a.final?.outcome ?? null])).toEqual([
+      [0, 'failed', null],
+      [1, 'failed', 'unexpected'],
+    ]);
+    expect(removedAttempts[1]?.final?.failure_group_id).toMatch(/^fg_[0-9a-f]{20}$/);
+    expect(removedAttempts[1]?.final?.stack_frames).toEqual(['com.acme.CartTest.removesItem(CartTest.java:42)']);
+    expect(removedAttempts[0]?.stdout_tail).toBe('first output');
+    expect(attemptsOf([checkedOut as JunitCase]).map((a) => [a.status, a.final?.outcome ?? null])).toEqual([
+      ['timedOut', null],
+      ['passed', 'flaky'],
+    ]);
+    expect(attemptsOf([paid as JunitCase])[0]?.final).toMatchObject({ outcome: 'skipped', skip_reason: 'payments are off' });
+    expect(attemptsOf([removed as JunitCase])[0]?.started_at).toBe('2026-11-26T08:00:00.000Z');
+  });
+
+  it('when one test is written as testcases one after another, then they are its runs in order', () => {
+    const xml = `<testsuites><testsuite name="pytest">
+      <testcase classname="tests.test_cart" name="test_total" time="0.1"><failure message="assert 3 == 4">tests/test_cart.py:12: in test_total
+    assert 3 == 4</failure></testcase>
+      <testcase classname="tests.test_cart" name="test_total" time="0.2"/>
+    </testsuite></testsuites>`;
+    const cases = read(xml);
+    expect(junitTestId(cases[0] as JunitCase)).toBe(junitTestId(cases[1] as JunitCase));
+    const attempts = attemptsOf(cases);
+    expect(attempts.map((a) => [a.retry, a.status, a.final?.outcome ?? null])).toEqual([
+      [0, 'failed', null],
+      [1, 'passed', 'flaky'],
+    ]);
+    expect(attempts[1]?.final?.error_message).toContain('assert 3 == 4');
+    expect(attempts[1]?.final?.stack_frames).toEqual(['tests/test_cart.py:12: in test_total']);
+  });
+
+  it('when the same test is read in two uploads, then its id is the same, shaped as a runner test id', () => {
+    const xml = '<testsuite name="s"><testcase classname="a.B" name="c" file="src/b.test.ts"/></testsuite>';
+    const [first] = read(xml);
+    const [again] = read(xml, 3);
+    expect(junitTestId(first as JunitCase)).toMatch(/^[0-9a-f]{20}-[0-9a-f]{20}$/);
+    expect(junitTestId(first as JunitCase)).toBe(junitTestId(again as JunitCase));
+    expect(listedTest(first as JunitCase)).toMatchObject({ title: 'c', file_path: 'src/b.test.ts', suites: ['s', 'a.B'], runner_project: '' });
+  });
+
+  it('when an error has a type, a message and a stack, then its text reads type, message, stack once each', () => {
+    expect(
+      errorText({
+        element: 'failure',
+        type: 'AssertionError',
+        message: 'expected 1 to be 2',
+        text: 'AssertionError: expected 1 to be 2\n    at t.test.ts:3:5',
+        time: null,
+      }),
+    ).toBe('AssertionError: expected 1 to be 2\n    at t.test.ts:3:5');
+    expect(errorText({ element: 'failure', type: 'FAILURE', message: 'home.spec.ts:19:7 greets', text: 'Error: boom', time: null })).toBe(
+      'home.spec.ts:19:7 greets\n\nError: boom',
+    );
+  });
+
+  it.each([
+    ['<testsuite name="s"><testcase name="a">', 'results.xml:1: is not well-formed XML'],
+    ['<html><body/></html>', 'results.xml:1: is not JUnit XML: its root element is <html>'],
+    ['', 'results.xml:1: holds no element'],
+    ['<?xml version="1.0"?>\n', 'results.xml:2: holds no element'],
+    ['<testsuite>\n\n<testcase classname="x"/></testsuite>', 'results.xml:3: a <testcase> has no name'],
+    ['<testsuite>\n<testcase name="a"></testsuite>', 'results.xml:2: is not well-formed XML'],
+  ])('when the file is %j, then it is refused naming the file and line: %s', (xml, message) => {
+    expect(() => read(xml)).toThrow(JunitFileError);
+    expect(() => read(xml)).toThrow(message);
+  });
+});

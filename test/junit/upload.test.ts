@@ -1,0 +1,193 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from '../helpers/http.ts';
+import { ROOT } from '../helpers/playwright.ts';
+import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
+
+// `proctor-ci upload junit` against a server on loopback: files streamed to
+// `POST /api/test-runs/junit`, stored whole or not at all.
+
+let server: TestServer;
+let key: string;
+let api: ReturnType<typeof client>;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { PROCTOR_UPLOAD_LIMIT_MB: '1' } });
+  const project = await seedProject(server.sql);
+  key = project.key;
+  api = client(server.url, key);
+  await seedEnvironment(server.sql, project.projectId, 'unit');
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-junit-'));
+});
+afterAll(async () => {
+  await server?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function write(name: string, xml: string): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, xml);
+  return file;
+}
+
+/** The command as a CI job runs it; `env` adds to PROCTOR_URL and PROCTOR_API_KEY. */
+async function upload(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'reporter/dist/cli/main.js'), 'upload', 'junit', ...args], {
+    env: { PATH: process.env.PATH, PROCTOR_URL: server.url, PROCTOR_API_KEY: key, PROCTOR_CONNECT_BUDGET_S: '2', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
+}
+
+const CART = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="com.acme.CartTest" timestamp="2026-11-26T08:00:00Z">
+  <testcase name="addsItem" classname="com.acme.CartTest" time="0.012"/>
+  <testcase name="removesItem" classname="com.acme.CartTest" time="0.5">
+    <failure message="expected: &lt;1&gt; but was: &lt;2&gt;" type="org.opentest4j.AssertionFailedError">org.opentest4j.AssertionFailedError: expected: &lt;1&gt; but was: &lt;2&gt;
+	at com.acme.CartTest.removesItem(CartTest.java:42)</failure>
+    <rerunFailure message="expected: &lt;1&gt; but was: &lt;3&gt;" type="org.opentest4j.AssertionFailedError" time="0.4"><stackTrace>at com.acme.CartTest.removesItem(CartTest.java:42)</stackTrace></rerunFailure>
+  </testcase>
+  <testcase name="checksOut" classname="com.acme.CartTest" time="0.3">
+    <flakyFailure message="Timeout after 100ms" type="java.util.concurrent.TimeoutException" time="0.1"/>
+  </testcase>
+  <testcase name="pays" classname="com.acme.CartTest"><skipped message="payments are off"/></testcase>
+</testsuite>`;
+
+const SEARCH = `<testsuites><testsuite name="com.acme.SearchTest"><testcase name="finds" classname="com.acme.SearchTest" time="1"/></testsuite></testsuites>`;
+
+const json = (stdout: string) => JSON.parse(stdout);
+
+async function runOf(id: number) {
+  return (await api.get(`/api/test-runs/${id}`)).body.data.test_run;
+}
+
+describe('proctor-ci upload junit', () => {
+  it('when a Surefire file is uploaded, then its tests, outcomes, errors, retries and skips are a run, and the command exits 1 on its failure', async () => {
+    const result = await upload([write('cart.xml', CART), write('search.xml', SEARCH), '--environment', 'unit', '--run-key', 'build-1', '--json'], {
+      GITLAB_CI: 'true',
+      CI_PIPELINE_ID: '77',
+      CI_COMMIT_SHA: 'c'.repeat(40),
+      CI_COMMIT_BRANCH: 'main',
+    });
+    expect(result.code, result.stderr).toBe(1);
+    const answer = json(result.stdout);
+    expect(answer).toMatchObject({
+      exit_code: 1,
+      files: [
+        { name: 'cart.xml', testcases: 4 },
+        { name: 'search.xml', testcases: 1 },
+      ],
+      counts: { tests: 5, passed: 2, failed: 1, flaky: 1, skipped: 1, failed_snoozed: 0 },
+      failed_tests: [{ title: 'removesItem', file_path: 'com.acme.CartTest', snoozed: false }],
+      test_run: { state: 'failed' },
+    });
+    const run = await runOf(answer.test_run.id);
+    expect(run.testRun).toMatchObject({
+      state: 'failed',
+      total_count: 5,
+      failed_count: 1,
+      flaky_count: 1,
+      skipped_count: 1,
+      commit: 'c'.repeat(40),
+      build_branch: null,
+    });
+    const byTitle = Object.fromEntries(run.flattenedSummaryDetails.map((d: { title: string }) => [d.title, d]));
+    expect(byTitle.removesItem).toMatchObject({ status: 'failed', retries: 1, failure_group_id: expect.stringMatching(/^fg_/) });
+    expect(byTitle.removesItem.error_message).toContain('expected: <1> but was: <3>');
+    expect(byTitle.checksOut).toMatchObject({ status: 'flaky', retries: 1 });
+    expect(byTitle.pays).toMatchObject({ status: 'skipped', skip_reason: 'payments are off' });
+    expect(byTitle.finds).toMatchObject({ status: 'passed', duration: 1000, file_path: 'com.acme.SearchTest' });
+  });
+
+  it('when a build uploads two shards under one key, then they join one run, which ends with the second; a retried shard stores nothing twice', async () => {
+    const first = await upload([write('a.xml', SEARCH), '--environment', 'unit', '--run-key', 'build-2', '--shard', '1/2', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const runId = json(first.stdout).test_run.id;
+    expect((await runOf(runId)).testRun.state).toBe('running');
+    const again = await upload([write('a.xml', SEARCH), '--environment', 'unit', '--run-key', 'build-2', '--shard', '1/2', '--json']);
+    expect(json(again.stdout)).toMatchObject({ test_run: { id: runId }, files: [], counts: { tests: 1 } });
+    const second = await upload([
+      write('b.xml', CART.replace(/CartTest/g, 'OtherTest')),
+      '--environment',
+      'unit',
+      '--run-key',
+      'build-2',
+      '--shard',
+      '2/2',
+      '--json',
+    ]);
+    expect(second.code).toBe(1);
+    expect(json(second.stdout).test_run.id).toBe(runId);
+    const run = await runOf(runId);
+    expect(run.testRun).toMatchObject({ state: 'failed', total_count: 5, total_shards: 2 });
+    const [stored] = await server.sql<{ count: number }[]>`select count(*)::int as count from test_results where test_run_id = ${runId}`;
+    // 1 + (1 + 2 + 2 + 1) attempts: one each, two for the rerun and for the flaky test.
+    expect(stored?.count).toBe(7);
+  });
+
+  it('when every failure is snoozed, then --forgive-snoozed exits 0 and without it the command still exits 1', async () => {
+    const first = json((await upload([write('cart.xml', CART), '--environment', 'unit', '--json'])).stdout);
+    const failing = first.failed_tests[0].test_case_id;
+    const snoozed = await api.post('/api/snoozes', {
+      test_ids: [failing],
+      snooze_until: new Date(Date.now() + 86_400_000).toISOString(),
+      description: 'known',
+    });
+    expect(snoozed.status).toBe(200);
+    const forgiven = await upload([write('cart.xml', CART), '--environment', 'unit', '--forgive-snoozed']);
+    expect(forgiven.code, forgiven.stdout).toBe(0);
+    expect(forgiven.stdout).toContain('1 failed (1 snoozed)');
+    expect(forgiven.stdout).toContain('Every failure is snoozed');
+    const unforgiven = await upload([write('cart.xml', CART), '--environment', 'unit']);
+    expect(unforgiven.code).toBe(1);
+  });
+
+  it.each([
+    ['broken.xml', `<testsuite name="s">\n<testcase name="a">\n</testsuite>`, 'broken.xml:3: is not well-formed XML'],
+    ['report.html', '<html>\n<body/></html>', 'report.html:1: is not JUnit XML: its root element is <html>'],
+    ['twice.xml', '<testsuite>\n<testcase name="a"/>\n<testcase name="b"/>\n<testcase name="a"/></testsuite>', 'twice.xml:4: testcase "a" appears again'],
+  ])('when one of the files is %s, then the upload is refused with a 400 naming the file and line, and nothing of it is stored', async (name, xml, message) => {
+    const before = await server.sql`select count(*)::int as runs from test_runs`;
+    const result = await upload([write('good.xml', SEARCH), write(name, xml), '--environment', 'unit', '--run-key', `refused-${name}`]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`HTTP 400 from /api/test-runs/junit: ${message}`);
+    expect(await server.sql`select count(*)::int as runs from test_runs`).toEqual(before);
+  });
+
+  it('when a file is over the upload limit, then it is refused naming the file and the line it reached', async () => {
+    const lines = Array.from({ length: 30_000 }, (_, i) => `<testcase classname="c" name="t${i}" time="0"/>`);
+    const result = await upload([write('big.xml', `<testsuite name="big">\n${lines.join('\n')}\n</testsuite>`), '--environment', 'unit']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/big\.xml:\d+: is larger than the upload limit of 1 MB a file \(PROCTOR_UPLOAD_LIMIT_MB\)/);
+  });
+
+  it('when the body is not multipart or names no environment, then the API answers 400 naming the field', async () => {
+    const raw = await fetch(`${server.url}/api/test-runs/junit?environment=unit`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/xml' },
+      body: SEARCH,
+    });
+    expect(raw.status).toBe(400);
+    expect((await raw.json()).error.message).toMatch(/^body: must be multipart\/form-data/);
+    const noEnvironment = await fetch(`${server.url}/api/test-runs/junit`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    expect(noEnvironment.status).toBe(400);
+    expect(await noEnvironment.text()).toContain('query.environment');
+    const unknown = await upload([write('s.xml', SEARCH), '--environment', 'nowhere']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('query.environment: no environment with slug "nowhere"');
+  });
+
+  it('when Proctor cannot be reached, then the command exits 3', async () => {
+    const result = await upload([write('s.xml', SEARCH), '--environment', 'unit'], { PROCTOR_URL: 'http://127.0.0.1:9' });
+    expect(result.code).toBe(3);
+  });
+});
