@@ -102,11 +102,11 @@ function builtServer(): string {
  * TypeScript loader): the bench's client, standing in for the reporter's process, then does not
  * share the server's event loop, and the memory read off the processes is production's.
  */
-export async function benchServerProcess(db: BenchDatabase, env: Record<string, string> = {}): Promise<BenchServer> {
+export async function benchServerProcess(db: BenchDatabase, env: Record<string, string> = {}, extraNodeFlags: string[] = []): Promise<BenchServer> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-data-'));
   // BENCH_SERVER_NODE_FLAGS: Node's flags for the server and its workers, `--cpu-prof` to profile it under the bench's load.
-  const nodeFlags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const nodeFlags = [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...extraNodeFlags];
   const child = spawn(process.execPath, [...nodeFlags, builtServer(), 'serve'], {
     env: {
       ...process.env,

@@ -260,19 +260,16 @@ export async function putSigned(
   extraHeaders: Record<string, string> = {},
 ): Promise<void> {
   const headers = { 'content-type': 'application/octet-stream', ...extraHeaders, 'content-length': String(size) };
-  await withRetries(options, new URL(url).pathname, (connectMs) =>
-    request(
-      'PUT',
-      url,
-      headers,
-      (outgoing) => {
-        const body = open();
-        body.on('error', (error) => outgoing.destroy(new UnreadableBodyError((error as NodeJS.ErrnoException).code ?? (error as Error).message)));
-        body.pipe(outgoing);
-      },
-      connectMs,
-    ),
-  );
+  await withRetries(options, new URL(url).pathname, (connectMs) => request('PUT', url, headers, streamedFrom(open), connectMs));
+}
+
+/** Sends a body opened afresh for the attempt; a file that cannot be read ends the request, for good. */
+function streamedFrom(open: () => NodeJS.ReadableStream): (outgoing: http.ClientRequest) => void {
+  return (outgoing) => {
+    const body = open();
+    body.on('error', (error) => outgoing.destroy(new UnreadableBodyError((error as NodeJS.ErrnoException).code ?? (error as Error).message)));
+    body.pipe(outgoing);
+  };
 }
 
 /**
@@ -282,17 +279,7 @@ export async function putSigned(
 export async function postStream<T>(options: TransportOptions, path: string, contentType: string, open: () => NodeJS.ReadableStream, size: number): Promise<T> {
   const headers = { ...headersOf(options), 'content-type': contentType, 'content-length': String(size) };
   const reply = await withRetries(options, path.split('?')[0] as string, (connectMs) =>
-    request(
-      'POST',
-      `${options.url}${path}`,
-      headers,
-      (outgoing) => {
-        const body = open();
-        body.on('error', (error) => outgoing.destroy(new UnreadableBodyError((error as NodeJS.ErrnoException).code ?? (error as Error).message)));
-        body.pipe(outgoing);
-      },
-      connectMs,
-    ),
+    request('POST', `${options.url}${path}`, headers, streamedFrom(open), connectMs),
   );
   return (reply.text ? JSON.parse(reply.text) : null) as T;
 }

@@ -163,6 +163,26 @@ describe('proctor-ci upload junit', () => {
     expect(await server.sql`select count(*)::int as runs from test_runs`).toEqual(before);
   });
 
+  it('when a test appears again far from its first place, or in another shard of the run, then the upload is refused naming the place, nothing stored', async () => {
+    const many = Array.from({ length: 1500 }, (_, i) => `<testcase classname="c" name="t${i}" time="0"/>`);
+    const far = await upload([
+      write('far.xml', `<testsuite name="s">\n${many.join('\n')}\n<testcase classname="c" name="t3" time="0"/>\n</testsuite>`),
+      '--environment',
+      'unit',
+      '--run-key',
+      'far',
+    ]);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain('far.xml:1502: testcase "t3" of c appears again');
+    expect(await server.sql`select id from test_runs where run_key = 'far'`).toEqual([]);
+
+    const first = await upload([write('one.xml', SEARCH), '--environment', 'unit', '--run-key', 'overlap', '--shard', '1/2']);
+    expect(first.code).toBe(0);
+    const second = await upload([write('two.xml', SEARCH), '--environment', 'unit', '--run-key', 'overlap', '--shard', '2/2']);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain('two.xml:1: testcase "finds" of com.acme.SearchTest appears again');
+  });
+
   it('when a file is over the upload limit, then it is refused naming the file and the line it reached', async () => {
     const lines = Array.from({ length: 30_000 }, (_, i) => `<testcase classname="c" name="t${i}" time="0"/>`);
     const result = await upload([write('big.xml', `<testsuite name="big">\n${lines.join('\n')}\n</testsuite>`), '--environment', 'unit']);

@@ -225,3 +225,26 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
     expect(stored.flattenedSummaryDetails.map((d: { title: string; status: string }) => [d.title, d.status])).toEqual([['adds', 'passed']]);
   });
 });
+
+describe('proctor-ci from the packed reporter, in a CI image with Node alone', () => {
+  it('when installed without Playwright, then it brings no package with it and `run` triggers a run on the packed server and waits for its end', async () => {
+    const ciJob = await usersProject(
+      path.join(scratch, 'ci-job'),
+      { '@proctor/reporter': `file:${packed.reporter}` },
+      { npmFlags: ['--prefer-offline'], timeoutMs: 170_000 },
+    );
+    // Playwright is an optional peer: a job that only triggers runs or uploads JUnit XML gets nothing else.
+    const installed = fs.readdirSync(path.join(ciJob, 'node_modules')).filter((name) => !name.startsWith('.'));
+    expect(installed).toEqual(['@proctor']);
+    expect(fs.readdirSync(path.join(ciJob, 'node_modules/@proctor'))).toEqual(['reporter']);
+    const bin = path.join(ciJob, 'node_modules/.bin/proctor-ci');
+    expect((await run(bin, ['run', '--help'], { cwd: ciJob })).stdout).toContain('usage: proctor-ci run');
+    // The packed server's demo project runs its sample suite in the environment `local`.
+    const done = await run(bin, ['run', '--environment', 'local', '--tag', 'smoke', '--json', '--poll', '1'], {
+      cwd: ciJob,
+      env: { PATH: process.env.PATH, PROCTOR_URL: serverUrl, PROCTOR_API_KEY: key },
+      timeout: 240_000,
+    }).catch((error: { stdout: string; stderr: string }) => error);
+    expect(JSON.parse(done.stdout), done.stderr).toMatchObject({ exit_code: 0, state: 'passed' });
+  }, 300_000);
+});

@@ -18,23 +18,30 @@ function placeOf(testcase: JunitCase): string {
 
 /**
  * A test's id from its file, class, suites and name: the same in every upload of every build, as
- * a Playwright test's id is. Shaped as the reporter's ids are (20 hex, "-", 20 hex).
+ * a Playwright test's id is. Shaped as the reporter's ids are (20 hex, "-", 20 hex). `places`
+ * keeps the first half by file or class, which many tests share.
  */
-export function junitTestId(testcase: JunitCase): string {
+export function junitTestId(testcase: JunitCase, places?: Map<string, string>): string {
+  const place = placeOf(testcase);
+  let placeId = places?.get(place);
+  if (placeId === undefined) {
+    placeId = hex20(`junit\u0000${place}`);
+    places?.set(place, placeId);
+  }
   const test = [testcase.file ?? '', testcase.classname, ...testcase.suites, testcase.name].join('\u0000');
-  return `${hex20(`junit\u0000${placeOf(testcase)}`)}-${hex20(test)}`;
+  return `${placeId}-${hex20(test)}`;
 }
 
 function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-/** The test as a shard's list names it. */
-export function listedTest(testcase: JunitCase): ListedTest {
+/** The test as a shard's list names it; `id` is its `junitTestId`. */
+export function listedTest(testcase: JunitCase, id: string = junitTestId(testcase)): ListedTest {
   const place = placeOf(testcase);
   const suites = [...testcase.suites, testcase.classname].filter((name, i, all) => name && name !== place && all.indexOf(name) === i);
   return {
-    id: junitTestId(testcase),
+    id,
     title: cut(testcase.name, LIMIT.title),
     file_path: cut(place, LIMIT.title),
     suites: suites.slice(0, LIMIT.suitesPerTest).map((name) => cut(name, LIMIT.title)),
@@ -120,10 +127,9 @@ function startedAt(testcase: JunitCase): string | null {
 
 const tail = (text: string) => (text ? text.slice(-LIMIT.outputTail) : null);
 
-/** One test's attempts, from its testcases in the file's order (more than one: repeated runs). */
-export function attemptsOf(testcases: JunitCase[]): Attempt[] {
+/** One test's attempts, from its testcases in the file's order (more than one: repeated runs); `testId` is their `junitTestId`. */
+export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(testcases[0] as JunitCase)): Attempt[] {
   const first = testcases[0] as JunitCase;
-  const testId = junitTestId(first);
   const runs = testcases.flatMap((testcase) => runsOf(testcase).map((run) => ({ run, testcase })));
   const outcome = outcomeOf(runs.map(({ run }) => run));
   const lastFailure = [...runs].reverse().find(({ run }) => run.failure)?.run.failure ?? null;

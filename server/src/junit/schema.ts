@@ -13,7 +13,7 @@ export const JUNIT_LIMITS = {
   /** Retries one testcase records. */
   retries: LIMIT.retries,
   /** Attempts written to the database at once. */
-  batch: 2000,
+  batch: 1000,
 } as const;
 
 const optionalText = (max: number) => z.string().min(1).max(max).optional();

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
-import { type Attempt, beginUploadShard, endUploadShard, recordUploadBatch, type ResultWrite, type UploadShard, uploadedResults } from '../runs/index.ts';
+import {
+  type Attempt,
+  beginUploadShard,
+  endUploadShard,
+  recordUploadBatch,
+  type ResultWrite,
+  TestRecordedAlreadyError,
+  type UploadShard,
+  uploadedResults,
+} from '../runs/index.ts';
 import type { ListedTest } from '../testcases/index.ts';
 import { attemptsOf, junitTestId, listedTest } from './attempts.ts';
 import type { UploadedFile } from './multipart.ts';
@@ -19,13 +28,32 @@ export interface UploadOutcome {
   failed: Awaited<ReturnType<typeof uploadedResults>>['failed'];
 }
 
+interface TestStart {
+  file: string;
+  line: number;
+  name: string;
+  classname: string;
+}
+
+function repeated(start: TestStart): JunitFileError {
+  return new JunitFileError(
+    start.file,
+    start.line,
+    `testcase "${start.name}"${start.classname ? ` of ${start.classname}` : ''} appears again after other testcases (or in another upload of this run): one test's runs follow each other (for Playwright with several projects, set the junit reporter's includeProjectInTestName)`,
+  );
+}
+
 /** The batch being filled: a test's testcases are held until a testcase of another test comes (they may be its retries). */
 class Batcher {
   private tests: ListedTest[] = [];
   private attempts: Attempt[] = [];
   private group: JunitCase[] = [];
   private groupId: string | null = null;
-  private readonly seen = new Set<string>();
+  /** Where each test of the batch starts: a test seen again is refused with both places. Memory by batch, not by file. */
+  private starts = new Map<string, TestStart>();
+  private readonly places = new Map<string, string>();
+  /** The batch being written while the next is read: one at a time, in order, on the upload's transaction. */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly tx: Tx,
@@ -36,20 +64,14 @@ class Batcher {
   ) {}
 
   add(file: string, testcase: JunitCase): void {
-    const id = junitTestId(testcase);
+    const id = junitTestId(testcase, this.places);
     if (id === this.groupId) {
       this.group.push(testcase);
       return;
     }
-    if (this.seen.has(id)) {
-      throw new JunitFileError(
-        file,
-        testcase.atLine,
-        `testcase "${testcase.name}"${testcase.classname ? ` of ${testcase.classname}` : ''} appears again after other testcases: one test's runs follow each other (for Playwright with several projects, set the junit reporter's includeProjectInTestName)`,
-      );
-    }
+    if (this.starts.has(id)) throw repeated({ file, line: testcase.atLine, name: testcase.name, classname: testcase.classname });
     this.closeGroup();
-    this.seen.add(id);
+    this.starts.set(id, { file, line: testcase.atLine, name: testcase.name, classname: testcase.classname });
     this.groupId = id;
     this.group = [testcase];
   }
@@ -57,8 +79,8 @@ class Batcher {
   /** The last test of a file is complete: a test's runs never span files. */
   closeGroup(): void {
     if (this.group.length === 0) return;
-    this.tests.push(listedTest(this.group[0] as JunitCase));
-    this.attempts.push(...attemptsOf(this.group));
+    this.tests.push(listedTest(this.group[0] as JunitCase, this.groupId as string));
+    this.attempts.push(...attemptsOf(this.group, this.groupId as string));
     this.group = [];
     this.groupId = null;
   }
@@ -67,12 +89,31 @@ class Batcher {
     return this.attempts.length >= JUNIT_LIMITS.batch;
   }
 
+  /**
+   * Sends the batch once the one before is written, and returns while it is written, so that the
+   * file is read on meanwhile: reading and writing take about as long each.
+   */
   async flush(): Promise<void> {
+    await this.writing;
     if (this.tests.length === 0) return;
     const batch = { tests: this.tests, attempts: this.attempts };
+    const starts = this.starts;
     this.tests = [];
     this.attempts = [];
-    await recordUploadBatch(this.tx, this.projectId, this.shard, batch, this.write, this.now);
+    this.starts = new Map();
+    // A test an earlier batch (or shard) recorded is found by the database: the batch knows its place.
+    this.writing = recordUploadBatch(this.tx, this.projectId, this.shard, batch, this.write, this.now).catch((error: unknown) => {
+      const start = error instanceof TestRecordedAlreadyError ? starts.get(error.testId) : undefined;
+      throw start ? repeated(start) : error;
+    });
+    // Awaited by the next flush or by `finish`; a failure meanwhile is not unhandled.
+    this.writing.catch(() => undefined);
+  }
+
+  /** Everything read is written. */
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.writing;
   }
 }
 
@@ -127,7 +168,7 @@ export async function uploadJunit(
       for await (const file of files) read.push({ name: file.name, testcases: await readFile(file, batcher, options.fileMb) });
       if (read.length === 0)
         throw new InvalidInputError('body: holds no file; an upload is one or more JUnit XML files, the parts of a multipart/form-data body');
-      await batcher.flush();
+      await batcher.finish();
       await endUploadShard(tx, projectId, shard, options.now);
     }
     const results = await uploadedResults(tx, shard, 100);

@@ -30,6 +30,14 @@ export { triggerRun } from './trigger.ts';
 export { triggerSchema } from './schema.ts';
 export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire.ts';
 export { getRun } from './store.ts';
-export { beginUploadShard, endUploadShard, recordUploadBatch, type UploadShard, type UploadTarget, uploadedResults } from './upload.ts';
+export {
+  beginUploadShard,
+  endUploadShard,
+  recordUploadBatch,
+  TestRecordedAlreadyError,
+  type UploadShard,
+  type UploadTarget,
+  uploadedResults,
+} from './upload.ts';
 export { type ResultWrite } from './results.ts';
 export { type Attempt } from './schema.ts';

@@ -1,5 +1,5 @@
 import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
-import { pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, type Tx } from '../db.ts';
+import { copyRows, pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, type Tx } from '../db.ts';
 import { upsertTestCases } from '../testcases/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import { finishRun } from './finish.ts';
@@ -64,9 +64,23 @@ async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard
   return { result: undefined, last: written };
 }
 
-/** Tests a shard runs, listed in the run and the inventory as they come (an upload lists them with their results). */
-export async function listShardTests(sql: Tx, projectId: number, runId: number, tests: ShardBegin['tests'], commit: string | null, now: Date): Promise<void> {
-  await Promise.all([upsertTestCases(sql, projectId, tests, commit, now), listRunTests(sql, projectId, runId, { tests })]);
+/**
+ * An upload's tests, listed in the inventory and the run as they come, inside the upload's
+ * transaction. The run's list by COPY where the database takes it, a third of the insert's cost at
+ * 100,000 tests: an upload's tests are new to its run, and one that is not fails the COPY (and the
+ * upload), where the insert would skip it.
+ */
+export async function listUploadedTests(
+  sql: Tx,
+  projectId: number,
+  runId: number,
+  tests: ShardBegin['tests'],
+  options: { commit: string | null; now: Date; copy: boolean },
+): Promise<void> {
+  await upsertTestCases(sql, projectId, tests, options.commit, options.now);
+  if (!options.copy) return listRunTests(sql, projectId, runId, { tests });
+  const rows = tests.map((t) => [runId, t.id, projectId, t.title, t.file_path, t.runner_project]);
+  await copyRows(sql, 'test_run_tests', ['test_run_id', 'test_case_id', 'project_id', 'title', 'file_path', 'runner_project'], rows);
 }
 
 async function listRunTests(sql: Tx, projectId: number, runId: number, body: Pick<ShardBegin, 'tests'>): Promise<void> {

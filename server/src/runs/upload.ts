@@ -3,7 +3,7 @@ import { environmentForRun } from '../environments/index.ts';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import type { ListedTest } from '../testcases/index.ts';
 import { isTerminal } from '../states.ts';
-import { listShardTests, lockOpenRun, recordShardEnd } from './ingest.ts';
+import { listUploadedTests, lockOpenRun, recordShardEnd } from './ingest.ts';
 import { findOrCreateReportRun, markRunning } from './record.ts';
 import { type ResultWrite, writeResults } from './results.ts';
 import type { Attempt } from './schema.ts';
@@ -63,6 +63,20 @@ export async function beginUploadShard(sql: Tx, projectId: number, target: Uploa
   return { ...shard, uploadedBefore: false };
 }
 
+/** A test of an upload that its run recorded already: an earlier batch or shard holds its results. */
+export class TestRecordedAlreadyError extends ConflictError {
+  constructor(readonly testId: string) {
+    super(`test ${testId} is recorded in this run already`);
+  }
+}
+
+/** The test of a COPY that met a test the run lists or a result it holds (the key is in the error's detail), or null for any other error. */
+function recordedTest(error: unknown): string | null {
+  const pgError = error as { code?: string; constraint_name?: string; detail?: string };
+  if (pgError?.code !== '23505' || !['test_results_pkey', 'test_run_tests_pkey'].includes(pgError.constraint_name ?? '')) return null;
+  return /\(test_run_id, test_case_id(?:, retry)?\)=\(\d+, ([^,)]+)/.exec(pgError.detail ?? '')?.[1] ?? null;
+}
+
 /** One batch of the upload: its tests listed, then their attempts. */
 export async function recordUploadBatch(
   sql: Tx,
@@ -73,8 +87,20 @@ export async function recordUploadBatch(
   now: Date,
 ): Promise<void> {
   if (batch.tests.length === 0) return;
-  await listShardTests(sql, projectId, shard.runId, batch.tests, shard.commit, now);
-  await writeResults(sql, projectId, shard.runId, shard.shard, batch.attempts, now, write);
+  if (write === 'insert') {
+    // The insert skips a stored result without a word: the batch's tests are looked for first.
+    const [stored] = await sql<{ test_case_id: string }[]>`
+      select test_case_id from test_results
+      where test_run_id = ${shard.runId} and test_case_id = any(${batch.tests.map((t) => t.id)}::text[]) limit 1`;
+    if (stored) throw new TestRecordedAlreadyError(stored.test_case_id);
+  }
+  try {
+    await listUploadedTests(sql, projectId, shard.runId, batch.tests, { commit: shard.commit, now, copy: write === 'copy' });
+    await writeResults(sql, projectId, shard.runId, shard.shard, batch.attempts, now, write);
+  } catch (error) {
+    const testId = recordedTest(error);
+    throw testId ? new TestRecordedAlreadyError(testId) : error;
+  }
 }
 
 /** The shard ends, passed or failed by its results; the run ends with its last shard. */

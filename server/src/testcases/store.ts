@@ -22,25 +22,26 @@ const columns = (sql: Tx) => sql`id, name, file_path, suites, runner_project, ta
 /** Adds or refreshes the listed tests in the project's inventory, in one statement. */
 export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedTest[], commit: string | null, now: Date): Promise<void> {
   if (tests.length === 0) return;
+  // Lists of titles as one text each, split in the statement: a subquery per row and list to read
+  // them from JSON arrays costs PostgreSQL a third of the statement at 100,000 tests.
   const rows = tests.map((t) => ({
-    project_id: projectId,
     id: t.id,
     name: t.title,
     file_path: t.file_path,
-    suites: t.suites,
+    suites: joinList(t.suites),
     runner_project: t.runner_project,
-    tags: t.tags,
+    tags: joinList(t.tags),
     line: t.line,
     column: t.column,
   }));
   await sql`
     insert into test_cases as tc (project_id, id, name, file_path, suites, runner_project, tags, line, "column",
                                   is_active, first_seen_commit_sha, last_seen_commit_sha, created_at, updated_at)
-    select x.project_id, x.id, x.name, x.file_path, array(select jsonb_array_elements_text(x.suites)), x.runner_project,
-           array(select jsonb_array_elements_text(x.tags)), x.line, x."column",
+    select ${projectId}, x.id, x.name, x.file_path, string_to_array(x.suites, ${LIST_SEPARATOR}), x.runner_project,
+           string_to_array(x.tags, ${LIST_SEPARATOR}), x.line, x."column",
            true, ${commit}, ${commit}, ${now}, ${now}
-    from jsonb_to_recordset(${sql.json(rows)}) as x(project_id int, id text, name text, file_path text, suites jsonb,
-                                                   runner_project text, tags jsonb, line int, "column" int)
+    from jsonb_to_recordset(${sql.json(rows)}) as x(id text, name text, file_path text, suites text,
+                                                   runner_project text, tags text, line int, "column" int)
     on conflict (project_id, id) do update set
       name = excluded.name,
       file_path = excluded.file_path,
@@ -53,6 +54,13 @@ export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedT
       first_seen_commit_sha = coalesce(tc.first_seen_commit_sha, excluded.first_seen_commit_sha),
       last_seen_commit_sha = coalesce(excluded.last_seen_commit_sha, tc.last_seen_commit_sha),
       updated_at = excluded.updated_at`;
+}
+
+/** Between the items of a list sent as one text: a control character no title holds (it is taken out of any that does). */
+const LIST_SEPARATOR = '\u001f';
+
+function joinList(items: string[]): string {
+  return items.map((item) => item.replaceAll(LIST_SEPARATOR, ' ')).join(LIST_SEPARATOR);
 }
 
 /**
