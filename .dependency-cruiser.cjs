@@ -39,8 +39,6 @@ const layers = [
   // The agent command runs a run's units on any machine (the server's executor starts it as a process
   // too): a client of the server's API over the toolchain, as the reporter and the action are.
   { name: 'agent command', path: '^server/src/agent-command/' },
-  // `proctor mcp` relays an assistant's MCP on stdio to the server's /mcp: a client, as the agent is.
-  { name: 'mcp command', path: '^server/src/mcp-command/' },
   { name: 'jobs', path: '^server/src/executor/' },
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
@@ -103,14 +101,6 @@ module.exports = {
       severity: 'error',
       from: { path: '^server/src/', pathNot: '^server/src/(bin\\.ts$|agent-command/)' },
       to: { path: '^server/src/agent-command/' },
-    },
-    {
-      name: 'the-mcp-command-is-a-client',
-      comment:
-        '`proctor mcp` knows the server by its /mcp endpoint alone: nothing of the server imports it but the entry, and it imports nothing of the server.',
-      severity: 'error',
-      from: { path: '^server/src/mcp-command/' },
-      to: { path: '^server/src/(?!mcp-command/)' },
     },
     {
       name: 'the-agent-speaks-only-the-wire',

@@ -229,6 +229,19 @@ export async function callJson<T>(options: TransportOptions, method: Method, pat
   return (reply.text ? JSON.parse(reply.text) : null) as T;
 }
 
+/**
+ * POSTs a JSON body with headers of the caller's own (a protocol's: MCP's Accept and version) and
+ * answers the reply's text as it is, retried as `withRetries` says.
+ */
+export async function postForText(options: TransportOptions, path: string, body: unknown, extraHeaders: Record<string, string>): Promise<string> {
+  const payload = Buffer.from(JSON.stringify(body));
+  const headers = { ...headersOf(options), ...extraHeaders, 'content-type': 'application/json', 'content-length': String(payload.length) };
+  const reply = await withRetries(options, path, (connectMs) =>
+    request('POST', `${options.url}${path}`, headers, (outgoing) => outgoing.end(payload), connectMs),
+  );
+  return reply.text;
+}
+
 /** POSTs gzipped JSON to the server, retried as `withRetries` says. */
 export function postJson<T>(options: TransportOptions, path: string, body: unknown): Promise<T> {
   return postGzipped<T>(options, path, gzipSync(JSON.stringify(body)));

@@ -5,8 +5,9 @@ if (process.argv[2] === 'agent') {
   const { runAgentCli } = await import('./agent-command/command.ts');
   runAgentCli(process.argv.slice(3));
 } else if (process.argv[2] === 'mcp') {
-  const { runMcpCli } = await import('./mcp-command/command.ts');
-  runMcpCli(process.argv.slice(3));
+  // The reporter package's relay, which proctor-ci runs too: one implementation, no SDK needed here.
+  const { mcpCommand } = await import('@proctor/reporter/mcp');
+  process.exitCode = await mcpCommand(process.argv.slice(3), process.env, 'proctor mcp');
 } else {
   const { runCli } = await import('./cli.ts');
   runCli(process.argv.slice(2));

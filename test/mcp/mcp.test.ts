@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -252,28 +253,57 @@ describe('the MCP server', () => {
     expect(data.failures[0].error.length).toBeLessThan(2100);
   }, 120_000);
 
-  it('when an assistant starts `proctor mcp` as a process, then it lists and calls the same tools over stdio, with the key it was given', async () => {
-    const stdio = new StdioClientTransport({
-      command: process.execPath,
-      args: ['--import', 'tsx', 'server/src/bin.ts', 'mcp'],
-      env: { ...(process.env as Record<string, string>), PROCTOR_URL: server.url, PROCTOR_API_KEY: await createKey(server.sql, { projectId }, 'read') },
-      stderr: 'pipe',
-    });
-    const mcp = new Client({ name: 'proctor-stdio-test', version: '1.0.0' });
-    await mcp.connect(stdio);
-    open.push(mcp);
-    expect((await mcp.listTools()).tools).toHaveLength(11);
-    const { data } = await call(mcp, 'get_run', { run_id: lastRun });
-    expect(data.run).toMatchObject({ id: lastRun, state: 'failed' });
-    // The key it relays is a viewer's: a write is refused as over HTTP.
-    expect((await call(mcp, 'rerun_failed', { run_id: lastRun })).error).toMatch(/^rerun_failed needs the role member/);
-    const resource = await mcp.readResource({ uri: `proctor://runs/${lastRun}` });
-    expect((resource.contents[0] as { text: string }).text).toContain(`# Run #${lastRun}: failed`);
-  }, 60_000);
+  it.each([
+    ["the reporter package's `proctor-ci mcp`", ['reporter/dist/cli/main.js', 'mcp']],
+    ["the server package's `proctor mcp`", ['--import', 'tsx', 'server/src/bin.ts', 'mcp']],
+  ])(
+    'when an assistant starts %s as a process, then it lists and calls the same tools over stdio, with the key it was given',
+    async (_command, args) => {
+      const stdio = new StdioClientTransport({
+        command: process.execPath,
+        args,
+        env: { ...(process.env as Record<string, string>), PROCTOR_URL: server.url, PROCTOR_API_KEY: await createKey(server.sql, { projectId }, 'read') },
+        stderr: 'pipe',
+      });
+      const mcp = new Client({ name: 'proctor-stdio-test', version: '1.0.0' });
+      await mcp.connect(stdio);
+      open.push(mcp);
+      expect((await mcp.listTools()).tools).toHaveLength(11);
+      const { data } = await call(mcp, 'get_run', { run_id: lastRun });
+      expect(data.run).toMatchObject({ id: lastRun, state: 'failed' });
+      // The key it relays is a viewer's: a write is refused as over HTTP.
+      expect((await call(mcp, 'rerun_failed', { run_id: lastRun })).error).toMatch(/^rerun_failed needs the role member/);
+      const resource = await mcp.readResource({ uri: `proctor://runs/${lastRun}` });
+      expect((resource.contents[0] as { text: string }).text).toContain(`# Run #${lastRun}: failed`);
+    },
+    60_000,
+  );
 
   it('when `proctor mcp` is started without a URL, then it says what is missing and exits 2', async () => {
     const cli = spawnProctor(['mcp'], { PROCTOR_URL: '', PROCTOR_API_KEY: 'k' });
     expect(await cli.exited).toBe(2);
     expect(cli.output()).toContain("proctor mcp: --url (or PROCTOR_URL) must be the server's http(s) URL");
+  });
+
+  it('when the server cannot be reached, then `proctor-ci mcp` answers each request with an error instead of leaving the assistant waiting', async () => {
+    const relay = spawn(process.execPath, ['reporter/dist/cli/main.js', 'mcp'], {
+      env: { PATH: process.env.PATH, PROCTOR_URL: 'http://127.0.0.1:9', PROCTOR_API_KEY: 'k' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    relay.stdout.on('data', (chunk) => (stdout += chunk));
+    relay.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })}\nnot json\n`);
+    const code = await new Promise<number | null>((resolve) => relay.on('close', resolve));
+    expect(code).toBe(0);
+    const answers = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(answers).toEqual(
+      expect.arrayContaining([
+        { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Proctor at http://127.0.0.1:9 could not be reached' } },
+        { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: a line on stdin is not JSON' } },
+      ]),
+    );
   });
 });

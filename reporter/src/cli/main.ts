@@ -1,17 +1,23 @@
 #!/usr/bin/env node
-// `proctor-ci`: the commands a CI machine runs against a Proctor server, with Node alone (this
-// package has no dependencies and ships built).
+// `proctor-ci`: the commands a CI machine (or an assistant beside a developer) runs against a
+// Proctor server, with Node alone (this package has no dependencies and ships built).
+import { mcpCommand } from './mcp.ts';
 import { runCommand } from './run.ts';
 import { uploadCommand } from './upload.ts';
 
 const USAGE = `usage: proctor-ci <command>
   run --environment SLUG …            trigger a run of the environment's suite and wait for its end (run --help)
   upload junit FILE… --environment SLUG   upload JUnit XML from any test runner as a run's shard (upload --help)
+  mcp [--url URL] [--key KEY]          Proctor's MCP server on stdio, for an assistant that starts a process (mcp --help)
   --help, --version`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === 'run') return runCommand(args, process.env);
+  if (command === 'mcp') {
+    process.exitCode = await mcpCommand(args, process.env);
+    return;
+  }
   if (command === 'upload') {
     process.exitCode = await uploadCommand(args, process.env);
     return;
