@@ -21,6 +21,9 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   // Playwright loads the reporter as the compiled package entry, as a user's config would.
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'reporter/tsconfig.json'], { stdio: 'inherit' });
+  // npm links a package's command only when its file exists: on a fresh clone, `npm ci` ran before
+  // reporter/dist was built, and the documented `npx @proctor/reporter …` lines need proctor-ci.
+  if (!fs.existsSync('node_modules/.bin/proctor-ci')) execFileSync('npm', ['rebuild', '@proctor/reporter', '--ignore-scripts'], { stdio: 'inherit' });
   if (process.env.DATABASE_URL) {
     project.provide('embeddedDatabaseUrl', null);
     return;

@@ -231,5 +231,7 @@ export interface JunitUploadAnswer {
     counts: { tests: number; passed: number; failed: number; flaky: number; skipped: number; failed_snoozed: number };
     /** The first 100 failed tests of the upload. */
     failed_tests: { test_case_id: string; title: string; file_path: string; snoozed: boolean }[];
+    /** Files the testcases' output names, for the client to send as the attempts' attachments; the path relative to `file`'s folder. */
+    attachments: { file: string; path: string; test_case_id: string; retry: number }[];
   };
 }

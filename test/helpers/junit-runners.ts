@@ -43,6 +43,7 @@ export async function playwrightJunit(): Promise<RunnerOutput> {
     'playwright.config.mjs': `export default {
   testDir: '.',
   retries: 1,
+  outputDir: 'test-results',
   use: { launchOptions: ${JSON.stringify(CHROMIUM_LAUNCH_OPTIONS)} },
   reporter: [['junit', { outputFile: 'junit.xml', includeRetries: true }]],
 };

@@ -130,6 +130,19 @@ describe('JUnit XML from real runners', () => {
     });
   });
 
+  it("when Playwright's junit reporter names a failure's files, then they are uploaded as that attempt's attachments, byte for byte", async () => {
+    const output = outputs.playwright as RunnerOutput;
+    const { runId } = await upload(output.file, 'unit');
+    const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run;
+    const failing = run.flattenedSummaryDetails.find((d: { title: string }) => d.title === 'totals the cart');
+    const context = failing.attachments.find((a: { name: string; retry: number }) => a.name === 'error-context' && a.retry === 0);
+    expect(context).toMatchObject({ content_type: 'text/markdown' });
+    const named = /\[\[ATTACHMENT\|([^\]]*cart-totals-the-cart\/error-context\.md)\]\]/.exec(fs.readFileSync(output.file, 'utf8'))?.[1] as string;
+    const local = fs.readFileSync(path.resolve(path.dirname(output.file), named), 'utf8');
+    const downloaded = await fetch(new URL(context.url, server.url));
+    expect(await downloaded.text()).toBe(local);
+  });
+
   it('when a runner is run again, then its tests keep their ids: one history across uploads', async () => {
     const first = await upload((outputs.pytest as RunnerOutput).file, 'unit');
     const again = await upload((await pytestJunit()).file, 'unit');

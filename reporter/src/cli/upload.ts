@@ -5,6 +5,7 @@ import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../ci.ts';
 import { ApiError, ConnectBudget, postStream, type TransportOptions } from '../transport.ts';
 import type { JunitUploadAnswer } from '../wire.ts';
 import { multipartFiles } from './multipart.ts';
+import { sendNamedAttachments } from './upload-attachments.ts';
 import { EXIT, type ExitCode, UsageError } from './exit.ts';
 
 export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environment SLUG [--run-key K] [--shard I/N] [--forgive-snoozed] [--json]
@@ -15,10 +16,13 @@ export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environmen
   outside CI. Exit code: 0 no failure (or, with --forgive-snoozed, every failure snoozed), 1 failed
   tests, 2 refused (a broken file, a wrong key), 3 Proctor could not be reached.
   From the environment: PROCTOR_URL, PROCTOR_API_KEY, PROCTOR_PROJECT_ID (a personal key),
-  PROCTOR_CONNECT_BUDGET_S (default 30).`;
+  PROCTOR_CONNECT_BUDGET_S (default 30). Files the testcases' output names as [[ATTACHMENT|path]]
+  (Playwright's junit reporter writes its screenshots, traces and videos so) are sent as their
+  attachments, up to PROCTOR_ARTIFACT_LIMIT_MB each (default 100).`;
 
 interface UploadSettings {
   transport: TransportOptions;
+  artifactLimitBytes: number;
   files: string[];
   query: URLSearchParams;
   forgiveSnoozed: boolean;
@@ -64,6 +68,8 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
   const url = env.PROCTOR_URL?.trim().replace(/\/+$/, '');
   const apiKey = env.PROCTOR_API_KEY?.trim();
   if (!url || !apiKey) throw new UsageError('PROCTOR_URL and PROCTOR_API_KEY name the Proctor server and its key (a CI secret)');
+  const artifactLimitMb = Number(env.PROCTOR_ARTIFACT_LIMIT_MB || 100);
+  if (!(artifactLimitMb > 0)) throw new UsageError('PROCTOR_ARTIFACT_LIMIT_MB must be a positive number of MB');
   const budgetS = Number(env.PROCTOR_CONNECT_BUDGET_S ?? 30);
   if (!(budgetS > 0)) throw new UsageError('PROCTOR_CONNECT_BUDGET_S must be a positive number of seconds');
   const { shard, total } = shardOf(values.shard);
@@ -82,6 +88,7 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
   return {
     // A few attempts over about half a minute: the upload is idempotent (the same key and shard answer what was stored).
     transport: { url, apiKey, projectId: env.PROCTOR_PROJECT_ID?.trim() || null, maxAttempts: 6, maxBackoffMs: 8000, budget },
+    artifactLimitBytes: Math.floor(artifactLimitMb * 1024 * 1024),
     files: filesOf(positionals.slice(1)),
     query,
     forgiveSnoozed: Boolean(values['forgive-snoozed']),
@@ -131,6 +138,15 @@ export async function uploadCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     if (settings.json) process.stdout.write(`${JSON.stringify({ exit_code: code, error: message }, null, 2)}\n`);
     process.stderr.write(`proctor: the upload failed: ${message}\n`);
     return code;
+  }
+  // The results are stored: a file that cannot be sent is said, and changes nothing of the exit code.
+  const attachments = await sendNamedAttachments(settings.transport, answer.data, settings.files, settings.artifactLimitBytes).catch((error: Error) => ({
+    line: `the attachments were not sent: ${error.message}`,
+    problems: [],
+  }));
+  if (attachments) {
+    process.stderr.write(`proctor: ${attachments.line}\n`);
+    for (const problem of attachments.problems.slice(0, 20)) process.stderr.write(`proctor:   ${problem}\n`);
   }
   const { counts } = answer.data;
   const unforgiven = counts.failed - (settings.forgiveSnoozed ? counts.failed_snoozed : 0);

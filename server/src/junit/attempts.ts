@@ -164,3 +164,16 @@ export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(
     };
   });
 }
+
+/** The files a test's testcases name, each on the attempt whose output named it (the testcase's own run). */
+export function attachmentsOf(testcases: JunitCase[], testId: string): { path: string; test_case_id: string; retry: number }[] {
+  const named: { path: string; test_case_id: string; retry: number }[] = [];
+  let offset = 0;
+  for (const testcase of testcases) {
+    const runs = runsOf(testcase);
+    const retry = offset + runs.findIndex((run) => run.output);
+    if (retry <= LIMIT.retries) for (const path of testcase.attachments) named.push({ path, test_case_id: testId, retry });
+    offset += runs.length;
+  }
+  return named;
+}

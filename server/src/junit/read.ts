@@ -38,6 +38,8 @@ export interface JunitCase {
   properties: { name: string; value: string }[];
   systemOut: string;
   systemErr: string;
+  /** Files its output names as `[[ATTACHMENT|path]]` (Jenkins' convention, which Playwright's reporter writes), as written. */
+  attachments: string[];
   /** Where the testcase starts in its file: for error messages. */
   atLine: number;
 }
@@ -73,6 +75,12 @@ class BoundedText {
   value(): string {
     return this.keep === 'tail' ? this.text.slice(-this.max) : this.text;
   }
+}
+
+const ATTACHMENT = /\[\[ATTACHMENT\|([^\]\n]{1,1000})\]\]/g;
+
+function attachmentsIn(output: string): string[] {
+  return [...new Set([...output.matchAll(ATTACHMENT)].map((match) => (match[1] as string).trim()))].slice(0, JUNIT_LIMITS.attachmentsPerTest);
 }
 
 function seconds(raw: string | undefined): number | null {
@@ -179,6 +187,7 @@ export class JunitReader {
           properties: [],
           systemOut: '',
           systemErr: '',
+          attachments: [],
           atLine: this.parser.line,
         },
         out: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
@@ -239,6 +248,7 @@ export class JunitReader {
   private closeCase(open: OpenCase): void {
     this.current = null;
     this.cases++;
-    this.onCase({ ...open.value, systemOut: open.out.value(), systemErr: open.err.value() });
+    const systemOut = open.out.value();
+    this.onCase({ ...open.value, systemOut, systemErr: open.err.value(), attachments: attachmentsIn(systemOut) });
   }
 }

@@ -30,6 +30,7 @@ export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
           files: outcome.files,
           counts: outcome.counts,
           failed_tests: outcome.failed,
+          attachments: outcome.attachments,
         },
       };
     },

@@ -10,6 +10,9 @@ export const JUNIT_LIMITS = {
   failureText: 16_000,
   outputTail: LIMIT.outputTail,
   properties: 50,
+  attachmentsPerTest: 20,
+  /** Attachments an upload's answer names for the client to send. */
+  attachmentsPerUpload: 2000,
   /** Retries one testcase records. */
   retries: LIMIT.retries,
   /** Attempts written to the database at once. */
@@ -55,6 +58,11 @@ export const junitUploadResponse = z.object({
       failed_snoozed: z.number().int().describe('failed tests a snooze covers: they do not fail the run'),
     }),
     failed_tests: z.array(uploadedTest).describe('the first 100 failed tests of this upload'),
+    attachments: z
+      .array(z.object({ file: z.string(), path: z.string(), test_case_id: z.string(), retry: z.number().int() }))
+      .describe(
+        "The files the testcases' output names (`[[ATTACHMENT|path]]`), for the client to send with `POST /api/test-runs/{id}/attachments`: the upload's file that names each, the path as written there (relative to that file's folder), and the attempt it belongs to; the first 2,000",
+      ),
   }),
 });
 

@@ -12,7 +12,7 @@ import {
   uploadedResults,
 } from '../runs/index.ts';
 import type { ListedTest } from '../testcases/index.ts';
-import { attemptsOf, junitTestId, listedTest } from './attempts.ts';
+import { attachmentsOf, attemptsOf, junitTestId, listedTest } from './attempts.ts';
 import type { UploadedFile } from './multipart.ts';
 import { type JunitCase, JunitFileError, JunitReader } from './read.ts';
 import { JUNIT_LIMITS, type JunitUploadQuery } from './schema.ts';
@@ -24,8 +24,16 @@ import { JUNIT_LIMITS, type JunitUploadQuery } from './schema.ts';
 export interface UploadOutcome {
   runId: number;
   files: { name: string; testcases: number }[];
+  attachments: NamedAttachment[];
   counts: Awaited<ReturnType<typeof uploadedResults>>['counts'];
   failed: Awaited<ReturnType<typeof uploadedResults>>['failed'];
+}
+
+interface NamedAttachment {
+  file: string;
+  path: string;
+  test_case_id: string;
+  retry: number;
 }
 
 interface TestStart {
@@ -49,6 +57,9 @@ class Batcher {
   private attempts: Attempt[] = [];
   private group: JunitCase[] = [];
   private groupId: string | null = null;
+  private groupFile = '';
+  /** What the testcases' output names, for the client to send (bounded). */
+  readonly attachments: NamedAttachment[] = [];
   /** Where each test of the batch starts: a test seen again is refused with both places. Memory by batch, not by file. */
   private starts = new Map<string, TestStart>();
   private readonly places = new Map<string, string>();
@@ -73,6 +84,7 @@ class Batcher {
     this.closeGroup();
     this.starts.set(id, { file, line: testcase.atLine, name: testcase.name, classname: testcase.classname });
     this.groupId = id;
+    this.groupFile = file;
     this.group = [testcase];
   }
 
@@ -81,6 +93,9 @@ class Batcher {
     if (this.group.length === 0) return;
     this.tests.push(listedTest(this.group[0] as JunitCase, this.groupId as string));
     this.attempts.push(...attemptsOf(this.group, this.groupId as string));
+    for (const named of attachmentsOf(this.group, this.groupId as string)) {
+      if (this.attachments.length < JUNIT_LIMITS.attachmentsPerUpload) this.attachments.push({ file: this.groupFile, ...named });
+    }
     this.group = [];
     this.groupId = null;
   }
@@ -162,9 +177,11 @@ export async function uploadJunit(
       options.now,
     );
     const read: UploadOutcome['files'] = [];
+    let attachments: NamedAttachment[] = [];
     if (shard.uploadedBefore) await drain(files);
     else {
       const batcher = new Batcher(tx, projectId, shard, write, options.now);
+      attachments = batcher.attachments;
       for await (const file of files) read.push({ name: file.name, testcases: await readFile(file, batcher, options.fileMb) });
       if (read.length === 0)
         throw new InvalidInputError('body: holds no file; an upload is one or more JUnit XML files, the parts of a multipart/form-data body');
@@ -172,6 +189,6 @@ export async function uploadJunit(
       await endUploadShard(tx, projectId, shard, options.now);
     }
     const results = await uploadedResults(tx, shard, 100);
-    return { runId: shard.runId, files: read, ...results };
+    return { runId: shard.runId, files: read, attachments, ...results };
   });
 }
