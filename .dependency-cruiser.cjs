@@ -36,16 +36,12 @@ const features = [
 
 const layers = [
   { name: 'entry points', path: '^server/src/((main|bin|cli|server|workers|serving|app|demo)\\.ts$|commands/)' },
-  // The agent command runs a run's units on any machine (the server's executor starts it as a process
-  // too): a client of the server's API over the toolchain, as the reporter and the action are.
-  { name: 'agent command', path: '^server/src/agent-command/' },
   { name: 'jobs', path: '^server/src/executor/' },
   ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
   { name: 'http', path: '^server/src/http/' },
-  { name: 'toolchain (git, npm, Playwright)', path: '^server/src/toolchain/' },
   {
     name: 'base',
-    path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|overrides|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
+    path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
   },
 ];
 
@@ -90,24 +86,19 @@ module.exports = {
     },
     {
       name: 'long-work-only-in-jobs',
-      comment: 'Checkouts, installs and listings run in the jobs layer or the agent (or a command, or the demo seeded at start), never inside a request.',
+      comment:
+        "Checkouts, installs and listings (the reporter package's toolchain) run in the jobs layer (or a command, or the demo seeded at start), never inside a request; its types and the overrides rule are not work.",
       severity: 'error',
-      from: { path: '^server/src/', pathNot: '^server/src/(executor/|agent-command/|toolchain/|(main|bin|cli|server|app|demo)\\.ts$)' },
-      to: { path: '^server/src/toolchain/' },
+      from: { path: '^server/src/', pathNot: '^server/src/(executor/|(main|bin|cli|server|app|demo)\\.ts$)' },
+      to: { path: '^reporter/dist/toolchain/', pathNot: '^reporter/dist/toolchain/overrides\\.js$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'the-agent-is-a-client',
-      comment: "The agent command is a client of the API: nothing of the server imports it but the `proctor` command's entry.",
+      comment:
+        "The agent (the reporter package's, as proctor-ci runs it) is a client of the API: nothing of the server imports it but the `proctor` command's entry.",
       severity: 'error',
-      from: { path: '^server/src/', pathNot: '^server/src/(bin\\.ts$|agent-command/)' },
-      to: { path: '^server/src/agent-command/' },
-    },
-    {
-      name: 'the-agent-speaks-only-the-wire',
-      comment: "The agent command knows the server by its API alone: the agents' wire types (agents/schema.ts), never its features, HTTP layer or jobs.",
-      severity: 'error',
-      from: { path: '^server/src/agent-command/' },
-      to: { path: `^server/src/((${features.join('|')})/|http/|executor/)`, pathNot: '^server/src/agents/schema\\.ts$' },
+      from: { path: '^server/src/', pathNot: '^server/src/bin\\.ts$' },
+      to: { path: '^reporter/dist/(cli/agent|agent/)', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'domain-speaks-no-http',
@@ -133,9 +124,10 @@ module.exports = {
     },
   ],
   options: {
-    includeOnly: '^server/src/',
+    // The reporter's toolchain and agent too, as the server imports them (built), for the rules above.
+    includeOnly: '^(server/src/|reporter/dist/(toolchain|agent|cli/agent))',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.mjs', '.js'] },
+    enhancedResolveOptions: { extensions: ['.ts', '.mjs', '.js'], exportsFields: ['exports'], conditionNames: ['import', 'default'] },
   },
 };

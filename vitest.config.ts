@@ -10,12 +10,11 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // The embedded PostgreSQL is one backend: connections from test files side by side can
-    // interleave their extended-protocol messages. On a real PostgreSQL, files run in parallel.
-    fileParallelism: Boolean(process.env.DATABASE_URL),
-    // Vitest's default leaves a core free, which on a 2-core machine runs the files one at a time. The
-    // browser files wait on Chromium and on servers in part: two at a time took 392 s against 460 s.
-    ...(process.env.DATABASE_URL ? { maxWorkers: Math.max(2, os.availableParallelism() - 1) } : {}),
+    // Each file has a database of its own (a throwaway one on DATABASE_URL, else an embedded one),
+    // so files run side by side. Vitest's default leaves a core free, which on a 2-core machine runs
+    // the files one at a time. The browser files wait on Chromium and on servers in part: two at a
+    // time took 392 s against 460 s.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     reporters: ['default'],
   },
 });

@@ -2,17 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
-import { PGlite } from '@electric-sql/pglite';
-import { EmbeddedSocketServer } from '../server/src/embedded-socket.ts';
 import { createKey } from '../server/src/auth/store.ts';
 import { loadConfig } from '../server/src/config.ts';
-import { connect, type Sql } from '../server/src/db.ts';
+import type { Sql } from '../server/src/db.ts';
 import { createLogger } from '../server/src/logger.ts';
-import { migrate } from '../server/src/migrate.ts';
 import { createProject } from '../server/src/projects/store.ts';
 import { FileStorage } from '../server/src/storage/blobs.ts';
 import { serveInProcess } from '../test/helpers/app.ts';
-import { throwawayDatabase } from '../test/helpers/database.ts';
+import { embeddedDatabase, throwawayDatabase } from '../test/helpers/database.ts';
 import { freePort, httpWorkersOf, serverProcess, waitForHealth } from '../test/helpers/process.ts';
 
 export interface BenchDatabase {
@@ -30,19 +27,12 @@ export async function benchDatabase(): Promise<BenchDatabase> {
     return { url: db.url, sql: db.sql, close: db.drop };
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-'));
-  const db = await PGlite.create({ dataDir: dir });
-  const socket = new EmbeddedSocketServer(db, 4);
-  const port = await socket.listen({ host: '127.0.0.1', port: 0 });
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const sql = connect(url, 1);
-  await migrate(sql);
+  const db = await embeddedDatabase({ dataDir: dir, maxConnections: 4 });
   return {
-    url,
-    sql,
+    url: db.url,
+    sql: db.sql,
     close: async () => {
-      await sql.end();
-      await socket.close();
-      await db.close();
+      await db.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

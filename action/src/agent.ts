@@ -8,7 +8,7 @@ export interface AgentResult {
 }
 
 /**
- * Runs `proctor agent` in the job's workspace on the workflow run's run until it has no work
+ * Runs `proctor-ci agent` (or the server package's `proctor agent`) in the job's workspace on the workflow run's run until it has no work
  * left, with the action's URL and key in its environment, never on its command line. Its output
  * goes to the step's log.
  */
@@ -29,7 +29,8 @@ export function runAgent(settings: Settings, runId: number, log: (line: string) 
   const lines = (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n').filter(Boolean)) {
       log(line);
-      if (line.startsWith('proctor agent: ')) last = line.slice('proctor agent: '.length);
+      const reason = /^proctor(?:-ci)? agent: (.*)$/.exec(line);
+      if (reason) last = reason[1] as string;
     }
   };
   child.stdout.on('data', lines);

@@ -15,7 +15,7 @@ export interface Settings {
   timeoutMs: number;
   pollMs: number;
   failOnFlaky: boolean;
-  /** `agent`: this job runs `proctor agent` in its workspace, one of the agents of the workflow run's run. */
+  /** `agent`: this job runs `proctor-ci agent` in its workspace, one of the agents of the workflow run's run. */
   mode: 'trigger' | 'agent';
   agent: { command: string[]; name: string | null; workspace: string };
 }
@@ -23,7 +23,8 @@ export interface Settings {
 export class SettingsError extends Error {}
 
 /** The server package's `proctor`, of the version this action is. */
-export const DEFAULT_AGENT_COMMAND = 'npx --yes @proctor/server@0.1.0';
+/** The reporter package's proctor-ci (its one bin): Node alone, nothing of the server installed. */
+export const DEFAULT_AGENT_COMMAND = 'npx --yes @proctor/reporter@0.1.0';
 
 type Input = (name: string) => string;
 
@@ -82,7 +83,7 @@ function envOverrides(raw: string): { name: string; value: string }[] {
 /** The command that runs `proctor`: its words, split on spaces. */
 function agentCommand(raw: string): string[] {
   const words = raw.trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) throw new SettingsError('input agent-command must name the command that runs proctor');
+  if (words.length === 0) throw new SettingsError('input agent-command must name the command that runs proctor-ci (or proctor)');
   return words;
 }
 

@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import { authenticate } from './auth/middleware.ts';
-import type { AppDeps, BranchLookup } from './context.ts';
+import type { AppDeps } from './context.ts';
 import { errorMiddleware, unknownPath } from './http/errors.ts';
 import { securityHeaders } from './http/headers.ts';
 import { requestLogging } from './http/logging.ts';
@@ -31,7 +31,7 @@ import { auditRoutes } from './audit/routes.ts';
 import { retentionRoutes } from './retention/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { agentRoutes } from './agents/index.ts';
-import { lookUpBranches } from './toolchain/repository.ts';
+import { type BranchLookup, lookUpBranches } from '@proctor/reporter/toolchain/repository';
 
 /** What the app is built from: the branch lookup is `git ls-remote` unless a test gives its own. */
 export type AppInput = Omit<AppDeps, 'branches'> & { branches?: BranchLookup };

@@ -1,3 +1,4 @@
+import type { BranchLookup } from '@proctor/reporter/toolchain/repository';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Sql } from './db.ts';
@@ -16,18 +17,6 @@ export interface JobControl {
   /** A run ended: write its rollup now instead of at the next poll. */
   runEnded(): void;
 }
-
-/** A test repository's branches as `git ls-remote` lists them. */
-export interface Branches {
-  defaultBranch: string | null;
-  branches: Set<string>;
-}
-
-/**
- * A bounded look at a project's test repository, all a request may take of it (no checkout):
- * `folder` for a local folder, which has no branches; null when it cannot be read now.
- */
-export type BranchLookup = (repoUrl: string) => Promise<{ kind: 'folder' } | { kind: 'git'; found: Branches } | null>;
 
 /** What every feature may need; tests inject their own clock. */
 export interface AppDeps {

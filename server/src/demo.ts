@@ -8,7 +8,7 @@ import { ADVISORY_LOCK, type Sql } from './db.ts';
 import { createEnvironment } from './environments/store.ts';
 import { addMember, countProjects, createProject } from './projects/store.ts';
 import { createLoginLink, LOGIN_LINK_MINUTES } from './sessions/store.ts';
-import { runnerModules, unreachableAncestor } from './toolchain/staging.ts';
+import { runnerModules, unreachableAncestor } from '@proctor/reporter/toolchain/staging';
 
 export const EXAMPLES_DIR = fileURLToPath(new URL('../examples/', import.meta.url));
 

@@ -109,7 +109,7 @@ describe('the inputs', () => {
       failOnFlaky: false,
       sendNotifications: true,
       mode: 'trigger',
-      agent: { command: ['npx', '--yes', '@proctor/server@0.1.0'], name: null, workspace: process.cwd() },
+      agent: { command: ['npx', '--yes', '@proctor/reporter@0.1.0'], name: null, workspace: process.cwd() },
     });
   });
 

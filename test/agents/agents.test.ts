@@ -2,8 +2,8 @@
 // winning, units leased longest first by the environment's history, leases that lapse going to
 // another agent, cancel reaching agents, and the run ending when its last unit's shard ends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRunBody } from '../../server/src/agent-command/agent.ts';
-import { agentSettings } from '../../server/src/agent-command/command.ts';
+import { buildRunBody } from '../../reporter/src/agent/agent.ts';
+import { agentSettings } from '../../reporter/src/cli/agent.ts';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
 import { waitForRollups } from '../helpers/runs.ts';

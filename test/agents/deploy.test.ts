@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { type AgentFlags, agentSettings } from '../../server/src/agent-command/command.ts';
+import { type AgentFlags, agentSettings } from '../../reporter/src/cli/agent.ts';
 
 const DEPLOY = path.resolve(import.meta.dirname, '../../deploy/agents');
 const read = (file: string) => parse(fs.readFileSync(path.join(DEPLOY, file), 'utf8'), { strict: true, uniqueKeys: true });

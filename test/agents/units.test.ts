@@ -1,8 +1,8 @@
 // The agent's plan of a run from Playwright's listing: files per runner project, fully parallel
 // tests apart, setup and teardown projects left to run with their dependents.
 import { describe, expect, it } from 'vitest';
-import { planUnits } from '../../server/src/agent-command/units.ts';
-import type { Listing } from '../../server/src/toolchain/playwright.ts';
+import { planUnits } from '../../reporter/src/agent/units.ts';
+import type { Listing } from '../../reporter/src/toolchain/playwright.ts';
 
 function listed(n: number, runner_project: string, file: string, parallel = false, tags: string[] = []): Listing['tests'][number] {
   const id = `${n.toString(16).padStart(20, '0')}-${'c'.repeat(20)}`;

@@ -131,11 +131,14 @@ describe('the action against a live server', () => {
 });
 
 describe('the action as an agent', () => {
-  it('when two jobs of one workflow run use mode agent, then they serve one run of agents in their workspace, and each reports its end', async () => {
-    // The server package as the workflow would run it, from this checkout.
-    const command = `${process.execPath} --import tsx ${path.join(ROOT, 'server/src/bin.ts')}`;
+  it('when two jobs of one workflow run use mode agent, one with proctor-ci and one with the server package, then they serve one run of agents in their workspace, and each reports its end', async () => {
+    // The reporter package's proctor-ci (the default's) and the server package's proctor, as a workflow would run them from this checkout.
+    const commands = [
+      `${process.execPath} ${path.join(ROOT, 'reporter/dist/cli/main.js')}`,
+      `${process.execPath} --import tsx ${path.join(ROOT, 'server/src/bin.ts')}`,
+    ];
     const env = { GITHUB_RUN_ID: '555001', GITHUB_WORKSPACE: path.resolve(EXAMPLES) };
-    const steps = ['1', '2'].map((n) => runActionStep(inputs({ mode: 'agent', 'agent-command': command, 'agent-name': `job-${n}` }), { env }));
+    const steps = commands.map((command, i) => runActionStep(inputs({ mode: 'agent', 'agent-command': command, 'agent-name': `job-${i + 1}` }), { env }));
     const codes = await Promise.all(steps.map((step) => step.exited));
     // The sample suite fails: each job says so, with the run's counts.
     expect(codes, steps.map((step) => step.output()).join('\n')).toEqual([1, 1]);

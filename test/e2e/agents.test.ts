@@ -1,12 +1,13 @@
-// Agents as processes of `proctor agent` on this machine, joining one run of a real Playwright
-// suite in a git repository: each checks it out, the first plans its units, and they pull them.
+// Agents as processes of `proctor agent` (the server package's command) and `proctor-ci agent` (the
+// reporter package's bin, as a CI machine installs it) on this machine, joining one run of a real
+// Playwright suite in a git repository: each checks it out, the first plans its units, and they pull them.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../server/src/auth/store.ts';
-import { processesMarked } from '../../server/src/toolchain/playwright.ts';
+import { processesMarked } from '../../reporter/src/toolchain/playwright.ts';
 import { createProject } from '../../server/src/projects/store.ts';
 import { client } from '../helpers/http.ts';
 import { serverProcess, type ServerProcess } from '../helpers/process.ts';
@@ -88,9 +89,16 @@ const ATTEMPTS: Record<string, number> = {
 const SETUP = 'signs in';
 const COUNTS = { total_count: 9, success_count: 7, failed_count: 1, flaky_count: 1, skipped_count: 0 };
 
-/** `proctor agent` in a process group of its own (so that a test can kill it as a machine dies), its key in its environment. */
-function agentProcess(url: string, key: string, args: string[], extraEnv: Record<string, string> = {}): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', 'agent', '--url', url, ...args], {
+/** The two commands that run the one agent: the server package's, and the reporter package's built bin. */
+type AgentCommand = 'proctor' | 'proctor-ci';
+const AGENT_COMMAND: Record<AgentCommand, string[]> = {
+  proctor: ['--import', 'tsx', 'server/src/bin.ts'],
+  'proctor-ci': [path.resolve('reporter/dist/cli/main.js')],
+};
+
+/** An agent in a process group of its own (so that a test can kill it as a machine dies), its key in its environment. */
+function agentProcess(url: string, key: string, args: string[], extraEnv: Record<string, string> = {}, command: AgentCommand = 'proctor'): ServerProcess {
+  const child = spawn(process.execPath, [...AGENT_COMMAND[command], 'agent', '--url', url, ...args], {
     env: {
       ...process.env,
       PROCTOR_API_KEY: key,
@@ -176,8 +184,8 @@ describe('agents pulling one run of a real suite', () => {
     for (const dir of [repo, records, workdir]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function startAgent(runKey: string, name: string, extraEnv: Record<string, string> = {}): ServerProcess {
-    const agent = agentProcess(server.url, projectKey, ['--environment', 'ci', '--run-key', runKey, '--name', name, '--workdir', workdir], extraEnv);
+  function startAgent(runKey: string, name: string, extraEnv: Record<string, string> = {}, command: AgentCommand = 'proctor'): ServerProcess {
+    const agent = agentProcess(server.url, projectKey, ['--environment', 'ci', '--run-key', runKey, '--name', name, '--workdir', workdir], extraEnv, command);
     agents.push(agent);
     return agent;
   }
@@ -204,12 +212,19 @@ describe('agents pulling one run of a real suite', () => {
     return id;
   }
 
-  it('when three agents join one run, then every test runs exactly once per attempt, setup first in each unit, and the counts are a whole run of the suite', async () => {
-    const started = [startAgent('build-three', 'a'), startAgent('build-three', 'b'), startAgent('build-three', 'c')];
+  it('when three agents join one run, two of `proctor agent` and one of `proctor-ci agent`, then every test runs exactly once per attempt, setup first in each unit, and the counts are a whole run of the suite', async () => {
+    const started = [startAgent('build-three', 'a'), startAgent('build-three', 'b'), startAgent('build-three', 'c', { LOG_LEVEL: 'info' }, 'proctor-ci')];
     const runId = await runOfKey('build-three');
     const codes = await Promise.all(started.map((agent) => agent.exited));
     expect(codes, started.map((agent) => agent.output()).join('\n')).toEqual([0, 0, 0]);
-    for (const agent of started) expect(agent.output()).toMatch(/proctor agent: run \d+ (has no work left|has ended)/);
+    for (const [agent, name] of started.map((agent, i) => [agent, i < 2 ? 'proctor agent' : 'proctor-ci agent'] as const))
+      expect(agent.output()).toMatch(new RegExp(`^${name}: run \\d+ (has no work left|has ended)`, 'm'));
+    // proctor-ci's log: a JSON object a line, as the server's; never a key.
+    const logged = (started[2] as ServerProcess).output().trim().split('\n').slice(0, -1);
+    const entries = logged.map((line) => JSON.parse(line) as { level: number; msg: string; test_run_id?: number });
+    expect(entries).toContainEqual(expect.objectContaining({ level: 30, msg: 'joined the run', test_run_id: runId }));
+    expect(entries.some((entry) => entry.msg === 'running a unit')).toBe(true);
+    expect(logged.join('\n')).not.toMatch(/prc_/);
 
     const run = (await waitForRun(api, runId)).testRun;
     expect(run).toMatchObject({ state: 'failed', ...COUNTS, total_shards: 6 });
@@ -268,7 +283,7 @@ describe('agents pulling one run of a real suite', () => {
       240_000,
       'the slow unit under way',
     );
-    const second = startAgent('build-killed', 'survivor');
+    const second = startAgent('build-killed', 'survivor', {}, 'proctor-ci');
     // The machine dies: the agent and every process it started.
     for (const pid of [first.child.pid as number, ...processesMarked(`agent-${first.child.pid}:${runId}:${doomedUnit}`)]) {
       try {
@@ -312,13 +327,23 @@ describe('agents pulling one run of a real suite', () => {
     executions();
   });
 
-  it('when the key is refused, then the agent exits 1 with the reason in one line', async () => {
-    const agent = agentProcess(server.url, 'prc_p_wrong_key', ['--environment', 'ci', '--run-key', 'build-refused', '--workdir', workdir]);
+  it.each(['proctor', 'proctor-ci'] as const)('when the key is refused, then `%s agent` exits 1 with the reason in one line', async (command) => {
+    const agent = agentProcess(server.url, 'prc_p_wrong_key', ['--environment', 'ci', '--run-key', 'build-refused', '--workdir', workdir], {}, command);
     expect(await agent.exited).toBe(1);
     const lines = agent.output().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^proctor agent: HTTP 401 from \/api\/test-runs\/agent-run: invalid API key$/);
+    expect(lines[0]).toMatch(new RegExp(`^${command} agent: HTTP 401 from /api/test-runs/agent-run: invalid API key$`));
   });
+
+  it.each(['proctor', 'proctor-ci'] as const)(
+    'when `%s agent` is given a wrong command line, then it exits 2 with the reason and its usage',
+    async (command) => {
+      const agent = agentProcess(server.url, projectKey, ['--environment', 'ci', '--run', '12'], {}, command);
+      expect(await agent.exited).toBe(2);
+      expect(agent.output()).toContain(`${command} agent: give --run ID or --environment SLUG (one of them)`);
+      expect(agent.output()).toContain('usage: proctor-ci agent');
+    },
+  );
 });
 
 describe("the server's executor as one more agent", () => {

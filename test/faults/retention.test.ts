@@ -127,7 +127,9 @@ describe('a retention pass that dies midway', () => {
     expect(await storageAgreement(db.sql, filesDir)).toEqual({ orphanFiles: [], missingFiles: [], queued: 0 });
   });
 
-  it('when the pass is killed midway, then the next pass leaves neither rows without bytes nor bytes without rows', async () => {
+  it('when the pass is killed midway, then the next pass leaves neither rows without bytes nor bytes without rows', async (context) => {
+    // PGlite is one session: a pass frozen inside its transaction holds it, and the look at what it left waits behind it.
+    if (db.embedded) context.skip();
     const pass = spawnProctor(['retention', 'run'], env());
     // Frozen (SIGSTOP) until what it left is seen: killed once a run is deleted and the next one half.
     await waitUntil(

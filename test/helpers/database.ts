@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { PGlite } from '@electric-sql/pglite';
 import { connect, type Sql } from '../../server/src/db.ts';
+import { EmbeddedSocketServer } from '../../server/src/embedded-socket.ts';
 import { migrate } from '../../server/src/migrate.ts';
 
 export interface TestDatabase {
@@ -40,13 +41,32 @@ export async function throwawayDatabase(
   };
 }
 
-/** A migrated database of the test file's own: a throwaway one on DATABASE_URL, else the shared embedded one. */
+/**
+ * An embedded PostgreSQL of its own (PGlite, in memory or in `dataDir`, served on a loopback port as
+ * the server serves its embedded one), migrated: PGlite holds a single database, so a test file
+ * that shared one would see every other file's runs, files and retention passes.
+ */
+export async function embeddedDatabase(options: { dataDir?: string; maxConnections?: number } = {}): Promise<TestDatabase> {
+  const db = await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {});
+  const server = new EmbeddedSocketServer(db, options.maxConnections ?? 40);
+  const port = await server.listen({ host: '127.0.0.1', port: 0 });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const sql = connect(url, 1);
+  await migrate(sql);
+  return {
+    url,
+    sql,
+    embedded: true,
+    drop: async () => {
+      await sql.end({ timeout: 5 });
+      await server.close();
+      await db.close();
+    },
+  };
+}
+
+/** A migrated database of the test file's own: a throwaway one on DATABASE_URL, else an embedded one (the README's `npm test`). */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const embeddedUrl = inject('embeddedDatabaseUrl');
-  if (embeddedUrl) {
-    const sql = connect(embeddedUrl, 1);
-    await migrate(sql);
-    return { url: embeddedUrl, sql, embedded: true, drop: () => sql.end() };
-  }
-  return throwawayDatabase(process.env.DATABASE_URL as string, { prefix: 'proctor_test' });
+  if (!process.env.DATABASE_URL) return embeddedDatabase();
+  return throwawayDatabase(process.env.DATABASE_URL, { prefix: 'proctor_test' });
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { provideFfmpeg } from '../../server/src/toolchain/ffmpeg.ts';
+import { provideFfmpeg } from '../../reporter/src/toolchain/ffmpeg.ts';
 import { freePort } from './process.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');

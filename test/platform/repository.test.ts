@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveBranch } from '../../server/src/runs/branch.ts';
-import { installDependencies, parseEnvFile } from '../../server/src/toolchain/repository.ts';
+import { installDependencies, parseEnvFile } from '../../reporter/src/toolchain/repository.ts';
 import { EXAMPLES } from '../helpers/playwright.ts';
 
 describe('the repository layer', () => {

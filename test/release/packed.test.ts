@@ -193,6 +193,33 @@ describe.each([OLDEST_PLAYWRIGHT, NEWEST_PLAYWRIGHT])('the packed reporter in a 
     );
   });
 
+  // The agent lists and runs units with --test-list, which Playwright has had since 1.50: the newest only.
+  it.runIf(playwrightVersion === NEWEST_PLAYWRIGHT)(
+    "when the packed reporter's `proctor-ci agent` runs in the project's folder (a CI job's checkout), then it makes the build's run, plans it and runs every unit with the project's own Playwright",
+    async () => {
+      const runKey = `release-check-agent-${playwrightVersion}`;
+      const agent = await run(
+        path.join(project, 'node_modules/.bin/proctor-ci'),
+        ['agent', '--environment', 'local', '--run-key', runKey, '--workspace', project, '--workdir', path.join(scratch, `agent-${playwrightVersion}`)],
+        { cwd: project, env: { PATH: process.env.PATH, PROCTOR_URL: serverUrl, PROCTOR_API_KEY: key, LOG_LEVEL: 'warn' }, timeout: 240_000 },
+      ).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: `${error.stdout ?? ''}${error.stderr ?? ''}`, failed: true }));
+      expect('failed' in agent, agent.stdout).toBe(false);
+      expect(agent.stdout).toMatch(/^proctor-ci agent: run \d+ (has no work left|has ended \(failed\))$/m);
+      const api = client(serverUrl, key);
+      const runId = Number(/run (\d+)/.exec(agent.stdout)?.[1]);
+      const stored = await waitForRun(api, runId);
+      // The sample suite has a failing test: the run fails, with every test of both runner projects.
+      expect(stored.testRun.state).toBe('failed');
+      // Its units: a spec file per runner project, each reported as a shard of the run.
+      expect(stored.testRun.total_shards).toBeGreaterThan(1);
+      const tests = stored.flattenedSummaryDetails as { runner_project: string }[];
+      expect(new Set(tests.map((test) => test.runner_project))).toEqual(new Set(['desktop', 'mobile']));
+      expect(stored.testRun.total_count).toBe(tests.length);
+      console.log(`release check (@playwright/test ${playwrightVersion}): proctor-ci agent ran ${tests.length} tests in ${stored.testRun.total_shards} units`);
+    },
+    300_000,
+  );
+
   it('when a project is CommonJS (its config and its tests), then the reporter loads from its config by name and reports', async () => {
     const commonjs = path.join(project, 'commonjs');
     fs.mkdirSync(commonjs);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `proctor-ci`: the commands a CI machine (or an assistant beside a developer) runs against a
 // Proctor server, with Node alone (this package has no dependencies and ships built).
+import { agentCommand } from './agent.ts';
 import { mcpCommand } from './mcp.ts';
 import { runCommand } from './run.ts';
 import { uploadCommand } from './upload.ts';
@@ -8,12 +9,15 @@ import { uploadCommand } from './upload.ts';
 const USAGE = `usage: proctor-ci <command>
   run --environment SLUG …            trigger a run of the environment's suite and wait for its end (run --help)
   upload junit FILE… --environment SLUG   upload JUnit XML from any test runner as a run's shard (upload --help)
+  agent --environment SLUG | --run ID  run units of a run of agents on this machine until it has no work left (agent --help)
   mcp [--url URL] [--key KEY]          Proctor's MCP server on stdio, for an assistant that starts a process (mcp --help)
   --help, --version`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === 'run') return runCommand(args, process.env);
+  // Exits at once: a unit's leftovers (a child's pipe) must not hold the process after its last line.
+  if (command === 'agent') process.exit(await agentCommand(args, process.env));
   if (command === 'mcp') {
     process.exitCode = await mcpCommand(args, process.env);
     return;

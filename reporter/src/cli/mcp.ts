@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ApiError, postForText, type TransportOptions } from '../transport.ts';
-import { EXIT, type ExitCode, UsageError } from './exit.ts';
+import { EXIT, type ExitCode, openCommand, UsageError } from './exit.ts';
 
 // `proctor-ci mcp`: Proctor's MCP server for an assistant that starts a local process. MCP's stdio
 // transport (a JSON-RPC message a line) relayed to the server's Streamable HTTP endpoint, /mcp, one
@@ -104,18 +104,13 @@ export async function relayMcp(options: TransportOptions, name: string): Promise
 
 /** `name`: the command as the person typed it (`proctor-ci mcp`, or the server package's `proctor mcp`), for its messages. */
 export async function mcpCommand(args: string[], env: NodeJS.ProcessEnv, name = 'proctor-ci mcp'): Promise<ExitCode> {
-  if (args.includes('--help')) {
-    process.stdout.write(`${MCP_USAGE}\n`);
-    return EXIT.passed;
-  }
-  let options: TransportOptions;
-  try {
-    options = settingsOf(args, env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${name}: ${error.message}\n${MCP_USAGE}\n`);
-    return EXIT.error;
-  }
-  await relayMcp(options, name);
+  const opened = openCommand(
+    args,
+    MCP_USAGE,
+    () => settingsOf(args, env),
+    (message) => process.stderr.write(`${name}: ${message}\n`),
+  );
+  if ('exit' in opened) return opened.exit;
+  await relayMcp(opened.settings, name);
   return EXIT.passed;
 }

@@ -1,7 +1,7 @@
-import { FatalError, isTerminalState, RunsClient, type RunSummaryDetail, type RunView, TransientError } from '../runs/client.ts';
+import { isTerminalState, RunsClient, type RunSummaryDetail, type RunView } from '../runs/client.ts';
 import { runVerdict, textSummary } from '../runs/summary.ts';
 import { triggerWithRetry, waitForRun } from '../runs/wait.ts';
-import { EXIT, type ExitCode, UsageError } from './exit.ts';
+import { EXIT, exitCodeOf, type ExitCode, openCommand } from './exit.ts';
 import { parseRunSettings, RUN_USAGE, type RunSettings } from './run-settings.ts';
 
 const REFUSALS: Record<number, string> = {
@@ -77,9 +77,7 @@ function finish(settings: RunSettings | null, exitCode: ExitCode, run: RunView |
 
 /** An error before or around the run: what it means for the exit code. */
 function failure(error: unknown): { code: ExitCode; note: string } {
-  if (error instanceof TransientError) return { code: error.unreachable ? EXIT.unreachable : EXIT.error, note: error.message };
-  if (error instanceof FatalError) return { code: EXIT.error, note: error.message };
-  return { code: EXIT.error, note: error instanceof Error ? error.message : String(error) };
+  return { code: exitCodeOf(error), note: error instanceof Error ? error.message : String(error) };
 }
 
 /**
@@ -96,19 +94,9 @@ async function cancelRun(client: RunsClient, runId: number, reason: string): Pro
 }
 
 export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promise<never> {
-  if (args.includes('--help')) {
-    process.stdout.write(`${RUN_USAGE}\n`);
-    process.exit(0);
-  }
-  let settings: RunSettings;
-  try {
-    settings = parseRunSettings(args, env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    say(error.message);
-    process.stderr.write(`${RUN_USAGE}\n`);
-    return finish(null, EXIT.error, null, null, null);
-  }
+  const opened = openCommand(args, RUN_USAGE, () => parseRunSettings(args, env), say);
+  if ('exit' in opened) return finish(null, opened.exit, null, null, null);
+  const { settings } = opened;
   const client = new RunsClient({ url: settings.url, apiKey: settings.apiKey, projectId: settings.projectId, refusals: REFUSALS });
 
   // CI's cancel button: the run is cancelled with the job, as soon as its id is known.

@@ -8,7 +8,8 @@ import type { JunitUploadAnswer } from '../wire.ts';
 /** How long the files a JUnit upload names may take to go up after it. */
 const SETTLE_MS = 120_000;
 
-const TYPES: Record<string, string> = {
+/** The content type a named file is sent with, by its extension (the server checks it delivers each: test/junit/attachment-types.test.ts). */
+export const ATTACHMENT_TYPES: Readonly<Record<string, string>> = {
   '.png': 'image/png',
   '.jpg': 'image/jpeg',
   '.jpeg': 'image/jpeg',
@@ -58,7 +59,7 @@ export async function sendNamedAttachments(
       missing.push(`${named.path} (named in ${named.file}) is not there`);
       continue;
     }
-    const type = TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+    const type = ATTACHMENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
     found.push({ test_id: named.test_case_id, retry: named.retry, name: attachmentName(file), content_type: type, path: file, body: null });
   }
   const uploader = new ArtifactUploader(transport, limitBytes, () => Promise.resolve(answer.test_run.id));

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../ci.ts';
-import { ApiError, ConnectBudget, postStream, type TransportOptions } from '../transport.ts';
+import { ConnectBudget, postStream, type TransportOptions } from '../transport.ts';
 import type { JunitUploadAnswer } from '../wire.ts';
 import { multipartFiles } from './multipart.ts';
 import { sendNamedAttachments } from './upload-attachments.ts';
-import { EXIT, type ExitCode, UsageError } from './exit.ts';
+import { EXIT, exitCodeOf, type ExitCode, openCommand, UsageError } from './exit.ts';
 
 export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environment SLUG [--run-key K] [--shard I/N] [--forgive-snoozed] [--json]
   Uploads JUnit XML files written by any test runner (Vitest, Jest with jest-junit, pytest, Maven,
@@ -111,29 +111,21 @@ function summary(answer: JunitUploadAnswer['data'], exitCode: ExitCode, forgiven
 }
 
 /** Exit code 3 for a server that could not be reached, 2 for a refusal. */
-function failureCode(error: unknown): ExitCode {
-  return error instanceof ApiError && error.status === null ? EXIT.unreachable : EXIT.error;
-}
-
 export async function uploadCommand(args: string[], env: NodeJS.ProcessEnv): Promise<ExitCode> {
-  if (args.includes('--help')) {
-    process.stdout.write(`${UPLOAD_USAGE}\n`);
-    return EXIT.passed;
-  }
-  let settings: UploadSettings;
-  try {
-    settings = parseUploadSettings(args, env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`proctor: ${error.message}\n${UPLOAD_USAGE}\n`);
-    return EXIT.error;
-  }
+  const opened = openCommand(
+    args,
+    UPLOAD_USAGE,
+    () => parseUploadSettings(args, env),
+    (message) => process.stderr.write(`proctor: ${message}\n`),
+  );
+  if ('exit' in opened) return opened.exit;
+  const { settings } = opened;
   const body = multipartFiles(settings.files);
   let answer: JunitUploadAnswer;
   try {
     answer = await postStream<JunitUploadAnswer>(settings.transport, `/api/test-runs/junit?${settings.query}`, body.contentType, () => body.open(), body.size);
   } catch (error) {
-    const code = failureCode(error);
+    const code = exitCodeOf(error);
     const message = (error as Error).message;
     if (settings.json) process.stdout.write(`${JSON.stringify({ exit_code: code, error: message }, null, 2)}\n`);
     process.stderr.write(`proctor: the upload failed: ${message}\n`);

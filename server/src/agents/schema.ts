@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type * as AgentWire from '@proctor/reporter/agent';
 import { WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
 import { bodyId, MAX_INT4, positiveId, runnerTestId } from '../http/fields.ts';
 import { RUN_STATES } from '../states.ts';
@@ -122,3 +123,20 @@ export type Plan = z.infer<typeof planSchema>;
 export type PlannedUnit = z.infer<typeof plannedUnitSchema>;
 export type Unit = z.infer<typeof unitSchema>;
 export type Checkout = z.infer<typeof checkoutSchema>;
+
+/**
+ * The agent (reporter/src/agent, run by `proctor-ci agent` and `proctor agent`) reads and sends
+ * these shapes: what it sends must pass the schemas, what it reads must be in the answers. A change
+ * on either side fails the type check.
+ */
+type Sends<Schema extends z.ZodType, Wire> = [Wire] extends [z.input<Schema>] ? true : false;
+type Reads<Answer, Wire> = [Answer] extends [Wire] ? true : false;
+const agentWireAgrees: [
+  Sends<typeof agentRunSchema, AgentWire.AgentRunBody>,
+  Sends<typeof planSchema, { agent_id: number; commit: string | null; branch: string | null; units: AgentWire.PlannedUnit[] }>,
+  Reads<z.output<typeof joinResponse>['data'], AgentWire.JoinAnswer>,
+  Reads<z.output<typeof leaseResponse>['data'], AgentWire.LeaseAnswer>,
+  Reads<Unit, AgentWire.Unit>,
+  Reads<Checkout, AgentWire.Checkout>,
+] = [true, true, true, true, true, true];
+void agentWireAgrees;

@@ -9,7 +9,7 @@ import { RunEndedError } from '../errors.ts';
 import { recordBurnIn } from '../flaky/index.ts';
 import { type AgentProcess, spawnAgent } from './agent-process.ts';
 import { type ClaimedRun, claimAgentRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
-import { ChromiumCheck } from '../toolchain/browser.ts';
+import { ChromiumCheck } from './browser.ts';
 import {
   isSelected,
   killMarked,
@@ -23,10 +23,10 @@ import {
   shardArgs,
   type ShardProcess,
   spawnShard,
-} from '../toolchain/playwright.ts';
-import { listBranches, resolveRepository } from '../toolchain/repository.ts';
-import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
-import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '../toolchain/sandbox.ts';
+} from '@proctor/reporter/toolchain/playwright';
+import { listBranches, resolveRepository } from '@proctor/reporter/toolchain/repository';
+import { checkOutAndInstall, suiteEnvironment } from '@proctor/reporter/toolchain/workspace';
+import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '@proctor/reporter/toolchain/sandbox';
 
 export interface ExecutorOptions {
   workerId: string;

@@ -6,9 +6,9 @@ import type { Sql } from '../db.ts';
 import { DrainLoop } from './drain.ts';
 import { beatSync, type ClaimedSync, claimSync, finishSync, recordRepositoryListing } from '../environments/index.ts';
 import { deactivateUnlisted, upsertTestCases } from '../testcases/index.ts';
-import { ListingError, listTests } from '../toolchain/playwright.ts';
-import { checkout, findEnvFiles, installDependencies, listBranches, RepositoryError, resolveRepository } from '../toolchain/repository.ts';
-import { assertReachable, handOver, prepareRunner, runnerEnvironment, SandboxError } from '../toolchain/sandbox.ts';
+import { ListingError, listTests } from '@proctor/reporter/toolchain/playwright';
+import { checkout, findEnvFiles, installDependencies, listBranches, RepositoryError, resolveRepository } from '@proctor/reporter/toolchain/repository';
+import { assertReachable, handOver, prepareRunner, runnerEnvironment, SandboxError } from '@proctor/reporter/toolchain/sandbox';
 
 export interface SyncWorkerOptions {
   workerId: string;

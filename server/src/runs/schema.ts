@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { refusedOverride } from '../overrides.ts';
+import { refusedOverride } from '@proctor/reporter/toolchain/overrides';
 import { attachmentViewSchema } from '../artifacts/schema.ts';
 import { bodyId, decimalInteger, MAX_INT4, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
 import { pagination } from '../http/openapi.ts';

@@ -1,6 +1,6 @@
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { checkLegacyProjectId, type Scope } from '../principals.ts';
-import type { BranchLookup } from '../context.ts';
+import type { BranchLookup } from '@proctor/reporter/toolchain/repository';
 import type { Sql } from '../db.ts';
 import { environmentForRun } from '../environments/index.ts';
 import { getProject } from '../projects/index.ts';

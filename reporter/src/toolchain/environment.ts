@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { refusedOverride } from '../overrides.ts';
+import { refusedOverride } from './overrides.ts';
 import { parseEnvFile } from './repository.ts';
 
 export interface RunEnvironmentInput {

@@ -2,8 +2,12 @@
 // Playwright itself would run it apart from its file (a fully parallel file or project). Tests of
 // setup and teardown projects are no units of their own: Playwright runs them with every unit of a
 // project that depends on them, as it runs them in every shard of `--shard`.
-import { MAX_UNITS, type PlannedUnit } from '../agents/schema.ts';
 import { isSelected, type Listing, selectTests, testListLine } from '../toolchain/playwright.ts';
+import { WIRE_LIMITS } from '../wire.ts';
+import type { PlannedUnit } from './client.ts';
+
+/** Units of one run: each is reported as the run's shard of its number. */
+export const MAX_UNITS = WIRE_LIMITS.shards;
 
 export interface RunFilter {
   match: string[];

@@ -6,14 +6,13 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Logger } from 'pino';
-import type { Unit } from '../agents/schema.ts';
-import { isTerminal } from '../states.ts';
+import { isTerminalState } from '../runs/client.ts';
 import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
 import { currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner } from '../toolchain/sandbox.ts';
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
-import { AgentApi, type JoinAnswer } from './client.ts';
+import { AgentApi, type AgentRunBody, type JoinAnswer, type Unit } from './client.ts';
+import type { AgentLog } from './log.ts';
 import { planUnits } from './units.ts';
 
 export interface AgentSettings {
@@ -58,7 +57,7 @@ interface Prepared {
 }
 
 /** Runs the agent to its end: 0 when its run has no work left or has ended, 1 with the reason otherwise. */
-export async function runAgent(settings: AgentSettings, log: Logger): Promise<AgentExit> {
+export async function runAgent(settings: AgentSettings, log: AgentLog): Promise<AgentExit> {
   const api = new AgentApi(settings.url, settings.key);
   let prepared: Prepared | null = null;
   try {
@@ -77,7 +76,7 @@ export async function runAgent(settings: AgentSettings, log: Logger): Promise<Ag
 }
 
 /** The body that makes or finds the run of a CI build's agents. */
-export function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'build' }>) {
+export function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'build' }>): AgentRunBody {
   return {
     environment: target.environment,
     run_key: target.runKey,
@@ -90,7 +89,7 @@ export function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'b
 }
 
 /** The checkout (or the workspace) with its dependencies, and the tests' environment. */
-async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswer, log: Logger): Promise<Prepared> {
+async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswer, log: AgentLog): Promise<Prepared> {
   const runner = prepareRunner(settings.workdir, settings.runnerUser);
   assertReachable(runner);
   const { checkout: wanted } = joined;
@@ -105,14 +104,14 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
       () => wanted.commit,
     );
     branch = await currentBranch(dir);
-    await installDependencies(dir, (line) => log.info(line), { ownFolder: true, runner });
+    await installDependencies(dir, (line) => log.info({}, line), { ownFolder: true, runner });
   } else {
     const repository = await resolveRepository(wanted.repo_url);
     // A folder of this agent's own: agents on one machine may share a work folder.
     const folder = `${runId}-agent-${process.pid}`;
     ({ dir, headSha, branch, ownCheckout } = await checkOutAndInstall(
       { repository, branch: wanted.branch, commit: wanted.commit, workRoot: settings.workdir, folder, runner },
-      (line) => log.info(line),
+      (line) => log.info({}, line),
     ));
   }
   const env = suiteEnvironment(runner, {
@@ -126,7 +125,7 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
   return { dir, branch, ownCheckout, env, runner };
 }
 
-async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger): Promise<void> {
+async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog): Promise<void> {
   const listing = await listTests(prepared.dir, prepared.env, prepared.runner);
   const { checkout: wanted } = joined;
   const units = planUnits(listing, {
@@ -143,7 +142,7 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
  * Leases and runs units until none is left: the first agent plans the run while the others wait,
  * and an agent that waits for others' units takes one whose agent went silent.
  */
-async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: Logger, signal?: AbortSignal): Promise<AgentExit> {
+async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog, signal?: AbortSignal): Promise<AgentExit> {
   const leaseMs = joined.lease_seconds * 1000;
   const current: Current = { unit: null, shard: null, ended: null, lost: false };
   const stop = () => {
@@ -156,7 +155,7 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
       api
         .heartbeat(runId, joined.agent.id)
         .then(({ state, units }) => {
-          if (isTerminal(state)) current.ended = state;
+          if (isTerminalState(state)) current.ended = state;
           if (current.unit !== null && !units.includes(current.unit)) current.lost = true;
           // Stopped, or given to another agent after a silence: this copy would only repeat its results.
           if ((current.ended || current.lost) && current.shard) void killShard(current.shard);
@@ -169,7 +168,7 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
     for (;;) {
       if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
       const lease = await api.lease(runId, joined.agent.id);
-      if (isTerminal(lease.test_run.state)) return { code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` };
+      if (isTerminalState(lease.test_run.state)) return { code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` };
       if (lease.plan) {
         await plan(api, runId, joined, prepared, log);
         continue;
@@ -191,7 +190,7 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
   }
 }
 
-async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepared, current: Current, log: Logger): Promise<void> {
+async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepared, current: Current, log: AgentLog): Promise<void> {
   const scratch = path.join(prepared.runner.home, 'tmp', `run-${runId}-unit-${unit.unit}-${process.pid}`);
   fs.rmSync(scratch, { recursive: true, force: true });
   fs.mkdirSync(scratch, { mode: 0o700 });

@@ -1,10 +1,57 @@
 // The agent's side of the agents' API, on the one client every Proctor client shares: retried on
-// network errors and 429/500/502/503/504 with bounded backoff (every call is safe to repeat).
-import { ApiError, callJson, type TransportOptions } from '@proctor/reporter/transport';
-import type { Checkout, PlannedUnit, Unit } from '../agents/schema.ts';
-import { isTerminal, type RunState } from '../states.ts';
+// network errors and 429/500/502/503/504 with bounded backoff (every call is safe to repeat). The
+// server checks these shapes against its schemas at compile time (server/src/agents/schema.ts).
+import { isTerminalState } from '../runs/client.ts';
+import { ApiError, callJson, type TransportOptions } from '../transport.ts';
 
 export { ApiError };
+
+/** A run's state as the server names it. */
+export type RunState = 'pending' | 'queued' | 'running' | 'passed' | 'failed' | 'error' | 'cancelled';
+
+/** What every agent of a run checks out and runs: the run's repository, revision and selection. */
+export interface Checkout {
+  repo_url: string;
+  branch: string | null;
+  /** The commit every agent checks out: the first agent's, once it planned the units. */
+  commit: string | null;
+  tags: string[];
+  test_case_ids: string[];
+  runner_projects_match: string[];
+  runner_projects_ignore: string[];
+  env_files: string[];
+  /** The deployed build's URL a trigger gave: the tests' BASE_URL and PLAYWRIGHT_BASE_URL. */
+  build_url: string | null;
+  environment_variables_overrides: { name: string; value: string }[];
+}
+
+/** A unit as its planner sends it: a spec file of a runner project (or one test of a parallel file), its `--test-list` lines. */
+export interface PlannedUnit {
+  runner_project: string;
+  file: string;
+  tests: { id: string; line: string }[];
+}
+
+/** A leased unit: reported as the run's shard of its number. */
+export interface Unit {
+  unit: number;
+  runner_project: string;
+  file: string;
+  /** `--test-list` lines. */
+  tests: string[];
+  test_ids: string[];
+  estimate_ms: number | null;
+}
+
+/** The run of a CI build's agents, made by the first and found by the others through run_key. */
+export interface AgentRunBody {
+  environment: string;
+  run_key: string;
+  branch: string | null;
+  commit: string | null;
+  build_url: string | null;
+  pull_request?: number;
+}
 
 export interface JoinAnswer {
   agent: { id: number; name: string };
@@ -33,14 +80,7 @@ export class AgentApi {
     return this.options.url;
   }
 
-  async agentRun(body: {
-    environment: string;
-    run_key: string;
-    branch: string | null;
-    commit: string | null;
-    build_url: string | null;
-    pull_request?: number;
-  }): Promise<number> {
+  async agentRun(body: AgentRunBody): Promise<number> {
     return (await this.call<{ data: { test_run: { id: number } } }>('POST', '/api/test-runs/agent-run', body)).data.test_run.id;
   }
 
@@ -54,7 +94,7 @@ export class AgentApi {
       this.options.apiKey = joined.agent_token;
       return joined;
     } catch (error) {
-      if (error instanceof ApiError && error.status === 409 && isTerminal(await this.state(runId))) return null;
+      if (error instanceof ApiError && error.status === 409 && isTerminalState(await this.state(runId))) return null;
       throw error;
     }
   }

@@ -4,12 +4,23 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { BranchLookup, Branches } from '../context.ts';
 import { type Runner, runnerEnvironment, runnerSpawnOptions } from './sandbox.ts';
 
 const run = promisify(execFile);
 
 export class RepositoryError extends Error {}
+
+/** A test repository's branches as `git ls-remote` lists them. */
+export interface Branches {
+  defaultBranch: string | null;
+  branches: Set<string>;
+}
+
+/**
+ * A bounded look at a project's test repository, all a request may take of it (no checkout):
+ * `folder` for a local folder, which has no branches; null when it cannot be read now.
+ */
+export type BranchLookup = (repoUrl: string) => Promise<{ kind: 'folder' } | { kind: 'git'; found: Branches } | null>;
 
 async function git(args: string[], cwd?: string, timeoutMs = 120_000): Promise<string> {
   try {

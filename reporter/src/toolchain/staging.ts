@@ -1,6 +1,6 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { installedPlaywright, packageRoot } from '../playwright-packages.ts';
 
 /** Each folder from the root down to `dir` must be traversable by others, or the runner cannot reach it. */
 export function unreachableAncestor(dir: string): string | null {
@@ -10,21 +10,43 @@ export function unreachableAncestor(dir: string): string | null {
   }
 }
 
+/** The folder of a package, resolved as a module at `from` would resolve it. */
+function packageRoot(name: string, from: string): string {
+  return path.dirname(createRequire(from).resolve(`${name}/package.json`));
+}
+
+/**
+ * The Playwright installed beside this package (its optional peer: the server's, or a CI job's),
+ * for a suite that has none of its own (the demo's sample suite); null when there is none.
+ */
+export function proctorPlaywright(): { test: string; playwright: string; core: string } | null {
+  let test: string;
+  try {
+    test = packageRoot('@playwright/test', import.meta.url);
+  } catch {
+    return null;
+  }
+  const playwright = packageRoot('playwright', path.join(test, 'package.json'));
+  const core = packageRoot('playwright-core', path.join(playwright, 'package.json'));
+  return { test, playwright, core };
+}
+
 /**
  * Proctor's own packages that a suite's processes load: the reporter always, and Playwright for a
- * suite that has none of its own (the demo's sample suite).
+ * suite that has none of its own.
  */
 type Installed = Map<string, string>;
 
 /** Where each package is installed, each found from the one that depends on it. */
 function installedPackages(): Installed {
-  const { test, playwright, core } = installedPlaywright();
-  return new Map([
-    ['@proctor/reporter', packageRoot('@proctor/reporter', import.meta.url)],
-    ['@playwright/test', test],
-    ['playwright', playwright],
-    ['playwright-core', core],
-  ]);
+  const installed: Installed = new Map([['@proctor/reporter', packageRoot('@proctor/reporter', import.meta.url)]]);
+  const playwright = proctorPlaywright();
+  if (playwright) {
+    installed.set('@playwright/test', playwright.test);
+    installed.set('playwright', playwright.playwright);
+    installed.set('playwright-core', playwright.core);
+  }
+  return installed;
 }
 
 /** The node_modules folder that holds the copy, under the executor's work root. */
@@ -68,5 +90,9 @@ export function stageToolchain(workRoot: string, runnerIsAnotherUser: boolean): 
 
 /** The node_modules folder from which another user reads Proctor's Playwright: the copy, or where it is installed. */
 export function runnerModules(workRoot: string): string {
-  return stageToolchain(workRoot, true) ?? path.dirname(path.dirname(installedPlaywright().test));
+  const staged = stageToolchain(workRoot, true);
+  if (staged) return staged;
+  const playwright = proctorPlaywright();
+  if (!playwright) throw new Error('no @playwright/test is installed beside @proctor/reporter');
+  return path.dirname(path.dirname(playwright.test));
 }

@@ -1,0 +1,104 @@
+// `proctor-ci agent`: runs units of a run of agents on this machine (agent/agent.ts), with its flags
+// and environment read once into the agent's settings.
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { type AgentSettings, runAgent } from '../agent/agent.ts';
+import { isLogLevel, jsonLog } from '../agent/log.ts';
+import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision } from '../ci.ts';
+import { openCommand, UsageError } from './exit.ts';
+
+/** The agents' API as the agent reads it, which the server checks against its schemas. */
+export type { AgentRunBody, Checkout, JoinAnswer, LeaseAnswer, PlannedUnit, Unit } from '../agent/client.ts';
+
+export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SLUG [--run-key K]) [--url URL] [--key KEY] [--name N] [--workdir DIR] [--workspace DIR]
+  Runs units of a run of agents here until the run has no work left: the first agent of a CI build
+  makes its run (--environment), plans its units, and every agent leases them one at a time.
+  URL and KEY also from PROCTOR_URL and PROCTOR_API_KEY; --run-key defaults to PROCTOR_RUN_KEY, else
+  the CI build's id. Suites run as PROCTOR_RUNNER_USER (default nobody) when the agent is root.
+  Log lines (JSON) on stderr at LOG_LEVEL (info; warn, error, silent).`;
+
+const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace'] as const;
+
+export interface AgentFlags {
+  url?: string;
+  key?: string;
+  run?: string;
+  environment?: string;
+  'run-key'?: string;
+  name?: string;
+  workdir?: string;
+  workspace?: string;
+}
+
+export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentSettings {
+  const url = (flags.url ?? env.PROCTOR_URL ?? '').replace(/\/+$/, '');
+  const key = flags.key ?? env.PROCTOR_API_KEY ?? '';
+  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError("--url (or PROCTOR_URL) must be the server's http(s) URL");
+  if (!key) throw new UsageError('--key (or PROCTOR_API_KEY) must be a project key');
+  if ((flags.run === undefined) === (flags.environment === undefined)) throw new UsageError('give --run ID or --environment SLUG (one of them)');
+  return {
+    url,
+    key,
+    target: flags.run !== undefined ? { kind: 'run', runId: runIdFlag(flags.run) } : buildTarget(flags.environment as string, flags['run-key'], env),
+    name: flags.name ?? `${os.hostname()}:${process.pid}`,
+    workdir: path.resolve(flags.workdir ?? path.join(os.tmpdir(), 'proctor-agent')),
+    workspace: flags.workspace ? path.resolve(flags.workspace) : null,
+    runnerUser: env.PROCTOR_RUNNER_USER ?? 'nobody',
+  };
+}
+
+function runIdFlag(value: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(value)) throw new UsageError('--run must be a run id (a positive integer)');
+  return Number(value);
+}
+
+/** The run of a CI build's agents: by --run-key, else by the build (its branch and commit as the CI names them). */
+function buildTarget(environment: string, runKey: string | undefined, env: NodeJS.ProcessEnv): AgentSettings['target'] {
+  const key = runKey ?? agentsRunKey(env);
+  if (!key) throw new UsageError('--run-key is needed outside CI (no CI build id found): the agents of one build share a run through it');
+  // What the CI names; else the run takes the branch and commit of the first agent's checkout.
+  return { kind: 'build', environment, runKey: key, ...ciRevision(env), buildUrl: ciBuildUrl(env), pullRequest: ciPullRequest(env) };
+}
+
+/** Runs the agent; its one-line reason goes to stdout (exit 0) or stderr (exit 1). */
+async function runToEnd(settings: AgentSettings, env: NodeJS.ProcessEnv, name: string): Promise<number> {
+  // SIGTERM or SIGINT (a CI's cancel, a server shutting down) stops the unit under way: its lease lapses to another agent.
+  const stopping = new AbortController();
+  process.once('SIGTERM', () => stopping.abort());
+  process.once('SIGINT', () => stopping.abort());
+  const level = env.LOG_LEVEL ?? 'info';
+  const log = jsonLog(isLogLevel(level) ? level : 'info', process.stderr);
+  const exit = await runAgent({ ...settings, signal: stopping.signal }, log);
+  (exit.code === 0 ? process.stdout : process.stderr).write(`${name}: ${exit.reason.replace(/\s+/g, ' ').trim()}\n`);
+  return exit.code;
+}
+
+/**
+ * `proctor-ci agent …` (and the server package's `proctor agent`, which runs this): the agent's exit
+ * code, 2 for a wrong command line. The last line, `<name>: <reason>`, is what the server's
+ * executor shows as the reason of an agent it started.
+ */
+export async function agentCommand(args: string[], env: NodeJS.ProcessEnv, name = 'proctor-ci agent'): Promise<number> {
+  const opened = openCommand(
+    args,
+    AGENT_USAGE,
+    () => agentSettings(flagsOf(args), env),
+    (message) => process.stderr.write(`${name}: ${message}\n`),
+  );
+  if ('exit' in opened) return opened.exit;
+  try {
+    return await runToEnd(opened.settings, env, name);
+  } catch (error) {
+    process.stderr.write(`${name}: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+function flagsOf(args: string[]): AgentFlags {
+  try {
+    return parseArgs({ args, options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), strict: true }).values as AgentFlags;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
