@@ -68,7 +68,12 @@ function resultJson(exitCode: ExitCode, run: RunView | null, runId: number | nul
  * Prints how the command ended (the summary, or the JSON document) and exits with its code once
  * stdout has taken it all (a pipe may be asynchronous). Never settles: nothing runs after it.
  */
+/** Set by the first end: a signal's cancel and the wait may both reach one, and only the first speaks. */
+let finished = false;
+
 function finish(settings: RunSettings | null, exitCode: ExitCode, run: RunView | null, runId: number | null, note: string | null): Promise<never> {
+  if (finished) return new Promise<never>(() => {});
+  finished = true;
   if (note && !settings?.json) say(note);
   const text = settings?.json ? JSON.stringify(resultJson(exitCode, run, runId, note), null, 2) : run ? textSummary(run) : '';
   process.stdout.write(text ? `${text}\n` : '', () => process.exit(exitCode));
@@ -120,7 +125,7 @@ export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promis
   if (stopping) return cancelOnSignal(client, settings, runId, stopping);
   const first = await client.read(runId).catch(() => null);
   say(`run #${runId} on ${settings.body.environment}: ${first?.testRun.summary_url ?? `${settings.url}/api/test-runs/${runId}`}`);
-  return awaitEnd(client, settings, runId);
+  return awaitEnd(client, settings, runId, () => stopping);
 }
 
 async function cancelOnSignal(client: RunsClient, settings: RunSettings, runId: number, reason: string): Promise<never> {
@@ -129,7 +134,8 @@ async function cancelOnSignal(client: RunsClient, settings: RunSettings, runId: 
   return finish(settings, EXIT.error, run, runId, `${reason}: the run was cancelled`);
 }
 
-async function awaitEnd(client: RunsClient, settings: RunSettings, runId: number): Promise<never> {
+/** `stoppedBy`: the signal that is cancelling the run, whose cancel the wait may see first. */
+async function awaitEnd(client: RunsClient, settings: RunSettings, runId: number, stoppedBy: () => string | null): Promise<never> {
   const id = runId;
   let result;
   try {
@@ -148,6 +154,8 @@ async function awaitEnd(client: RunsClient, settings: RunSettings, runId: number
     const code = result.unreachable && !run ? EXIT.unreachable : EXIT.error;
     return finish(settings, code, run ?? result.last, id, `The run did not end within ${minutes} min${ended}.`);
   }
+  const stopped = stoppedBy();
+  if (stopped && result.run.testRun.state === 'cancelled') return finish(settings, EXIT.error, result.run, id, `${stopped}: the run was cancelled`);
   const verdict = runVerdict(result.run, settings.failOnFlaky);
   return finish(settings, verdict.exitCode, result.run, id, verdict.exitCode === 1 && result.run.testRun.state === 'passed' ? verdict.message : null);
 }
