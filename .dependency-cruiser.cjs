@@ -41,7 +41,7 @@ const layers = [
   { name: 'http', path: '^server/src/http/' },
   {
     name: 'base',
-    path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|playwright-packages|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
+    path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
   },
 ];
 
@@ -87,10 +87,10 @@ module.exports = {
     {
       name: 'long-work-only-in-jobs',
       comment:
-        "Checkouts, installs and listings (the reporter package's toolchain) run in the jobs layer (or a command, or the demo seeded at start), never inside a request; its types and the overrides rule are not work.",
+        "Checkouts, installs and listings (the reporter package's toolchain) run in the jobs layer (or a command, or the demo seeded at start), never inside a request; its types, the overrides rule and where Playwright is installed are not work.",
       severity: 'error',
       from: { path: '^server/src/', pathNot: '^server/src/(executor/|(main|bin|cli|server|app|demo)\\.ts$)' },
-      to: { path: '^reporter/dist/toolchain/', pathNot: '^reporter/dist/toolchain/overrides\\.js$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^reporter/dist/toolchain/', pathNot: '^reporter/dist/toolchain/(overrides|packages)\\.js$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'the-agent-is-a-client',

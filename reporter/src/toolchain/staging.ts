@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { installedPlaywright, packageRoot, proctorPlaywright } from './packages.ts';
 
 /** Each folder from the root down to `dir` must be traversable by others, or the runner cannot reach it. */
 export function unreachableAncestor(dir: string): string | null {
@@ -8,27 +8,6 @@ export function unreachableAncestor(dir: string): string | null {
     if ((fs.statSync(current).mode & 0o001) === 0) return current;
     if (current === path.dirname(current)) return null;
   }
-}
-
-/** The folder of a package, resolved as a module at `from` would resolve it. */
-function packageRoot(name: string, from: string): string {
-  return path.dirname(createRequire(from).resolve(`${name}/package.json`));
-}
-
-/**
- * The Playwright installed beside this package (its optional peer: the server's, or a CI job's),
- * for a suite that has none of its own (the demo's sample suite); null when there is none.
- */
-export function proctorPlaywright(): { test: string; playwright: string; core: string } | null {
-  let test: string;
-  try {
-    test = packageRoot('@playwright/test', import.meta.url);
-  } catch {
-    return null;
-  }
-  const playwright = packageRoot('playwright', path.join(test, 'package.json'));
-  const core = packageRoot('playwright-core', path.join(playwright, 'package.json'));
-  return { test, playwright, core };
 }
 
 /**
@@ -92,7 +71,5 @@ export function stageToolchain(workRoot: string, runnerIsAnotherUser: boolean): 
 export function runnerModules(workRoot: string): string {
   const staged = stageToolchain(workRoot, true);
   if (staged) return staged;
-  const playwright = proctorPlaywright();
-  if (!playwright) throw new Error('no @playwright/test is installed beside @proctor/reporter');
-  return path.dirname(path.dirname(playwright.test));
+  return path.dirname(path.dirname(installedPlaywright().test));
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import express from 'express';
 import type { RouteContext } from '../http/route.ts';
-import { installedPlaywright } from '../playwright-packages.ts';
+import { installedPlaywright } from '@proctor/reporter/toolchain/packages';
 
 /** Where Proctor serves Playwright's own trace viewer, the build its installed Playwright ships. */
 export const TRACE_VIEWER_PATH = '/trace-viewer';
