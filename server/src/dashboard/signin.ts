@@ -118,21 +118,25 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/invitations/accept',
     tag: TAG,
     summary:
-      'Follow an invitation: the invited person joins its project with its role, once. With OpenID Connect, they sign in through the provider first, as the invited email; without, the link signs them in',
+      "Follow an invitation: the invited person joins its project with its role, once. Signed in, they join when their account's email is the invited one. Signed out: with OpenID Connect, they sign in through the provider first; without, the link makes the invited email's account and signs it in, and when that email has an account already, the page asks them to sign in as it and follow the link again",
     public: true,
     query: z.object({ token: z.string().min(1).max(200) }).strict(),
     produces: 'text/html',
     errorShape: 'page',
     handler: async ({ query, req, res }) => {
       const here = `/invitations/accept?token=${encodeURIComponent(query.token)}`;
-      if (oidc) {
-        const viewer = await viewerOf(deps, req);
-        if (!viewer) return res.redirect(303, `/sign-in/oidc?next=${encodeURIComponent(here)}`);
-        const { projectId } = await acceptInvitation(sql, query.token, { verifiedEmail: viewer.email, name: viewer.name }, clock());
-        return res.redirect(303, `/projects/${projectId}/runs`);
+      const viewer = await viewerOf(deps, req);
+      if (!viewer && oidc) return res.redirect(303, `/sign-in/oidc?next=${encodeURIComponent(here)}`);
+      const accepted = await acceptInvitation(sql, query.token, viewer ? { signedIn: viewer } : { signedOut: true }, clock());
+      // The link never signs anyone in as an account it did not make: that account's owner signs in the usual way.
+      if ('signInAs' in accepted) {
+        const problem = `This invitation is for ${accepted.signInAs}, which has an account: sign in as it, then follow the invitation's link again.`;
+        return sendPage(res, signInPage(here, problem, provider), 401);
       }
-      const { userId, projectId } = await acceptInvitation(sql, query.token, { byLink: true }, clock());
-      await signIn(res, userId, `/projects/${projectId}/runs`);
+      const { userId, projectId, made } = accepted.joined;
+      const next = `/projects/${projectId}/runs`;
+      if (made) return signIn(res, userId, next);
+      res.redirect(303, next);
     },
   });
 

@@ -1,3 +1,3 @@
 // What other features may use of members: following an invitation (the dashboard's sign-in).
-export { acceptInvitation, type Invitee, presentMember } from './service.ts';
+export { type Acceptance, acceptInvitation, type Invitee, presentMember } from './service.ts';
 export { pendingInvitations } from './store.ts';

@@ -3,7 +3,7 @@ import type { Sql, Tx } from '../db.ts';
 import { ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.ts';
 import type { Role } from '../principals.ts';
 import { addMember, countAdmins, listMembers, type Member, removeMember, setMemberRole } from '../projects/index.ts';
-import { userForEmail, userIdOfEmail } from '../users/index.ts';
+import { createUserUnlessTaken, userIdOfEmail } from '../users/index.ts';
 import type { InvitationView, MemberView, NewMember } from './schema.ts';
 import { createInvitation, deleteInvitation, findInvitation, markInvitationUsed } from './store.ts';
 
@@ -99,25 +99,42 @@ export function withdrawInvitation(sql: Sql, projectId: number, actor: Actor, id
   });
 }
 
-/** Who follows an invitation: a person whose email a provider verified, or, without one, the invitation's own email. */
-export type Invitee = { verifiedEmail: string; name: string } | { byLink: true };
+/**
+ * Who follows an invitation: a person signed in (a session; with OpenID Connect, of the email the
+ * provider verified), or nobody, the link alone.
+ */
+export type Invitee = { signedIn: { userId: string; email: string } } | { signedOut: true };
+
+/** A followed invitation: the person joined (`made`: the link made their account), or must sign in as the invited email's account first. */
+export type Acceptance = { joined: { userId: string; projectId: number; made: boolean } } | { signInAs: string };
 
 /**
- * Follows an invitation link: the person (made from the invited email when it has no account)
- * joins its project with its role, once. A used or expired link is refused, and so is a person
- * whose verified email is not the invited one.
+ * Follows an invitation link: the person joins its project with its role, once. The link alone
+ * makes the invited email's account when there is none, and never takes one that exists (made
+ * since the invitation by the command line, another invitation or the provider): its owner signs
+ * in as it and follows the link again, and nothing is used meanwhile. A used or expired link is
+ * refused, and so is a person signed in with another email.
  */
-export function acceptInvitation(sql: Sql, token: string, invitee: Invitee, now: Date): Promise<{ userId: string; projectId: number }> {
-  return sql.begin(async (tx) => {
+export function acceptInvitation(sql: Sql, token: string, invitee: Invitee, now: Date): Promise<Acceptance> {
+  return sql.begin(async (tx): Promise<Acceptance> => {
     const invitation = await findInvitation(tx, token);
     if (!invitation) throw new NotFoundError('this invitation link is not one: ask for a new one');
     if (invitation.used_at !== null) throw new GoneError('this invitation has been used: sign in, or ask for a new one');
     if (invitation.expires_at <= now) throw new GoneError('this invitation has expired: ask for a new one');
-    if ('verifiedEmail' in invitee && invitee.verifiedEmail.toLowerCase() !== invitation.email) {
-      throw new ForbiddenError(`this invitation is for ${invitation.email}, and you signed in as ${invitee.verifiedEmail}`);
+    let userId: string;
+    if ('signedIn' in invitee) {
+      const { email } = invitee.signedIn;
+      if (email.toLowerCase() !== invitation.email) {
+        throw new ForbiddenError(
+          `this invitation is for ${invitation.email}, and you are signed in as ${email}: sign out, sign in as ${invitation.email}, and follow the link again`,
+        );
+      }
+      userId = invitee.signedIn.userId;
+    } else {
+      const made = await createUserUnlessTaken(tx, { email: invitation.email, name: invitation.email.split('@')[0] ?? invitation.email });
+      if (made === null) return { signInAs: invitation.email };
+      userId = made;
     }
-    const name = 'name' in invitee ? invitee.name : (invitation.email.split('@')[0] ?? invitation.email);
-    const userId = await userForEmail(tx, { email: invitation.email, name });
     await addMember(tx, invitation.project_id, userId, invitation.role, now);
     await markInvitationUsed(tx, invitation.id, userId, now);
     await recordChange(
@@ -131,6 +148,6 @@ export function acceptInvitation(sql: Sql, token: string, invitee: Invitee, now:
       },
       now,
     );
-    return { userId, projectId: invitation.project_id };
+    return { joined: { userId, projectId: invitation.project_id, made: !('signedIn' in invitee) } };
   });
 }

@@ -87,3 +87,18 @@ export async function userForEmail(sql: Tx, input: { email: string; name: string
     returning id`;
   return (made as { id: string }).id;
 }
+
+/**
+ * A new user of this email, made only when no user has it (any case): null when one has it, or when
+ * another transaction makes it at the same moment (the insert waits for that one and does
+ * nothing). An invitation's link may make its person this way, never take an account made otherwise.
+ */
+export async function createUserUnlessTaken(sql: Tx, input: { email: string; name: string }): Promise<string | null> {
+  const email = input.email.toLowerCase();
+  if (await userIdOfEmail(sql, email)) return null;
+  const [made] = await sql<{ id: string }[]>`
+    insert into users (id, email, name, picture) values (${randomUUID()}, ${email}, ${input.name}, '')
+    on conflict (email) do nothing
+    returning id`;
+  return made?.id ?? null;
+}
