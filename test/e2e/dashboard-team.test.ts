@@ -1,6 +1,7 @@
 import { type Browser, chromium, type Page } from '@playwright/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoginLink } from '../../server/src/sessions/store.ts';
+import { createUser } from '../../server/src/users/store.ts';
 import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { seriousViolations } from '../helpers/axe.ts';
 import { client } from '../helpers/http.ts';
@@ -61,6 +62,27 @@ describe('members in the dashboard', () => {
     await expect.poll(() => newcomer.getByRole('heading', { name: 'Runs of Team shop' }).count()).toBe(1);
     await newcomer.goto(`${server.url}/projects/${projectId}/members`);
     expect(await newcomer.locator('tr[data-member="newcomer@example.com"] td[data-role]').textContent()).toBe('member');
+  });
+
+  it('when the invited email has an account by the time the link is opened, then the page asks to sign in as it, and signed in the link joins', async () => {
+    const invitation = await client(server.url, admin.key, { 'x-project-id': String(projectId) }).post('/api/members', {
+      email: 'later@example.com',
+      role: 'viewer',
+    });
+    const link = new URL(invitation.body.data.invitation.url as string);
+    const later = await createUser(server.sql, { email: 'later@example.com', name: 'Later', picture: '' });
+
+    const stranger = await (await browser.newContext()).newPage();
+    await stranger.goto(`${server.url}${link.pathname}${link.search}`);
+    expect(await stranger.getByRole('alert').textContent()).toContain('This invitation is for later@example.com, which has an account: sign in as it');
+    expect(await seriousViolations(stranger)).toEqual([]);
+    expect(await stranger.context().cookies()).toEqual([]);
+
+    const owner = await signedIn(later);
+    await owner.goto(`${server.url}${link.pathname}${link.search}`);
+    await owner.waitForURL(`${server.url}/projects/${projectId}/runs`);
+    await owner.goto(`${server.url}/projects/${projectId}/members`);
+    expect(await owner.locator('tr[data-member="later@example.com"] td[data-role]').textContent()).toBe('viewer');
   });
 
   it('when the keys and audit pages are opened by an admin, then a key is made (shown once) and the change is in the trail', async () => {
