@@ -113,7 +113,16 @@ function shaped(raw: JsonSchema, depth = 0): fc.Arbitrary<unknown> {
         if (schema.format === 'date-time')
           return fc.oneof(
             fc.date({ min: new Date(-62198755200000), max: new Date(253402300799000), noInvalidDate: true }).map((d) => d.toISOString()),
-            fc.constantFrom('0000-01-01T00:00:00Z', '0001-01-01T00:00:00+05:00', '9999-12-31T23:59:59-05:00', '2026-02-30T00:00:00Z'),
+            fc.constantFrom(
+              '0000-01-01T00:00:00Z',
+              '0001-01-01T00:00:00+05:00',
+              '9999-12-31T23:59:59-05:00',
+              '2026-02-30T00:00:00Z',
+              // Offsets past PostgreSQL's ±15:59, and the year 0000 that an offset moves into the year 1.
+              '2026-11-28T10:00:00+16:00',
+              '2026-11-28T10:00:00-23:59',
+              '0000-12-31T23:00:00-02:00',
+            ),
           );
         if (schema.pattern) return fc.oneof({ weight: 4, arbitrary: fc.stringMatching(new RegExp(schema.pattern)) }, { weight: 1, arbitrary: text });
         return fc.oneof(fc.string({ maxLength: 30 }), nasty);

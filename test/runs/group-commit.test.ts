@@ -88,3 +88,72 @@ describe('result batches written together', () => {
     expect(rows.map((r) => r.test_run_id)).toEqual([open, open]);
   });
 });
+
+describe('a batch the database refuses, in a group', () => {
+  /** A second project with a run of `count` tests, and its client. */
+  async function otherProject(count: number) {
+    const project = await seedProjectWithEnvironment(server.sql, 'ci');
+    const other = client(server.url, project.key);
+    const runId = (await other.post('/api/test-runs/report', { environment: 'ci', total_shards: 1 })).body.data.test_run.id as number;
+    const tests = Array.from({ length: count }, (_, i) => listedTest(testId(1000 + i)));
+    await beginShard(server.sql, project.projectId, runId, 1, { tests, commit: null, complete: true }, server.clock.now);
+    return { projectId: project.projectId, api: other, runId };
+  }
+
+  it("when one project sends batches the database would refuse among another's, then they alone are refused (400) and the other's are all stored", async () => {
+    const hostile = await runWithTests(30);
+    const other = await otherProject(300);
+    const refused = Array.from({ length: 15 }, (_, i) => ({
+      shard: 1,
+      results: [attempt(testId(1000 + 2 * i)), attempt(testId(1001 + 2 * i), { started_at: '2026-11-28T10:00:00+16:00' })],
+    }));
+    const kept = Array.from({ length: 60 }, (_, i) => ({ shard: 1, results: Array.from({ length: 5 }, (_, j) => attempt(testId(1000 + 5 * i + j))) }));
+    // One of the first project's for every four of the other's, all at once: groups mix them.
+    const sends = kept.map((batch) => other.api.post(`/api/test-runs/${other.runId}/results`, batch));
+    const refusals = refused.map((batch) => api.post(`/api/test-runs/${hostile}/results`, batch));
+    const [keptAnswers, refusedAnswers] = await Promise.all([Promise.all(sends), Promise.all(refusals)]);
+    expect(keptAnswers.map((a) => a.status)).toEqual(Array(60).fill(200));
+    expect(new Set(refusedAnswers.map((a) => `${a.status} ${a.body.error.message}`))).toEqual(
+      new Set(['400 body.results.1.started_at: must have a UTC offset within ±15:59']),
+    );
+    const stored = await server.sql<{ test_run_id: number; n: number }[]>`
+      select test_run_id, count(*)::int as n from test_results where test_run_id = any(${[hostile, other.runId]}::int[]) group by test_run_id`;
+    expect(stored).toEqual([{ test_run_id: other.runId, n: 300 }]);
+    const [counts] = await server.sql<{ success_count: number }[]>`select success_count from test_runs where id = ${other.runId}`;
+    expect(counts?.success_count).toBe(300);
+  });
+
+  it.each([
+    ['an offset PostgreSQL does not take', { started_at: '2026-11-28T10:00:00+16:00' }, '22009'],
+    ['NUL in its output', { stdout_tail: 'a\u0000b' }, '22021'],
+  ])(
+    "when a group holds a batch with %s (past validation), then that batch alone fails and the group's others, another project's and a retried one's, are stored",
+    async (_what, refusedFields, code) => {
+      if (!grouped) return;
+      const runId = await runWithTests(10);
+      const other = await otherProject(10);
+      await groupCommitWriter(server.sql).record(other.projectId, other.runId, 1, [attempt(testId(1000))], server.clock.now);
+      const writer = groupCommitWriter(server.sql);
+      const now = server.clock.now;
+      const [refused, ...answers] = await Promise.allSettled([
+        writer.record(projectId, runId, 1, [attempt(testId(1000)), attempt(testId(1001), refusedFields)], now),
+        writer.record(projectId, runId, 1, [attempt(testId(1002))], now),
+        // A retried batch: its first attempt is stored already.
+        writer.record(other.projectId, other.runId, 1, [attempt(testId(1000)), attempt(testId(1001))], now),
+        ...Array.from({ length: 8 }, (_, i) => writer.record(other.projectId, other.runId, 1, [attempt(testId(1002 + i))], now)),
+      ]);
+      expect(refused).toMatchObject({ status: 'rejected', reason: { code } });
+      expect(answers).toEqual([1, 1, ...Array(8).fill(1)].map((value) => ({ status: 'fulfilled', value })));
+      const stored = await server.sql<{ test_run_id: number; n: number }[]>`
+        select test_run_id, count(*)::int as n from test_results where test_run_id = any(${[runId, other.runId]}::int[]) group by test_run_id order by test_run_id`;
+      expect(stored).toEqual([
+        { test_run_id: runId, n: 1 },
+        { test_run_id: other.runId, n: 10 },
+      ]);
+      const counts = await server.sql<
+        { success_count: number }[]
+      >`select success_count from test_runs where id = any(${[runId, other.runId]}::int[]) order by id`;
+      expect(counts.map((c) => c.success_count)).toEqual([1, 10]);
+    },
+  );
+});

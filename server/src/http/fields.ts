@@ -7,19 +7,30 @@ export const runnerTestId = z.string().regex(/^[0-9a-f]{20}-[0-9a-f]{20}$/, 'mus
 /** The largest value of PostgreSQL's `integer`. */
 export const MAX_INT4 = 2_147_483_647;
 
-/** Whether an ISO 8601 text is an instant in the years 1 to 9999 (UTC), as PostgreSQL stores them. */
+/**
+ * Whether an ISO 8601 text names a day in the years 1 to 9999, as written and in UTC: PostgreSQL
+ * refuses the year 0000 as written even when its offset moves the instant into the year 1.
+ */
 function inStorableYears(text: string): boolean {
   const year = new Date(text).getUTCFullYear();
-  return year >= 1 && year <= 9999;
+  return year >= 1 && year <= 9999 && !text.startsWith('0000');
 }
 const STORABLE_YEARS = 'must be a date in the years 1 to 9999';
 
-export const timestamp = z.iso.datetime({ offset: true }).refine(inStorableYears, STORABLE_YEARS);
+/** Whether an ISO 8601 text's UTC offset, if it has one, is within PostgreSQL's ±15:59 (the zod format caps the minutes). */
+function inStorableOffset(text: string): boolean {
+  const hours = /T.*[+-](\d\d):\d\d$/.exec(text)?.[1];
+  return hours === undefined || Number(hours) <= 15;
+}
+const STORABLE_OFFSET = 'must have a UTC offset within ±15:59';
+
+export const timestamp = z.iso.datetime({ offset: true }).refine(inStorableYears, STORABLE_YEARS).refine(inStorableOffset, STORABLE_OFFSET);
 /** A day or an instant, ISO 8601. */
 export const dayOrTimestamp = z.iso
   .date()
   .or(z.iso.datetime({ offset: true }))
-  .refine(inStorableYears, STORABLE_YEARS);
+  .refine(inStorableYears, STORABLE_YEARS)
+  .refine(inStorableOffset, STORABLE_OFFSET);
 
 /**
  * A whole number in a path or query (strings there): decimal digits only, so that `0x1F`, `1e3`

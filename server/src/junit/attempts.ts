@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { failureSignature } from '@proctor/reporter/signature';
 import { WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
-import type { Attempt } from '../runs/index.ts';
+import { type Attempt, isStorableStartedAt } from '../runs/index.ts';
 import type { ListedTest } from '../testcases/index.ts';
 import type { JunitCase, JunitFailure } from './read.ts';
 
@@ -121,8 +121,11 @@ function stackFrames(text: string): string[] | null {
 
 function startedAt(testcase: JunitCase): string | null {
   const at = testcase.timestamp ? Date.parse(testcase.timestamp) : Number.NaN;
-  // A timestamp without a zone is the runner's local time, unknown here: none rather than a wrong one.
-  return Number.isFinite(at) && /(Z|[+-]\d{2}:?\d{2})$/.test(testcase.timestamp as string) ? new Date(at).toISOString() : null;
+  // A timestamp without a zone is the runner's local time, unknown here: none rather than a wrong one;
+  // and none for one the database cannot store (the year 0, past 9999), which would fail the upload.
+  if (!Number.isFinite(at) || !/(Z|[+-]\d{2}:?\d{2})$/.test(testcase.timestamp as string)) return null;
+  const utc = new Date(at).toISOString();
+  return isStorableStartedAt(utc) ? utc : null;
 }
 
 const tail = (text: string) => (text ? text.slice(-LIMIT.outputTail) : null);

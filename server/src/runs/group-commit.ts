@@ -1,4 +1,14 @@
-import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
+import {
+  copyRows,
+  type CopyValue,
+  isDatabaseUnavailable,
+  pipelinedTransaction,
+  type PipelinedWork,
+  retryingConflicts,
+  type Sql,
+  takesCopyFromStdin,
+  type Tx,
+} from '../db.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/index.ts';
 import type { RunState } from '../states.ts';
 import { closedRunRefusal } from './ingest.ts';
@@ -95,21 +105,29 @@ export function groupCommitWriter(sql: Sql): ResultWriter {
 }
 
 /**
- * One group: in one transaction when every attempt in it is new. A group holding an attempt that is
- * stored already (a retried batch) is refused whole by COPY; each of its batches is then written on
- * its own with the insert that skips what is stored. Never rejects: each batch's request is answered.
+ * One group: in one transaction when the database takes every row of it. COPY refuses a group
+ * whole for one row: an attempt stored already (a retried batch), or a value the database refuses
+ * that validation let through. Each of its batches is then written on its own, so that a batch
+ * fails only itself and never the other projects' beside it: a retried one with the insert that
+ * skips what is stored, the others as a batch alone is. Never rejects: each batch's request is
+ * answered.
  */
 async function writeGroup(sql: Sql, group: PendingBatch[]): Promise<void> {
   try {
     const accepted = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyGroup(tx, group)));
     for (const batch of accepted) batch.resolve(batch.attempts.length);
   } catch (error) {
-    if (!isStoredAlready(error)) {
+    const storedAlready = isStoredAlready(error);
+    // Alone, a batch has had its answer; and an unreachable database refuses each batch alike.
+    if ((group.length === 1 && !storedAlready) || isDatabaseUnavailable(error)) {
       for (const batch of group) batch.reject(error);
       return;
     }
     for (const batch of group) {
-      await recordResultBatch(sql, batch.projectId, batch.runId, batch.shard, batch.attempts, batch.now, 'insert').then(batch.resolve, batch.reject);
+      await recordResultBatch(sql, batch.projectId, batch.runId, batch.shard, batch.attempts, batch.now, storedAlready ? 'insert' : 'copy').then(
+        batch.resolve,
+        batch.reject,
+      );
     }
   }
 }

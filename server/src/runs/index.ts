@@ -40,4 +40,4 @@ export {
   uploadedResults,
 } from './upload.ts';
 export { type ResultWrite } from './results.ts';
-export { type Attempt } from './schema.ts';
+export { type Attempt, isStorableStartedAt } from './schema.ts';

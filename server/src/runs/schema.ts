@@ -190,6 +190,15 @@ const wireAgrees: [
 ] = [true, true, true, true, true];
 void wireAgrees;
 
+/**
+ * Whether a result's `started_at` of this text is one the database stores: for attempts made by
+ * the server (a JUnit upload's), which no request's validation has checked. A refused one would
+ * fail its whole write.
+ */
+export function isStorableStartedAt(text: string): boolean {
+  return timestamp.safeParse(text).success;
+}
+
 export type Attempt = z.infer<typeof attemptSchema>;
 export type ShardBegin = z.infer<typeof shardBeginSchema>;
 export type ShardEnd = z.infer<typeof shardEndSchema>;
