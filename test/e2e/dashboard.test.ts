@@ -255,7 +255,7 @@ describe('a run, and acting on it', () => {
     const [destination] = (await api.get('/api/notification-destinations')).body.data.destinations;
     expect(destination).toMatchObject({
       type: 'webhook',
-      url: 'https://hooks.example.com/proctor',
+      url: 'https://hooks.example.com/••••',
       environments: ['staging'],
       when: 'failed',
       has_secret: true,
@@ -283,7 +283,7 @@ describe('a run, and acting on it', () => {
       url: `https://ci:${secrets[1]}@hooks.example.com/proctor?token=${secrets[2]}&api_key=${secrets[3]}&team=web`,
     });
     expect(slack.body.data.destination).toMatchObject({ url: 'https://hooks.slack.com/services/T…/B…/••••', has_secret: true });
-    expect(hook.body.data.destination).toMatchObject({ url: 'https://••••@hooks.example.com/proctor?token=••••&api_key=••••&team=web', has_secret: true });
+    expect(hook.body.data.destination).toMatchObject({ url: 'https://hooks.example.com/••••', has_secret: true });
     const changed = await api.patch(`/api/notification-destinations/${hook.body.data.destination.id}`, { when: 'failed' });
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/settings`);

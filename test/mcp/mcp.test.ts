@@ -166,10 +166,11 @@ describe('the MCP server', () => {
     const mcp = await connect(adminKey);
     const resource = await mcp.readResource({ uri: `proctor://runs/${lastRun}` });
     const markdown = (resource.contents[0] as { text: string }).text;
-    expect(markdown).toContain(`# Run #${lastRun}: failed`);
+    expect(markdown).toContain(`# Run \\#\u200B${lastRun}: failed`);
     expect(markdown).toContain('### applies a coupon (failed, assertion, new)');
     expect(markdown).toContain("Stack, in the suite's files: tests/shop.spec.ts:12:5, tests/helpers/cart.ts:30:11");
-    expect(markdown).toContain("Failure group: expect(locator('#3')).toHaveText at shop.spec.ts:12");
+    // `#3` is quoted as `\#` and a zero-width space: pasted into an issue, it is no reference to issue 3.
+    expect(markdown).toContain("Failure group: expect(locator('\\#\u200B3')).toHaveText at shop.spec.ts:12");
     const overHttp = await fetch(`${server.url}/api/test-runs/${lastRun}/summary.md`, { headers: { authorization: `Bearer ${adminKey}` } });
     expect(overHttp.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
     expect(await overHttp.text()).toBe(markdown);
@@ -274,7 +275,7 @@ describe('the MCP server', () => {
       // The key it relays is a viewer's: a write is refused as over HTTP.
       expect((await call(mcp, 'rerun_failed', { run_id: lastRun })).error).toMatch(/^rerun_failed needs the role member/);
       const resource = await mcp.readResource({ uri: `proctor://runs/${lastRun}` });
-      expect((resource.contents[0] as { text: string }).text).toContain(`# Run #${lastRun}: failed`);
+      expect((resource.contents[0] as { text: string }).text).toContain(`# Run \\#\u200B${lastRun}: failed`);
     },
     60_000,
   );

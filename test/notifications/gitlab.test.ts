@@ -56,8 +56,8 @@ describe('GitLab', () => {
     const [note] = gitlab.notes;
     expect(note?.iid).toBe(7);
     expect(note?.body).toContain(`[Run #${runId}]`);
-    expect(note?.body).toContain(`1 of 2 failures are not on \`main\` (compared with its run #${mainRun})`);
-    expect(note?.body).toContain('- **new** test 4 (a.spec.ts · p): boom \\(2\\) · **brought by this branch**');
+    expect(note?.body).toContain(`1 of 2 failures are not on \`main\` (compared with its run \\#\u200B${mainRun})`);
+    expect(note?.body).toContain('- **new** test 4 (a.spec.ts · p): boom (2) · **brought by this branch**');
     expect(note?.body).toContain('- **known** test 2 (a.spec.ts · p): boom · also fails on the target branch');
     expect(note?.body).toContain('<sub>Edited in place by each run of this merge request.</sub>');
   });

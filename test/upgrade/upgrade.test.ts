@@ -8,6 +8,7 @@ import { throwawayDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
 import { ROOT } from '../helpers/playwright.ts';
 import { freePort, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { maskReceiverUrl } from '../../server/src/notifications/masking.ts';
 import { comparableAnswers, type FixtureSecrets, readBack } from './fixture.ts';
 
 // Every kept release's fixture (test/fixtures/releases/<version>/, made by that release with
@@ -32,6 +33,18 @@ const fixtures = fs
   .readdirSync(RELEASES)
   .flatMap((release) => ['embedded', 'postgresql'].map((kind) => [release, kind] as const))
   .filter(([release, kind]) => fs.existsSync(path.join(RELEASES, release, kind, 'expected.json')));
+
+/**
+ * A release's answers as this version gives them on purpose: a destination's URL (an object with a
+ * type, a URL and has_secret) shows its scheme and host alone, in the API and the audit trail alike.
+ */
+function asThisVersionShows(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asThisVersionShows);
+  if (!value || typeof value !== 'object') return value;
+  const shown = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asThisVersionShows(item)])) as Record<string, unknown>;
+  if (typeof shown.type === 'string' && typeof shown.url === 'string' && 'has_secret' in shown) shown.url = maskReceiverUrl(shown.type, shown.url).url;
+  return shown;
+}
 
 const read = <T>(file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 
@@ -69,7 +82,7 @@ describe.each(fixtures)('the fixture of release %s on the %s database, started b
         const api = client(url, secrets.adminKey);
         const answers = await readBack(url, api, expected.days);
         // The release's answers as it recorded them, its signed links made comparable as today's are.
-        expect(answers).toMatchObject(comparableAnswers(expected.answers, '<server>') as Record<string, unknown>);
+        expect(answers).toMatchObject(asThisVersionShows(comparableAnswers(expected.answers, '<server>')) as Record<string, unknown>);
 
         expect((await client(url, secrets.readKey).get('/api/environments')).status).toBe(200);
         expect((await client(url, secrets.readKey).post('/api/environments', { name: 'x', slug: 'x' })).status).toBe(403);

@@ -1,4 +1,5 @@
 import type { Project } from '../projects/index.ts';
+import { markdownText } from '../markdown.ts';
 import { escapeXml as e } from '../xml.ts';
 import { apiForm, foldedForm, FORM_STYLE, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
@@ -39,7 +40,7 @@ function editForm(env: EnvironmentView): string {
 
 function badge(project: Project, env: EnvironmentView, publicUrl: string): string {
   const path = `/badges/${project.id}/${encodeURIComponent(env.slug)}.svg`;
-  const markdown = `[![${env.name} tests](${publicUrl}${path})](${publicUrl}/projects/${project.id}/runs?environment=${encodeURIComponent(env.slug)})`;
+  const markdown = `[![${markdownText(env.name)} tests](${publicUrl}${path})](${publicUrl}/projects/${project.id}/runs?environment=${encodeURIComponent(env.slug)})`;
   const id = `badge-${env.id}`;
   return `<img src="${e(path)}" alt="Status badge of ${e(env.name)}" height="20">
 <label for="${id}">Markdown<input id="${id}" class="snippet" readonly value="${e(markdown)}"></label>`;

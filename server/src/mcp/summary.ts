@@ -1,14 +1,11 @@
+import { markdownCode, markdownCodeBlock, markdownText as text } from '../markdown.ts';
 import type { readRun } from './reads.ts';
 
 // A run as Markdown, to paste into an issue, a chat or an assistant's context: the counts, then
-// each failure with its error's first lines, where it failed and its failure group.
+// each failure with its error's first lines, where it failed and its failure group. Everything the
+// run's reporter or its tests said is quoted through ../markdown.ts.
 
 type RunRead = Awaited<ReturnType<typeof readRun>>;
-
-/** Markdown's own inline characters in text from a test are shown as they are (a line never starts with the text). */
-function text(value: string): string {
-  return value.replace(/[\\`*_[\]<>|]/g, (c) => `\\${c}`);
-}
 
 function errorLines(error: string | null): string[] {
   if (!error) return [];
@@ -16,18 +13,17 @@ function errorLines(error: string | null): string[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .slice(0, 8);
-  // A fence longer than any run of backticks in the error keeps it whole.
-  const fence = '`'.repeat(Math.max(3, ...[...error.matchAll(/`+/g)].map((m) => m[0].length + 1)));
-  return [fence, ...lines, fence];
+  return markdownCodeBlock(lines);
 }
 
 export function runMarkdown(read: RunRead): string {
   const { run } = read;
   const c = run.counts;
   const lines = [
-    `# Run #${run.id}: ${run.state}`,
+    // Pasted into an issue, a bare `#7` would be a reference to issue 7: the run's number is quoted too.
+    `# Run ${text(`#${run.id}`)}: ${run.state}`,
     '',
-    `Environment **${text(run.environment)}**${run.branch ? `, branch \`${run.branch.replace(/`/g, '')}\`` : ''}${run.commit ? `, commit \`${run.commit.slice(0, 12)}\`` : ''}${run.pull_request ? `, pull request ${run.pull_request}` : ''}.`,
+    `Environment **${text(run.environment)}**${run.branch ? `, branch ${markdownCode(run.branch)}` : ''}${run.commit ? `, commit ${markdownCode(run.commit.slice(0, 12))}` : ''}${run.pull_request ? `, pull request ${run.pull_request}` : ''}.`,
     '',
     `${c.total} tests: ${c.passed} passed, ${c.failed} failed, ${c.flaky} flaky, ${c.skipped} skipped${c.snoozed > 0 ? ` (${c.snoozed} failures snoozed)` : ''}.`,
     '',

@@ -1,6 +1,10 @@
-// A Slack incoming-webhook URL is itself the credential that posts to its channel, and a webhook URL
-// may carry one (user:password@, ?token=…). Such URLs are write-only, like secrets and tokens:
-// answers, pages and logs show them masked.
+// A destination's URL is taken for a credential as a whole: Discord (/api/webhooks/ID/TOKEN),
+// Mattermost (/hooks/KEY), Microsoft Teams (…webhook.office.com/webhookb2/…), Rocket.Chat
+// (/hooks/ID/TOKEN) and Slack (/services/T…/B…/SECRET) put theirs in the path, others in
+// user:password@, the query or the fragment. Such URLs are write-only, like secrets and tokens:
+// answers, the dashboard, the audit trail (which records the API's view) and logs show the scheme
+// and host alone, unless the destination's type says which part is public (Slack's hooks.slack.com
+// paths: `/services/` and the first letter of its ids, never the secret).
 
 export const MASK = '••••';
 
@@ -9,21 +13,33 @@ const SECRET_PARAMETER = /(token|secret|key|pass|pwd|auth|sig|credential|session
 
 export interface MaskedUrl {
   url: string;
-  /** Whether anything was masked: the URL carries a credential. */
+  /**
+   * Whether the URL carries a credential that Proctor recognises (user:password@, a query parameter
+   * named like a secret, a fragment, a Slack webhook's path): the API's `has_secret` says so. The
+   * URL is shown masked whether or not it does.
+   */
   masked: boolean;
 }
 
-/** `https://hooks.slack.com/services/T…/B…/••••`: the workspace and channel ids' first letters, the secret never. */
-function maskSlackPath(path: string): string {
+/** Hosts whose URLs a `slack` destination shows beyond the host: Slack's own incoming webhooks. */
+const SLACK_HOSTS = new Set(['hooks.slack.com', 'hooks.slack-gov.com']);
+
+/** `/services/T…/B…/••••`: the workspace and channel ids' first letters, the secret never. */
+function slackPath(path: string): string {
   const segments = path.split('/').filter(Boolean);
-  if (segments.length === 0) return `/${MASK}`;
-  const [first, ...rest] = segments as [string, ...string[]];
-  if (rest.length === 0) return `/${MASK}`;
-  const ids = rest.slice(0, -1).map((segment) => `${segment.slice(0, 1)}…`);
-  return `/${[first, ...ids, MASK].join('/')}`;
+  if (segments[0] !== 'services' || segments.length < 2) return `/${MASK}`;
+  const ids = segments.slice(1, -1).map((segment) => `${segment.slice(0, 1)}…`);
+  return `/${['services', ...ids, MASK].join('/')}`;
 }
 
-/** The URL as an answer or a page may show it, for a destination of `type`. */
+/** Whether `url` carries a credential that can be told from its shape alone. */
+function carriesKnownCredential(type: string, url: URL): boolean {
+  if (url.username || url.password || url.hash) return true;
+  if ([...url.searchParams.keys()].some((name) => SECRET_PARAMETER.test(name))) return true;
+  return type === 'slack';
+}
+
+/** The URL as an answer, a page, the audit trail or a log may show it, for a destination of `type`. */
 export function maskReceiverUrl(type: string, url: string): MaskedUrl {
   let parsed: URL;
   try {
@@ -31,29 +47,9 @@ export function maskReceiverUrl(type: string, url: string): MaskedUrl {
   } catch {
     return { url: MASK, masked: true };
   }
-  let masked = false;
-  if (parsed.username || parsed.password) {
-    parsed.username = MASK;
-    parsed.password = '';
-    masked = true;
-  }
-  for (const name of [...new Set(parsed.searchParams.keys())]) {
-    if (!SECRET_PARAMETER.test(name)) continue;
-    parsed.searchParams.set(name, MASK);
-    masked = true;
-  }
-  if (parsed.hash) {
-    parsed.hash = MASK;
-    masked = true;
-  }
-  if (type === 'slack') {
-    parsed.pathname = maskSlackPath(parsed.pathname);
-    masked = true;
-  }
-  // URL encodes the mask's bullets and ellipses; shown as they are, they read as a mask.
-  return { url: decodeMask(parsed.toString()), masked };
-}
-
-function decodeMask(text: string): string {
-  return [MASK, '…'].reduce((shown, mark) => shown.split(encodeURIComponent(mark)).join(mark), text);
+  const masked = carriesKnownCredential(type, parsed);
+  // `host` keeps a port; user:password@, the path, the query and the fragment go.
+  const origin = `${parsed.protocol}//${parsed.host}`;
+  const path = type === 'slack' && SLACK_HOSTS.has(parsed.hostname) ? slackPath(parsed.pathname) : `/${MASK}`;
+  return { url: `${origin}${path}`, masked };
 }

@@ -1,8 +1,11 @@
+import { markdownCode, markdownText } from '../markdown.ts';
 import type { LabelledFailure, RunStory } from './compose.ts';
 
 // The comment a GitHub destination keeps on a pull request and a GitLab one as a note on a merge
 // request: one per request, a section per environment, each run's failures labelled and held against
-// the latest run of the branch the request merges into (which of them the branch brought).
+// the latest run of the branch the request merges into (which of them the branch brought). What
+// tests and repositories said (titles, paths, branches, failure groups) is quoted through
+// ../markdown.ts: a hostile title mentions no one and injects no HTML or link.
 
 /** How the host names the request, and the branch its failures are held against. */
 export interface Host {
@@ -21,9 +24,10 @@ export function countsLine({ run }: RunStory): string {
   return `${run.success_count} passed, ${run.failed_count} failed, ${run.flaky_count} flaky, ${run.skipped_count} skipped`;
 }
 
-/** Markdown's own characters in a test's title are shown as they are. */
-function markdownText(text: string): string {
-  return text.replace(/[\\`*_{}[\]<>()#+|!~]/g, (c) => `\\${c}`);
+/** A commit's first 12 characters: plain when hexadecimal (GitHub and GitLab link it to the commit), else quoted as code. */
+function commitText(commit: string): string {
+  const short = commit.slice(0, 12);
+  return /^[0-9a-f]+$/i.test(short) ? short : markdownCode(short);
 }
 
 function failureItem(failure: LabelledFailure, brought: boolean | null, host: Host): string {
@@ -38,7 +42,7 @@ export function section(story: RunStory, baseBranch: string, onBase: { runId: nu
   const { run, failures } = story;
   const lines = [
     `### ${markdownText(run.environment_name)}: ${run.state}`,
-    `[Run #${run.id}](${run.summary_url})${run.commit ? ` on ${run.commit.slice(0, 12)}` : ''}: ${countsLine(story)}.`,
+    `[Run #${run.id}](${run.summary_url})${run.commit ? ` on ${commitText(run.commit)}` : ''}: ${countsLine(story)}.`,
   ];
   if (failures.length > 0) {
     const failing = failures.filter((f) => f.label !== 'flaky');
@@ -46,8 +50,8 @@ export function section(story: RunStory, baseBranch: string, onBase: { runId: nu
     lines.push(
       '',
       onBase
-        ? `${brought} of ${failing.length} failures are not on \`${markdownText(baseBranch)}\` (compared with its run #${onBase.runId}):`
-        : `No run of \`${markdownText(baseBranch)}\` in this environment to compare with:`,
+        ? `${brought} of ${failing.length} failures are not on ${markdownCode(baseBranch)} (compared with its run ${markdownText(`#${onBase.runId}`)}):`
+        : `No run of ${markdownCode(baseBranch)} in this environment to compare with:`,
       ...failures.slice(0, COMMENT_FAILURE_LIMIT).map((f) => failureItem(f, onBase && f.label !== 'flaky' ? !onBase.failed.has(f.test_case_id) : null, host)),
     );
     if (failures.length > COMMENT_FAILURE_LIMIT) lines.push(`- and ${failures.length - COMMENT_FAILURE_LIMIT} more`);
