@@ -159,9 +159,24 @@ describe('bindings from the command line', () => {
     const listed = await cli(['repository', 'list', '--project', p]);
     expect(listed.output).toMatch(/^host\tname\tbound_by\tbound_at\ngithub\tacme\/cli\t-\t\d{4}-/);
     expect(await cli(['repository', 'unbind', '--project', p, '--github', 'ACME/cli'])).toEqual({ code: 0, output: 'unbound github acme/cli' });
-    expect((await cli(['repository', 'bind', '--project', p, '--github', 'not a repo'])).code).toBe(2);
-    expect((await cli(['repository', 'bind', '--project', p, '--github', 'a/b', '--gitlab', 'c/d'])).output).toContain('give one of --github');
     const cliEvents = (await events('repository')).filter((e) => e.actor.name === 'proctor command line');
     expect(cliEvents.map((e) => e.action)).toEqual(['repository.unbound', 'repository.bound']);
-  }, 120_000);
+  }, 180_000);
+
+  it('when the repository is not one, or both hosts are given, then the command says so and binds nothing', async () => {
+    const p = String(projectId);
+    const before = (await project.get('/api/repository-bindings')).body.data.bindings;
+    expect(await cli(['repository', 'bind', '--project', p, '--github', 'not a repo'])).toMatchObject({
+      code: 2,
+      output: expect.stringContaining('--github: must be a GitHub repository'),
+    });
+    expect((await cli(['repository', 'bind', '--project', p, '--github', 'a/b', '--gitlab', 'c/d'])).output).toContain('give one of --github');
+    expect((await project.get('/api/repository-bindings')).body.data.bindings).toEqual(before);
+  }, 180_000);
+
+  it('when the operator makes a project, then it is bound to its own test repository, as one an instance admin makes', async () => {
+    const made = await cli(['project', 'create', '--name', 'From the command line', '--repo', 'git@github.com:acme/cli-made.git']);
+    expect(made.output).toMatch(/^\d+$/);
+    expect((await cli(['repository', 'list', '--project', made.output])).output).toContain('github\tacme/cli-made\t-');
+  }, 180_000);
 });
