@@ -22,6 +22,8 @@ const features = [
   'resources',
   'badges',
   'system',
+  // The repositories an instance admin bound to a project, for the server's own GitHub and GitLab credentials.
+  'bindings',
   'users',
   'analytics',
   'flaky',

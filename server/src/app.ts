@@ -28,6 +28,7 @@ import { keyRoutes } from './keys/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { projectRoutes } from './members/project-routes.ts';
 import { auditRoutes } from './audit/routes.ts';
+import { bindingRoutes } from './bindings/index.ts';
 import { retentionRoutes } from './retention/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { agentRoutes } from './agents/index.ts';
@@ -66,6 +67,7 @@ export function createApp(input: AppInput) {
   keyRoutes(ctx, deps);
   memberRoutes(ctx, deps);
   projectRoutes(ctx, deps);
+  bindingRoutes(ctx, deps);
   auditRoutes(ctx, deps.sql);
   dashboardRoutes(ctx, deps);
 

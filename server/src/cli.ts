@@ -11,6 +11,8 @@ import { parseKey } from './auth/keys.ts';
 import { KEY_SCOPES, type KeyScope } from './http/access.ts';
 import { createKey, type KeyOwner, listKeys, revokeKey } from './auth/store.ts';
 import { peopleCommand, UsageError } from './commands/people.ts';
+import { repositoryCommand } from './commands/repositories.ts';
+import { bindAtSetup } from './bindings/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DomainError } from './errors.ts';
 import { openDatabaseForCli } from './db.ts';
@@ -30,6 +32,11 @@ const USAGE = `usage: proctor <command>
   serve                                         start the service
   migrate                                       apply pending migrations
   project create --name N --repo PATH|URL [--repo-name owner/name]
+                                                a repository on the server's GitHub or GitLab is bound to it
+  repository bind --project P (--github owner/name | --gitlab group/name|ID)
+                                                the server's GitHub App or GitLab token may act there for P
+  repository unbind --project P (--github owner/name | --gitlab group/name|ID)
+  repository list --project P
   user create --email E --name N [--admin]      --admin: an instance admin (makes projects, manages every one)
   user list                                     every person: id, email, name, admin, projects
   user login-link (--email E | --user U)        a one-time dashboard sign-in URL (15 minutes), alone on stdout
@@ -135,12 +142,19 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
   return withDatabase(async ({ sql }) => {
     const people = await peopleCommand(sql, command, flags);
     if (people !== null) return people;
+    const repositories = await repositoryCommand(sql, command, flags);
+    if (repositories !== null) return repositories;
     switch (command) {
       case 'migrate':
         return 'migrations up to date';
       case 'project create': {
         const repo = required(flags, 'repo');
-        const project = await createProject(sql, { name: required(flags, 'name'), repoUrl: repo, repoName: flags['repo-name'] ?? repoNameOf(repo) });
+        const settings = loadConfig().notify;
+        const project = await sql.begin(async (tx) => {
+          const made = await createProject(tx, { name: required(flags, 'name'), repoUrl: repo, repoName: flags['repo-name'] ?? repoNameOf(repo) });
+          await bindAtSetup(tx, made, { kind: 'system', name: 'proctor command line' }, settings, new Date());
+          return made;
+        });
         return String(project.id);
       }
       case 'user link': {
@@ -201,7 +215,7 @@ export async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       ...Object.fromEntries(
-        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'role', 'out'].map((flag) => [
+        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'role', 'out', 'github', 'gitlab'].map((flag) => [
           flag,
           { type: 'string' as const },
         ]),

@@ -52,6 +52,7 @@ const envSchema = z.object({
   PROCTOR_GITLAB_API_URL: z.url({ protocol: /^https?$/ }).default('https://gitlab.com/api/v4'),
   PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
   PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
+  PROCTOR_GITLAB_TOKEN: z.string().min(1).max(500).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -96,6 +97,11 @@ export interface NotifySettings {
   gitlabApiUrl: string;
   /** A GitHub App whose installations authenticate GitHub destinations that have no token. */
   githubApp: { appId: number; privateKey: string } | null;
+  /**
+   * The operator's GitLab token, for GitLab destinations that have none; like the App, it acts
+   * only on the GitLab projects an instance admin bound to the destination's project.
+   */
+  gitlabToken: string | null;
 }
 
 /** An OpenID Connect provider people sign in to the dashboard with. */
@@ -192,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       githubApiUrl: e.PROCTOR_GITHUB_API_URL.replace(/\/+$/, ''),
       gitlabApiUrl: e.PROCTOR_GITLAB_API_URL.replace(/\/+$/, ''),
       githubApp: githubApp(e),
+      gitlabToken: e.PROCTOR_GITLAB_TOKEN ?? null,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -28,8 +28,13 @@ export interface GitHubStandIn {
   openPull(branch: string, number: number, defaultBranch?: string, bare?: boolean): void;
   /** The next `count` comment creations and edits are answered `status`. */
   failCommentsNext(count: number, status: number): void;
-  /** A GitHub App, installed on every repository as `installationId`: its JWTs are checked with `publicKey`. */
-  installApp(appId: number, publicKey: string, installationId: number): void;
+  /**
+   * A GitHub App, installed as `installationId` on `repositories` (owner/name; every repository
+   * when not given): its JWTs are checked with `publicKey`.
+   */
+  installApp(appId: number, publicKey: string, installationId: number, repositories?: string[]): void;
+  /** The repositories each installation token was asked for (`repositories` of the request; null: all the installation's). */
+  tokenRepositories: (string[] | null)[];
   close(): Promise<void>;
 }
 
@@ -40,7 +45,9 @@ export async function startGitHub(): Promise<GitHubStandIn> {
   let repositoryDefault = 'main';
   let failingComments = { count: 0, status: 502 };
   let nextId = 1000;
-  let app: { appId: number; publicKey: string; installationId: number } | null = null;
+  let app: { appId: number; publicKey: string; installationId: number; repositories: string[] | null } | null = null;
+  const tokenRepositories: (string[] | null)[] = [];
+  const granted = (repository: string) => app?.repositories === null || (app?.repositories ?? []).some((r) => r.toLowerCase() === repository.toLowerCase());
   const installationToken = 'ghs_an-installation-token';
 
   /** A JWT the App signed (RS256, issued by its id, not expired). */
@@ -56,14 +63,20 @@ export async function startGitHub(): Promise<GitHubStandIn> {
   const answer = (request: GitHubRequest): [number, unknown] => {
     const { method, path } = request;
     if (request.headers.authorization === 'token ghp_refused') return [401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' }];
-    if (method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/installation$/.test(path)) {
-      return signedByApp(request.headers.authorization)
-        ? [200, { id: app?.installationId, app_id: app?.appId }]
-        : [401, { message: 'A JSON web token could not be decoded' }];
+    const installationOf = /^\/repos\/([^/]+\/[^/]+)\/installation$/.exec(path);
+    if (method === 'GET' && installationOf) {
+      if (!signedByApp(request.headers.authorization)) return [401, { message: 'A JSON web token could not be decoded' }];
+      return granted(installationOf[1] as string) ? [200, { id: app?.installationId, app_id: app?.appId }] : [404, { message: 'Not Found' }];
     }
     if (method === 'POST' && path === `/app/installations/${app?.installationId}/access_tokens`) {
       if (!signedByApp(request.headers.authorization)) return [401, { message: 'A JSON web token could not be decoded' }];
-      return [201, { token: installationToken, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: {}, repository_selection: 'all' }];
+      // `repositories` are names without their owner, within the installation's.
+      const asked = ((request.body ?? {}) as { repositories?: string[] }).repositories ?? null;
+      tokenRepositories.push(asked);
+      const selection = asked === null ? 'all' : 'selected';
+      if (asked && app?.repositories && !asked.every((name) => app?.repositories?.some((r) => r.split('/')[1]?.toLowerCase() === name.toLowerCase())))
+        return [422, { message: 'There is at least one repository that does not exist or is not accessible to the parent installation.' }];
+      return [201, { token: installationToken, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: {}, repository_selection: selection }];
     }
     if (app && !String(request.headers.authorization).startsWith('token ghp_') && request.headers.authorization !== `token ${installationToken}`) {
       return [401, { message: 'Bad credentials' }];
@@ -131,9 +144,10 @@ export async function startGitHub(): Promise<GitHubStandIn> {
     failCommentsNext: (count, status) => {
       failingComments = { count, status };
     },
-    installApp: (appId, publicKey, installationId) => {
-      app = { appId, publicKey, installationId };
+    installApp: (appId, publicKey, installationId, repositories) => {
+      app = { appId, publicKey, installationId, repositories: repositories ?? null };
     },
+    tokenRepositories,
     close: standIn.close,
   };
 }

@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptsOf, listedTest } from '../helpers/attempts.ts';
+import { bindRepository } from '../helpers/bindings.ts';
 import { type GitHubStandIn, problemsWithGitHubRequest, startGitHub } from '../helpers/github.ts';
 import { client } from '../helpers/http.ts';
 import { reportRun, settledDelivery } from '../helpers/notifications.ts';
@@ -106,7 +107,7 @@ describe('GitHub', () => {
 });
 
 describe('GitHub through a GitHub App', () => {
-  it("when a destination has no token, then the server's App finds its installation on the repository and acts with that installation's token", async () => {
+  it("when a destination has no token and its repository is bound, then the server's App finds its installation there and acts with that installation's token for the repository alone", async () => {
     const { publicKey, privateKey } = generateKeyPairSync('rsa', {
       modulusLength: 2048,
       publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -121,6 +122,8 @@ describe('GitHub through a GitHub App', () => {
     try {
       const { projectId, key } = await seedProject(appServer.sql);
       await seedEnvironment(appServer.sql, projectId, 'staging');
+      // The App acts only where an instance admin bound the repository to the project.
+      await bindRepository(appServer.sql, appServer.url, projectId, 'github', 'acme/shop');
       const appApi = client(appServer.url, key);
       const created = await appApi.post('/api/notification-destinations', { type: 'github', repo: 'acme/shop' });
       expect(created.body.data.destination).toMatchObject({ has_secret: false });
@@ -138,6 +141,7 @@ describe('GitHub through a GitHub App', () => {
         'GET /repos/acme/shop/installation',
         'POST /app/installations/77/access_tokens',
       ]);
+      expect(appHub.tokenRepositories).toEqual([['shop']]);
       expect(appHub.requests.slice(2).every((r) => r.headers.authorization === 'token ghs_an-installation-token')).toBe(true);
       expect(appHub.statuses).toMatchObject([{ sha: 'e'.repeat(40), state: 'success' }]);
       expect(appHub.comments).toHaveLength(1);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bindRepository } from '../helpers/bindings.ts';
 import { type GitLabStandIn, problemsWithGitLabRequest, startGitLab } from '../helpers/gitlab.ts';
 import { client } from '../helpers/http.ts';
 import { reportRun, settledDelivery } from '../helpers/notifications.ts';
@@ -115,5 +116,63 @@ describe('a GitLab destination as it is made', () => {
     await waitUntil(async () => gitlab.statuses.some((s) => s.sha === 'e'.repeat(40) && s.project === '4242'), 20_000, 'the status by project id');
     expect(gitlab.requests.some((r) => r.path === `/api/v4/projects/4242/statuses/${'e'.repeat(40)}`)).toBe(true);
     expect(gitlab.requests.flatMap(problemsWithGitLabRequest)).toEqual([]);
+  });
+});
+
+// The operator's GitLab token (PROCTOR_GITLAB_TOKEN) acts for every project, so a destination
+// without a token of its own reaches with it only the GitLab projects an instance admin bound to
+// its project: refused when saved, and at delivery without a request to GitLab.
+describe("a GitLab destination with the server's token", () => {
+  let operated: TestServer;
+  let projectId: number;
+  let own: ReturnType<typeof client>;
+  const toOperated = (path: string) => gitlab.requests.filter((r) => r.path.includes(path));
+
+  beforeAll(async () => {
+    operated = await startTestServer({ env: { PROCTOR_GITLAB_API_URL: gitlab.url, PROCTOR_GITLAB_TOKEN: 'glpat-operator' } });
+    const seeded = await seedProjectWithEnvironment(operated.sql, 'staging');
+    projectId = seeded.projectId;
+    own = client(operated.url, seeded.key);
+  });
+
+  afterAll(async () => operated?.close());
+
+  it('when it names a GitLab project not bound to its project, then it is refused when saved with a 400 naming body.project', async () => {
+    const refused = await own.post('/api/notification-destinations', { type: 'gitlab', project: 'other-team/production' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(
+      /^body\.project: GitLab project other-team\/production is not bound to this project: the server's GitLab token acts only/,
+    );
+    expect((await own.post('/api/notification-destinations', { type: 'gitlab', project: '999' })).status).toBe(400);
+    expect((await own.get('/api/notification-destinations')).body.data.destinations).toEqual([]);
+    // A token of the project's own is not limited by bindings.
+    const owned = await own.post('/api/notification-destinations', { type: 'gitlab', project: 'other-team/production', token: 'glpat-own' });
+    expect(owned.status).toBe(201);
+    await own.delete(`/api/notification-destinations/${owned.body.data.destination.id}`);
+  });
+
+  it('when one was stored unbound (before bindings), then its delivery fails at once and GitLab gets no request', async () => {
+    await operated.sql`
+      insert into notification_destinations (project_id, type, gitlab_project, environments, "when", created_at, updated_at)
+      values (${projectId}, 'gitlab', 'other-team/production', '{}', 'always', now(), now())`;
+    const runId = await reportRun(own, 'main', '5'.repeat(40), []);
+    const delivery = await settledDelivery(own, runId);
+    expect(delivery).toMatchObject({ state: 'failed', attempts: 1 });
+    expect(delivery.last_error).toContain("not sent: GitLab project other-team/production is not bound to this project: the server's GitLab token acts only");
+    expect(toOperated('other-team%2Fproduction')).toEqual([]);
+    expect(gitlab.statuses.filter((s) => s.sha === '5'.repeat(40))).toEqual([]);
+    await operated.sql`delete from notification_destinations where project_id = ${projectId}`;
+  });
+
+  it("when its GitLab project is bound, then the status is set there with the server's token", async () => {
+    await bindRepository(operated.sql, operated.url, projectId, 'gitlab', 'acme/operated');
+    const made = await own.post('/api/notification-destinations', { type: 'gitlab', project: 'ACME/Operated' });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.data.destination).toMatchObject({ has_secret: false });
+    const runId = await reportRun(own, 'main', '6'.repeat(40), []);
+    expect(await settledDelivery(own, runId)).toMatchObject({ state: 'delivered' });
+    expect(gitlab.statuses.filter((s) => s.sha === '6'.repeat(40))).toMatchObject([{ project: 'ACME/Operated', state: 'success' }]);
+    expect(new Set(toOperated('ACME%2FOperated').map((r) => r.headers['private-token']))).toEqual(new Set(['glpat-operator']));
+    expect(operated.logs.join('')).not.toContain('glpat-operator');
   });
 });

@@ -13,7 +13,8 @@ import { listDestinations, presentDestination } from '../notifications/index.ts'
 import { retentionPolicyOf } from '../retention/index.ts';
 import { listSnoozes, snoozesOfTest } from '../snoozes/index.ts';
 import { findTests, getTestCase, testTitles } from '../testcases/index.ts';
-import { userNames } from '../users/index.ts';
+import { isInstanceAdmin, userNames } from '../users/index.ts';
+import { listBindings } from '../bindings/index.ts';
 import { analyticsPage } from './analytics-page.ts';
 import { environmentsPage } from './environments-page.ts';
 import { groupPage, groupsPage } from './groups-page.ts';
@@ -71,12 +72,15 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
 
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/settings',
-    summary: "A project's settings: where run endings are told (add, remove), how long runs keep their details, and the quarantine policy",
+    summary:
+      "A project's settings: where run endings are told (add, remove), the repositories bound to it, how long runs keep their details, and the quarantine policy",
     params: projectParams,
     render: async ({ viewer, project }) => {
       const { rows } = await listDestinations(sql, project.id, 100, 0);
       return settingsPage(viewer, project, {
         destinations: rows.map(presentDestination),
+        bindings: await listBindings(sql, project.id),
+        instanceAdmin: await isInstanceAdmin(sql, viewer.userId),
         policy: await retentionPolicyOf(sql, deps.config, project.id),
         quarantine: await getPolicy(sql, project.id),
       });

@@ -1,3 +1,4 @@
+import type { Binding } from '../bindings/index.ts';
 import type { QuarantinePolicy } from '../flaky/index.ts';
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
@@ -26,7 +27,7 @@ function destinationRow(d: DestinationView): string {
         ? `<code>${e(d.project ?? '')}</code>`
         : `<code class="url">${e(d.url ?? '')}</code>`;
   const tokened = d.type === 'github' || d.type === 'gitlab';
-  const secret = d.has_secret ? (tokened ? 'token set' : 'signed') : d.type === 'github' ? 'GitHub App' : '';
+  const secret = d.has_secret ? (tokened ? 'token set' : 'signed') : d.type === 'github' ? 'GitHub App' : d.type === 'gitlab' ? "the server's token" : '';
   return `<tr data-destination="${d.id}"><td>${e(d.type)}</td><td>${target}</td><td>${d.environments.length === 0 ? 'every environment' : e(d.environments.join(', '))}</td>
 <td>${e(WHEN_TEXT[d.when])}</td><td>${e(secret)}</td><td>${apiForm(`DELETE /api/notification-destinations/${d.id}`, 'reload', 'Remove')}</td></tr>`;
 }
@@ -41,6 +42,28 @@ function destinationForm(): string {
 <label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>
 <label for="dest-token">GitHub or GitLab token<input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional></label>`;
   return formSection('new-destination', 'New destination', apiForm('POST /api/notification-destinations', 'reload', 'Add destination', fields), 3);
+}
+
+const HOST_TEXT = { github: 'GitHub', gitlab: 'GitLab' } as const;
+
+/**
+ * The repositories an instance admin bound to the project, where the server's GitHub App and
+ * GitLab token may act for it: listed for everyone, bound and unbound by an instance admin alone.
+ */
+function bindingsSection(project: Project, bindings: Binding[], instanceAdmin: boolean): string {
+  const path = `/api/projects/${project.id}/repository-bindings`;
+  const row = (b: Binding) =>
+    `<tr data-binding="${b.id}"><td>${HOST_TEXT[b.host]}</td><td><code>${e(b.name)}</code></td><td>${e(b.created_by ?? 'setup or the command line')}</td><td>${e(b.created_at.slice(0, 10))}</td>
+<td>${apiForm(`DELETE ${path}/${b.id}`, 'reload', 'Unbind', '', instanceAdmin)}</td></tr>`;
+  const table =
+    bindings.length === 0
+      ? '<p class="empty">No repository bound: the server\'s GitHub App and GitLab token act nowhere for this project (a destination with its own token still may).</p>'
+      : `<table><thead><tr><th scope="col">Host</th><th scope="col">Repository</th><th scope="col">Bound by</th><th scope="col">On</th><th scope="col">Actions</th></tr></thead>
+<tbody>${bindings.map(row).join('')}</tbody></table>`;
+  const fields = `<label for="bind-host">Host<select id="bind-host" name="host"><option value="github">GitHub</option><option value="gitlab">GitLab</option></select></label>
+<label for="bind-name">Repository (owner/name; GitLab: group/name or id)<input id="bind-name" name="name" required></label>`;
+  return `<h2 id="repositories">Bound repositories</h2><p class="muted">Where the server's own GitHub App and GitLab token may act for this project's notifications; an instance admin binds them.</p>
+${table}${formSection('new-binding', 'Bind a repository', apiForm(`POST ${path}`, 'reload', 'Bind', fields, instanceAdmin), 3)}`;
 }
 
 function retentionForm(policy: { results_days: number; artifacts_days: number }): string {
@@ -64,7 +87,14 @@ function quarantineForm(policy: QuarantinePolicy): string {
 export function settingsPage(
   viewer: Viewer,
   project: Project,
-  view: { destinations: DestinationView[]; policy: { results_days: number; artifacts_days: number }; quarantine: QuarantinePolicy },
+  view: {
+    destinations: DestinationView[];
+    bindings: Binding[];
+    /** Whether the viewer is an instance admin, who alone binds repositories. */
+    instanceAdmin: boolean;
+    policy: { results_days: number; artifacts_days: number };
+    quarantine: QuarantinePolicy;
+  },
 ): string {
   const table =
     view.destinations.length === 0
@@ -74,6 +104,7 @@ export function settingsPage(
   const body = `<h1>Settings of ${e(project.name)}</h1>
 <h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment).</p>
 ${table}${destinationForm()}
+${bindingsSection(project, view.bindings, view.instanceAdmin)}
 <h2>Retention</h2><p class="muted">How long runs keep their results and attachments after they end; pinned runs and the daily rollups are kept whatever this says.</p>
 ${retentionForm(view.policy)}
 <h2 id="quarantine">Quarantine</h2><p class="muted">Flaky tests whose score reaches the threshold are snoozed in their environment for a time, within the cap, and released after enough clean runs in a row; see <a href="/projects/${project.id}/flaky-tests">Flaky tests</a>.</p>

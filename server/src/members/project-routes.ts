@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { recordChange } from '../audit/index.ts';
+import { bindAtSetup } from '../bindings/index.ts';
 import type { AppDeps } from '../context.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Person } from '../http/access.ts';
@@ -33,8 +34,8 @@ async function requireInstanceAdmin(sql: AppDeps['sql'], person: Person): Promis
   if (person.keyScope !== null && person.keyScope !== 'admin') throw new ForbiddenError('POST /api/projects needs a personal key of scope admin');
 }
 
-export function projectRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'clock'>): void {
-  const { sql, clock } = deps;
+export function projectRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'clock' | 'config'>): void {
+  const { sql, clock, config } = deps;
 
   addRoute(ctx, {
     method: 'get',
@@ -54,7 +55,7 @@ export function projectRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'cl
     method: 'post',
     path: '/api/projects',
     tag: 'Projects',
-    summary: 'Make a project; its maker is its first admin',
+    summary: "Make a project; its maker is its first admin, and its test repository, when it is on the server's GitHub or GitLab, is bound to it",
     person: 'instance-admin',
     body: newProjectSchema,
     status: 201,
@@ -66,11 +67,10 @@ export function projectRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'cl
         const now = clock();
         const made = await createProject(tx, { name: body.name, repoUrl: body.repo_url, repoName: body.repo_name ?? repoNameOf(body.repo_url) });
         await addMember(tx, made.id, userId, 'admin', now);
-        await recordChange(
-          tx,
-          { projectId: made.id, actor: { kind: 'user', id: userId }, action: 'project.created', target: `project:${made.id}`, after: present(made) },
-          now,
-        );
+        const actor = { kind: 'user', id: userId } as const;
+        await recordChange(tx, { projectId: made.id, actor, action: 'project.created', target: `project:${made.id}`, after: present(made) }, now);
+        // Its own test repository on the server's GitHub or GitLab is bound at once (docs/decisions/repository-bindings.md).
+        await bindAtSetup(tx, made, actor, config.notify, now);
         return made;
       });
       return { data: { project: present(project) } };

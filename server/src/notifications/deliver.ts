@@ -3,6 +3,7 @@ import type { NotifySettings } from '../config.ts';
 import type { Clock } from '../context.ts';
 import type { Sql, Tx } from '../db.ts';
 import { composeStory, type RunStory } from './compose.ts';
+import { refusedAtDelivery } from './credentials.ts';
 import { tellGitHub } from './github.ts';
 import { tellGitLab } from './gitlab.ts';
 import { slackMessage, webhookEvent } from './messages.ts';
@@ -65,8 +66,11 @@ async function composePayload(tx: Tx, due: DueDelivery, deps: NotifyDeps): Promi
 
 type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean };
 
-function attempt(tx: Tx, due: DueDelivery, payload: string, deps: NotifyDeps): Promise<Attempt> {
+async function attempt(tx: Tx, due: DueDelivery, payload: string, deps: NotifyDeps): Promise<Attempt> {
   const { destination } = due;
+  // The server's App or GitLab token on a repository not bound to the project: nothing is sent, and it will not change by retrying.
+  const refused = await refusedAtDelivery(tx, destination, deps.settings);
+  if (refused) return { ok: false, error: refused, permanent: true };
   if (destination.type === 'github' || destination.type === 'gitlab') {
     const progress = { done: new Set(due.steps_done), mark: (step: string) => markStepDone(tx, due.id, step) };
     const tell = destination.type === 'github' ? tellGitHub : tellGitLab;

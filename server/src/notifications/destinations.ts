@@ -2,27 +2,33 @@ import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
 import { checkReceiverUrl, type ReceiverPolicy } from '../outbound/addresses.ts';
+import { unboundProblem } from './credentials.ts';
 import type { DestinationUpdate, NewDestination } from './schema.ts';
 import type { StoredDestination } from './store.ts';
 import { knownEnvironments } from './store.ts';
 
 type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'project' | 'secret' | 'token' | 'environments'>;
 
-/** What each type takes: a URL (Slack, webhook), a repository and a token (GitHub) or a project and a token (GitLab); a secret for webhooks only. */
-function problemOf(d: Shape, githubApp: boolean): string | null {
+/**
+ * What each type takes: a URL (Slack, webhook), a repository and a token (GitHub) or a project and
+ * a token (GitLab), the token left out where the server has its own (its App, its GitLab token); a
+ * secret for webhooks only.
+ */
+function problemOf(d: Shape, server: { githubApp: boolean; gitlabToken: boolean }): string | null {
   if (d.project !== null && d.type !== 'gitlab') return 'body.project: only a gitlab destination has a project';
   if (d.type === 'gitlab') {
     if (d.url !== null) return 'body.url: a gitlab destination has no url (give project)';
     if (d.repo !== null) return 'body.repo: a gitlab destination has no repo (give project)';
     if (d.project === null) return "body.project: required for a gitlab destination (the project's path, group/name, or its id)";
-    if (d.token === null) return 'body.token: required for a gitlab destination (a token with the api scope)';
+    if (d.token === null && !server.gitlabToken)
+      return 'body.token: required for a gitlab destination (a token with the api scope; the server has no GitLab token: PROCTOR_GITLAB_TOKEN)';
     if (d.secret !== null) return 'body.secret: only a webhook destination has a secret';
     return null;
   }
   if (d.type === 'github') {
     if (d.url !== null) return 'body.url: a github destination has no url (give repo)';
     if (d.repo === null) return 'body.repo: required for a github destination (owner/name)';
-    if (d.token === null && !githubApp) return 'body.token: required for a github destination (the server has no GitHub App: PROCTOR_GITHUB_APP_ID)';
+    if (d.token === null && !server.githubApp) return 'body.token: required for a github destination (the server has no GitHub App: PROCTOR_GITHUB_APP_ID)';
     if (d.secret !== null) return 'body.secret: only a webhook destination has a secret';
     return null;
   }
@@ -35,11 +41,14 @@ function problemOf(d: Shape, githubApp: boolean): string | null {
 
 /**
  * The destination as it would be stored is whole (a GitHub one without a token needs the server's
- * App) and names the project's environments.
+ * App, a GitLab one the server's token), uses the server's credential only on a repository bound
+ * to the project, and names the project's environments.
  */
-export async function checkDestination(sql: Tx, projectId: number, d: Shape, settings: Pick<NotifySettings, 'githubApp'>): Promise<void> {
-  const problem = problemOf(d, settings.githubApp !== null);
+export async function checkDestination(sql: Tx, projectId: number, d: Shape, settings: Pick<NotifySettings, 'githubApp' | 'gitlabToken'>): Promise<void> {
+  const problem = problemOf(d, { githubApp: settings.githubApp !== null, gitlabToken: settings.gitlabToken !== null });
   if (problem) throw new InvalidInputError(problem);
+  const unbound = await unboundProblem(sql, projectId, d);
+  if (unbound) throw new InvalidInputError(`body.${unbound.field}: ${unbound.message}`);
   const known = await knownEnvironments(sql, projectId, d.environments);
   const unknown = d.environments.findIndex((slug) => !known.has(slug));
   if (unknown >= 0) throw new InvalidInputError(`body.environments.${unknown}: no environment with slug "${d.environments[unknown]}" in this project`);

@@ -1,9 +1,10 @@
 import { createSign } from 'node:crypto';
 
 // The server's GitHub App proves itself with a JWT it signs (RS256, issued by the App's id), and
-// acts on a repository with a token of the App's installation there, which lasts an hour: tokens
-// are kept until five minutes before they expire, so a busy server asks for one an hour per
-// installation, not one per delivery.
+// acts on a repository with a token of the App's installation there, narrowed to that one
+// repository (an installation may grant many, of other teams), which lasts an hour: tokens are
+// kept until five minutes before they expire, so a busy server asks for one an hour per
+// repository, not one per delivery.
 
 const JWT_LIFETIME_S = 9 * 60; // GitHub refuses a JWT that expires more than 10 minutes ahead.
 const CLOCK_DRIFT_S = 60; // issued a minute back, as GitHub advises, for a clock ahead of GitHub's.
@@ -32,14 +33,18 @@ interface InstallationToken {
 
 const installationTokens = new Map<string, InstallationToken>();
 
-/** A token of the installation, kept while it has more than five minutes left; `mint` asks GitHub for a new one. */
+/**
+ * A token of the installation for `repository` alone (owner/name), kept while it has more than
+ * five minutes left; `mint` asks GitHub for a new one.
+ */
 export async function installationToken(
   app: GitHubApp,
   installationId: number,
+  repository: string,
   mint: () => Promise<{ token: string; expires_at: string }>,
   now = Date.now(),
 ): Promise<string> {
-  const key = `${app.appId}/${installationId}`;
+  const key = `${app.appId}/${installationId}/${repository.toLowerCase()}`;
   const kept = installationTokens.get(key);
   if (kept && kept.expiresAt - RENEW_BEFORE_MS > now) return kept.token;
   const minted = await mint();

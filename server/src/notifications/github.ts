@@ -33,7 +33,8 @@ function caller(request: Request, authorization: string): Call {
 
 /**
  * The destination's client: its token, or else an installation of the server's GitHub App on the
- * repository (found with the App's own JWT, then a token of that installation).
+ * repository (found with the App's own JWT, then a token of that installation for this repository
+ * alone). The delivery has checked that the repository is bound to the destination's project.
  */
 async function clientFor(destination: StoredDestination, owner: string, repo: string, settings: NotifySettings): Promise<Call> {
   // Loaded when a GitHub destination is first told: the HTTP workers never need it.
@@ -44,9 +45,10 @@ async function clientFor(destination: StoredDestination, owner: string, repo: st
   if (!app) throw Object.assign(new Error('no token, and the server has no GitHub App (PROCTOR_GITHUB_APP_ID)'), { status: 401 });
   const asApp = caller(request, `bearer ${appJwt(app)}`);
   const { data: installation } = await asApp<{ id: number }>('GET /repos/{owner}/{repo}/installation', { owner, repo });
-  const token = await installationToken(app, installation.id, async () => {
+  const token = await installationToken(app, installation.id, `${owner}/${repo}`, async () => {
     const { data } = await asApp<{ token: string; expires_at: string }>('POST /app/installations/{installation_id}/access_tokens', {
       installation_id: installation.id,
+      repositories: [repo],
     });
     return data;
   });

@@ -17,11 +17,16 @@ const ON_GITLAB = { request: 'merge request', base: 'the target branch' } as con
 
 type Client = InstanceType<typeof import('@gitbeaker/rest').Gitlab<false>>;
 
-/** The destination's client, on the configured API (`https://HOST/api/v4`; the client adds its `/api/v4`). */
+/**
+ * The destination's client, on the configured API (`https://HOST/api/v4`; the client adds its
+ * `/api/v4`): with its token, or else the server's (which the delivery checked it may use there).
+ */
 async function clientFor(destination: StoredDestination, settings: NotifySettings): Promise<Client> {
   // Loaded when a GitLab destination is first told: the HTTP workers never need it.
   const { Gitlab } = await import('@gitbeaker/rest');
-  return new Gitlab({ host: settings.gitlabApiUrl.replace(/\/api\/v4$/, ''), token: destination.token as string, queryTimeout: ATTEMPT_TIMEOUT_MS });
+  const token = destination.token ?? settings.gitlabToken;
+  if (token === null) throw new Error('no token, and the server has no GitLab token (PROCTOR_GITLAB_TOKEN)');
+  return new Gitlab({ host: settings.gitlabApiUrl.replace(/\/api\/v4$/, ''), token, queryTimeout: ATTEMPT_TIMEOUT_MS });
 }
 
 /** A project's id as the API takes it: a number, or its path (the client encodes it). */

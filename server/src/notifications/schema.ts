@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { githubRepository as repo, gitlabProject } from '../bindings/schema.ts';
 import { pagination } from '../http/openapi.ts';
 import { positiveId } from '../http/fields.ts';
 import { paginationQuery } from '../http/pagination.ts';
@@ -8,14 +9,6 @@ export const NOTIFY_WHEN = ['always', 'failed', 'changed'] as const;
 export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 
 const receiverUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000);
-const repo = z
-  .string()
-  .max(200)
-  .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be a GitHub repository, owner/name');
-const gitlabProject = z
-  .string()
-  .max(500)
-  .regex(/^([1-9]\d{0,9}|[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+)$/, "must be a GitLab project's path (group/name, subgroups too) or its id");
 const environmentSlug = z.string().min(1).max(100);
 const writeOnly = (what: string) => z.string().min(1).max(500).describe(`${what}; write-only: answers say only has_secret`);
 
@@ -50,7 +43,7 @@ export const createDestinationSchema = z
     when: z.enum(NOTIFY_WHEN).default('always'),
     secret: writeOnly("the webhook's HMAC-SHA256 key: each event carries X-Proctor-Signature-256: sha256=<hex of the body's HMAC>").optional(),
     token: writeOnly(
-      'a GitHub token with commit status and pull request write access; a GitLab token with the api scope (a project, group or personal access token)',
+      "a GitHub token with commit status and pull request write access; a GitLab token with the api scope (a project, group or personal access token). Left out: the server's GitHub App or GitLab token, on a repository an instance admin bound to the project only",
     ).optional(),
   })
   .strict()
