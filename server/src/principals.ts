@@ -32,8 +32,11 @@ export type Principal =
   | { kind: 'project'; keyId: string; scope: KeyScope }
   /** A person: by a personal key (`keyId`) or a dashboard session (`keyId` null), with the role they act with here. */
   | { kind: 'user'; keyId: string | null; userId: string; role: Role }
-  /** The key a run hands its tests' reporter: its own run only. */
-  | { kind: 'run'; keyId: string; runId: number }
+  /**
+   * The key a run hands its tests' reporter: its own run only. `joinsAsAgent`: the executor's key
+   * to serve a run of agents, the one run's key that may also join its run as an agent.
+   */
+  | { kind: 'run'; keyId: string; runId: number; joinsAsAgent: boolean }
   /** An agent's token: its run's results, and its own agent's heartbeats, leases and plan. */
   | { kind: 'agent'; keyId: string; runId: number; agentId: number };
 

@@ -184,7 +184,7 @@ describe('agents', () => {
       agent_id: a.agent.id,
       units: [unit('one.spec.ts', [testId(301)]), unit('two.spec.ts', [testId(302), testId(303)])],
     });
-    for (let next = await lease(runId, a.agent.id); next.unit; next = await lease(runId, a.agent.id)) {
+    for (let next = await lease(runId, a.agent.id); next?.unit; next = await lease(runId, a.agent.id)) {
       const shard = next.unit.unit as number;
       const ids = next.unit.test_ids as string[];
       expect((await reporter.post(`/api/test-runs/${runId}/shards/${shard}/begin`, { tests: ids.map((id) => listedTest(id)) })).status).toBe(200);
@@ -197,12 +197,14 @@ describe('agents', () => {
     }
     const run = await runOf(runId);
     expect(run).toMatchObject({ state: 'failed', total_count: 3, success_count: 2, failed_count: 1, total_shards: 2 });
-    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'failed', planned: true }, plan: false });
-    // The reporter's key ended with the run.
+    // The agent's token and the reporter's key ended with the run: the agent hears of the end from the refusal.
+    const after = await as(a.agent.id).post(`/api/test-runs/${runId}/units/lease`, { agent_id: a.agent.id });
+    expect(after.status).toBe(401);
+    expect(after.body.error.message).toBe(`agent ${a.agent.id}'s token ended with its run ${runId} (failed)`);
     expect((await reporter.get(`/api/test-runs/${runId}`)).status).toBe(401);
   });
 
-  it('when the run is cancelled, then a heartbeat says so and no unit is handed out', async () => {
+  it("when the run is cancelled, then the agent's heartbeat is refused saying so and no unit is handed out", async () => {
     const runId = await agentRun('build-cancel');
     const a = await join(runId, 'a');
     await as(a.agent.id).put(`/api/test-runs/${runId}/units`, {
@@ -211,11 +213,12 @@ describe('agents', () => {
     });
     expect((await lease(runId, a.agent.id)).unit).not.toBeNull();
     expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'not needed' })).status).toBe(200);
-    expect((await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`)).body.data).toEqual({
-      test_run: { state: 'cancelled' },
-      leased_units: [],
-    });
-    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'cancelled', planned: true }, plan: false });
+    const beat = await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`);
+    expect(beat.status).toBe(401);
+    expect(beat.body).toEqual({ data: null, error: { message: `agent ${a.agent.id}'s token ended with its run ${runId} (cancelled)` } });
+    expect((await as(a.agent.id).post(`/api/test-runs/${runId}/units/lease`, { agent_id: a.agent.id })).status).toBe(401);
+    const [leased] = await server.sql<{ n: number }[]>`select count(*)::int as n from test_run_units where test_run_id = ${runId} and leases > 0`;
+    expect(leased?.n).toBe(1);
   });
 
   it('when an agent joins a run it cannot serve, or plans nothing, then the answer says why', async () => {
@@ -240,7 +243,7 @@ describe('agents', () => {
     const b = await agentRun('build-other');
     const other = await join(b, 'b');
     expect((await as(other.agent.id).post(`/api/test-runs/${ended}/units/lease`, { agent_id: a.agent.id })).status).toBe(403);
-    expect((await as(a.agent.id).post(`/api/test-runs/${ended}/agents/${a.agent.id}/heartbeat`)).status).toBe(200);
+    expect((await as(a.agent.id).post(`/api/test-runs/${ended}/agents/${a.agent.id}/heartbeat`)).status).toBe(401);
   });
 
   it('when a plan or a join is malformed, then a 400 names the field and nothing is written', async () => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -209,5 +210,94 @@ describe('proctor-ci upload junit', () => {
   it('when Proctor cannot be reached, then the command exits 3', async () => {
     const result = await upload([write('s.xml', SEARCH), '--environment', 'unit'], { PROCTOR_URL: 'http://127.0.0.1:9' });
     expect(result.code).toBe(3);
+  });
+});
+
+/** A testcase whose output names each path as Playwright's junit reporter names its files. */
+function naming(paths: string[]): string {
+  const output = paths.map((named) => `[[ATTACHMENT|${named}]]`).join('\n');
+  return `<testsuite name="files"><testcase name="names files" classname="files" time="0.1"><failure message="boom">boom</failure><system-out>${output}</system-out></testcase></testsuite>`;
+}
+
+/** A file of its own text, and that text's sha256: what the server would hold if it were sent. */
+function planted(file: string): string {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const text = `${path.basename(file)} ${Math.random()}`;
+  fs.writeFileSync(file, text);
+  return createHash('sha256').update(text).digest('hex');
+}
+
+async function attachedTo(runId: number): Promise<{ name: string; sha256: string }[]> {
+  return server.sql<{ name: string; sha256: string }[]>`
+    select a.name, b.sha256 from test_attachments a join artifact_blobs b on b.id = a.blob_id where a.test_run_id = ${runId} order by a.name`;
+}
+
+async function blobsOf(hashes: string[]): Promise<number> {
+  const [row] = await server.sql<{ count: number }[]>`select count(*)::int as count from artifact_blobs where sha256 in ${server.sql(hashes)}`;
+  return row?.count as number;
+}
+
+describe('proctor-ci upload junit: the files a report names', () => {
+  it('when the output names ../, an absolute path and symbolic links out of the folder, then each is skipped with a warning naming it and the server holds none', async () => {
+    const root = fs.mkdtempSync(path.join(dir, 'names-'));
+    const reports = path.join(root, 'reports');
+    const secrets = {
+      parent: planted(path.join(root, 'config')),
+      absolute: planted(path.join(root, 'elsewhere', 'id_ed25519')),
+      linked: planted(path.join(root, 'elsewhere', 'npmrc.txt')),
+      inFolder: planted(path.join(root, 'elsewhere', 'folder', 'token.txt')),
+    };
+    const inside = planted(path.join(reports, 'inside.txt'));
+    fs.symlinkSync(path.join(root, 'elsewhere', 'npmrc.txt'), path.join(reports, 'link.txt'));
+    fs.symlinkSync(path.join(root, 'elsewhere', 'folder'), path.join(reports, 'folder'));
+    const absolute = path.join(root, 'elsewhere', 'id_ed25519');
+    const xml = path.join(reports, 'junit.xml');
+    fs.writeFileSync(xml, naming(['../config', absolute, 'link.txt', 'folder/token.txt', 'inside.txt']));
+
+    const result = await upload([xml, '--environment', 'unit', '--run-key', 'names-outside', '--json']);
+    expect(result.code, result.stderr).toBe(1);
+    const warnings = result.stderr.split('\n').filter((line) => line.startsWith('proctor: warning: skipped '));
+    expect(warnings).toHaveLength(4);
+    for (const named of ['../config', absolute, 'link.txt', 'folder/token.txt']) {
+      expect(
+        warnings.some((line) => line.startsWith(`proctor: warning: skipped ${named}`) && line.includes('named in junit.xml')),
+        named,
+      ).toBe(true);
+    }
+    expect(result.stderr).toContain('1 attachment(s) uploaded');
+    const runId = json(result.stdout).test_run.id;
+    expect(await attachedTo(runId)).toEqual([{ name: 'inside', sha256: inside }]);
+    expect(await blobsOf(Object.values(secrets))).toBe(0);
+  });
+
+  it('when a file lies under an --attachments-root, or the XML is reached through a symbolic link, then it is sent; the rest stays skipped', async () => {
+    const root = fs.mkdtempSync(path.join(dir, 'roots-'));
+    const trace = planted(path.join(root, 'test-results', 'cart', 'trace.zip'));
+    const other = planted(path.join(root, 'other', 'notes.txt'));
+    const beside = planted(path.join(root, 'reports', 'shot.png'));
+    fs.symlinkSync(path.join(root, 'reports'), path.join(root, 'alias'));
+    const xml = path.join(root, 'alias', 'junit.xml');
+    fs.writeFileSync(xml, naming(['../test-results/cart/trace.zip', '../other/notes.txt', 'shot.png']));
+    const rootsAlias = path.join(root, 'results-alias');
+    fs.symlinkSync(path.join(root, 'test-results'), rootsAlias);
+
+    const result = await upload([xml, '--environment', 'unit', '--run-key', 'names-root', '--attachments-root', rootsAlias, '--json']);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('proctor: warning: skipped ../other/notes.txt');
+    expect(result.stderr).not.toContain('trace.zip');
+    const runId = json(result.stdout).test_run.id;
+    expect(await attachedTo(runId)).toEqual([
+      { name: 'screenshot', sha256: beside },
+      { name: 'trace', sha256: trace },
+    ]);
+    expect(await blobsOf([other])).toBe(0);
+  });
+
+  it('when an --attachments-root is not a folder, then the command is refused before anything is sent', async () => {
+    const before = await server.sql`select count(*)::int as runs from test_runs`;
+    const result = await upload([write('s.xml', SEARCH), '--environment', 'unit', '--attachments-root', path.join(dir, 'nowhere')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`--attachments-root ${path.join(dir, 'nowhere')} is not a folder`);
+    expect(await server.sql`select count(*)::int as runs from test_runs`).toEqual(before);
   });
 });

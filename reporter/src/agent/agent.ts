@@ -160,33 +160,62 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
           // Stopped, or given to another agent after a silence: this copy would only repeat its results.
           if ((current.ended || current.lost) && current.shard) void killShard(current.shard);
         })
-        .catch((error: unknown) => log.warn({ err: error }, 'heartbeat failed'));
+        .catch(async (error: unknown) => {
+          // The token is refused from the run's end on: that is how a cancel reaches this agent.
+          const end = await api.endOf(runId, error);
+          if (!end) return log.warn({ err: error }, 'heartbeat failed');
+          current.ended = end;
+          if (current.shard) void killShard(current.shard);
+        });
     },
     Math.max(100, leaseMs / 3),
   );
   try {
-    for (;;) {
-      if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
-      const lease = await api.lease(runId, joined.agent.id);
-      if (isTerminalState(lease.test_run.state)) return { code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` };
-      if (lease.plan) {
-        await plan(api, runId, joined, prepared, log);
-        continue;
-      }
-      if (lease.unit) {
-        Object.assign(current, { unit: lease.unit.unit, lost: false });
-        await runUnit(api, runId, lease.unit, prepared, current, log);
-        current.unit = null;
-        if (current.ended) return { code: 0, reason: `run ${runId} has ended (${current.ended})` };
-        continue;
-      }
-      if (lease.test_run.planned && lease.remaining === 0) return { code: 0, reason: `run ${runId} has no work left` };
-      // Units held by others (one may go silent, and the run's end is heard here), or the plan to come.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(500, leaseMs / 3)));
-    }
+    return await leaseUntilDone(api, runId, joined, prepared, current, log, signal);
+  } catch (error) {
+    // A plan, a lease or a crash report refused because the run ended meanwhile: this agent is done.
+    const end = await api.endOf(runId, error);
+    if (end) return ended(runId, end);
+    throw error;
   } finally {
     clearInterval(beat);
     signal?.removeEventListener('abort', stop);
+  }
+}
+
+/** What an agent says of its run's end: its state when it could be read. */
+function ended(runId: number, state: string): AgentExit {
+  return { code: 0, reason: `run ${runId} has ended${state === 'ended' ? '' : ` (${state})`}` };
+}
+
+/** The agent's loop: lease, plan when asked to, run each unit, until the run has no work left or ends. */
+async function leaseUntilDone(
+  api: AgentApi,
+  runId: number,
+  joined: JoinAnswer,
+  prepared: Prepared,
+  current: Current,
+  log: AgentLog,
+  signal?: AbortSignal,
+): Promise<AgentExit> {
+  for (;;) {
+    if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
+    const lease = await api.lease(runId, joined.agent.id);
+    if (isTerminalState(lease.test_run.state)) return ended(runId, lease.test_run.state);
+    if (lease.plan) {
+      await plan(api, runId, joined, prepared, log);
+      continue;
+    }
+    if (lease.unit) {
+      Object.assign(current, { unit: lease.unit.unit, lost: false });
+      await runUnit(api, runId, lease.unit, prepared, current, log);
+      current.unit = null;
+      if (current.ended) return ended(runId, current.ended);
+      continue;
+    }
+    if (lease.test_run.planned && lease.remaining === 0) return { code: 0, reason: `run ${runId} has no work left` };
+    // Units held by others (one may go silent, and the run's end is heard here), or the plan to come.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(500, (joined.lease_seconds * 1000) / 3)));
   }
 }
 

@@ -71,9 +71,13 @@ export interface LeaseAnswer {
 
 export class AgentApi {
   private readonly options: TransportOptions;
+  /** The key the agent started with (its token replaces it once joined): what asks the run's state when the token is refused. */
+  private readonly startKey: string;
+  private joined = false;
 
   constructor(url: string, key: string, retries: { attempts: number; maxBackoffMs: number } = { attempts: 8, maxBackoffMs: 10_000 }) {
     this.options = { url, apiKey: key, projectId: null, maxAttempts: retries.attempts, maxBackoffMs: retries.maxBackoffMs };
+    this.startKey = key;
   }
 
   get url(): string {
@@ -92,6 +96,7 @@ export class AgentApi {
     try {
       const joined = (await this.call<{ data: JoinAnswer }>('POST', `/api/test-runs/${runId}/agents`, { name })).data;
       this.options.apiKey = joined.agent_token;
+      this.joined = true;
       return joined;
     } catch (error) {
       if (error instanceof ApiError && error.status === 409 && isTerminalState(await this.state(runId))) return null;
@@ -128,10 +133,30 @@ export class AgentApi {
 
   /** A unit whose Playwright ended without its reporter ending the shard (killed, crashed on load). */
   async crashed(runId: number, unit: number, errors: string[]): Promise<void> {
-    await this.call('POST', `/api/test-runs/${runId}/shards/${unit}/end`, { status: 'crashed', errors }).catch((error: unknown) => {
+    await this.call('POST', `/api/test-runs/${runId}/shards/${unit}/end`, { status: 'crashed', errors }).catch(async (error: unknown) => {
       // The run ended meanwhile (another agent's unit ended it, or a cancel): nothing to record.
-      if (!(error instanceof ApiError && error.status === 409)) throw error;
+      if (!(error instanceof ApiError && error.status === 409) && !(await this.endOf(runId, error))) throw error;
     });
+  }
+
+  /**
+   * The run's end, when `error` is the refusal of this agent's token: the server ends an agent's
+   * token with its run (a 401 from then on), so the state is asked with the key the agent started
+   * with; `ended` when that key is refused too (the executor's key of the run ends with it as
+   * well). Null for any other error, or when the run goes on (the token was revoked).
+   */
+  async endOf(runId: number, error: unknown): Promise<RunState | 'ended' | null> {
+    if (!this.joined || !(error instanceof ApiError) || error.status !== 401) return null;
+    try {
+      const { data } = await callJson<{ data: { test_run: { testRun: { state: RunState } } } }>(
+        { ...this.options, apiKey: this.startKey },
+        'GET',
+        `/api/test-runs/${runId}`,
+      );
+      return isTerminalState(data.test_run.testRun.state) ? data.test_run.testRun.state : null;
+    } catch (asked) {
+      return asked instanceof ApiError && asked.status === 401 ? 'ended' : null;
+    }
   }
 
   private call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {

@@ -10,11 +10,17 @@ export interface MultipartBody {
   open(): NodeJS.ReadableStream;
 }
 
+/** The name a file's part is given (its base name, quotes and line ends made safe): the server names the file so in its answer. */
+export function partName(file: string): string {
+  return path.basename(file).replace(/["\r\n\\]/g, '_');
+}
+
 export function multipartFiles(files: string[], field = 'file'): MultipartBody {
   const boundary = `proctor-${randomBytes(12).toString('hex')}`;
   const parts = files.map((file) => {
-    const name = path.basename(file).replace(/["\r\n\\]/g, '_');
-    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${name}"\r\nContent-Type: application/xml\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${partName(file)}"\r\nContent-Type: application/xml\r\n\r\n`,
+    );
     return { file, head, size: fs.statSync(file).size };
   });
   const tail = Buffer.from(`--${boundary}--\r\n`);

@@ -5,10 +5,10 @@ import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../ci.ts';
 import { ConnectBudget, postStream, type TransportOptions } from '../transport.ts';
 import type { JunitUploadAnswer } from '../wire.ts';
 import { multipartFiles } from './multipart.ts';
-import { sendNamedAttachments } from './upload-attachments.ts';
+import { realFolder, sendNamedAttachments } from './upload-attachments.ts';
 import { EXIT, exitCodeOf, type ExitCode, openCommand, UsageError } from './exit.ts';
 
-export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environment SLUG [--run-key K] [--shard I/N] [--forgive-snoozed] [--json]
+export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environment SLUG [--run-key K] [--shard I/N] [--attachments-root DIR]... [--forgive-snoozed] [--json]
   Uploads JUnit XML files written by any test runner (Vitest, Jest with jest-junit, pytest, Maven,
   Gradle, Go, Node's test runner, Playwright's junit reporter...) as one shard of a run of the
   environment: history, flaky scores, quarantine, failure groups and notifications follow.
@@ -18,12 +18,16 @@ export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environmen
   From the environment: PROCTOR_URL, PROCTOR_API_KEY, PROCTOR_PROJECT_ID (a personal key),
   PROCTOR_CONNECT_BUDGET_S (default 30). Files the testcases' output names as [[ATTACHMENT|path]]
   (Playwright's junit reporter writes its screenshots, traces and videos so) are sent as their
-  attachments, up to PROCTOR_ARTIFACT_LIMIT_MB each (default 100).`;
+  attachments, up to PROCTOR_ARTIFACT_LIMIT_MB each (default 100), when they lie under the folder of
+  the XML file that names them or under an --attachments-root DIR (symbolic links resolved); any
+  other file is skipped with a warning naming it.`;
 
 interface UploadSettings {
   transport: TransportOptions;
   artifactLimitBytes: number;
   files: string[];
+  /** The folders, besides each XML file's own, that named files may come from: real paths. */
+  attachmentRoots: string[];
   query: URLSearchParams;
   forgiveSnoozed: boolean;
   json: boolean;
@@ -44,6 +48,14 @@ function filesOf(paths: string[]): string[] {
   return paths;
 }
 
+function rootsOf(folders: string[]): string[] {
+  return folders.map((folder) => {
+    const real = realFolder(folder);
+    if (!real) throw new UsageError(`--attachments-root ${folder} is not a folder`);
+    return real;
+  });
+}
+
 function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSettings {
   let parsed;
   try {
@@ -53,6 +65,7 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
         environment: { type: 'string' },
         'run-key': { type: 'string' },
         shard: { type: 'string' },
+        'attachments-root': { type: 'string', multiple: true },
         'forgive-snoozed': { type: 'boolean' },
         json: { type: 'boolean' },
       },
@@ -90,6 +103,7 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
     transport: { url, apiKey, projectId: env.PROCTOR_PROJECT_ID?.trim() || null, maxAttempts: 6, maxBackoffMs: 8000, budget },
     artifactLimitBytes: Math.floor(artifactLimitMb * 1024 * 1024),
     files: filesOf(positionals.slice(1)),
+    attachmentRoots: rootsOf(values['attachments-root'] ?? []),
     query,
     forgiveSnoozed: Boolean(values['forgive-snoozed']),
     json: Boolean(values.json),
@@ -132,12 +146,13 @@ export async function uploadCommand(args: string[], env: NodeJS.ProcessEnv): Pro
     return code;
   }
   // The results are stored: a file that cannot be sent is said, and changes nothing of the exit code.
-  const attachments = await sendNamedAttachments(settings.transport, answer.data, settings.files, settings.artifactLimitBytes).catch((error: Error) => ({
-    line: `the attachments were not sent: ${error.message}`,
-    problems: [],
-  }));
+  const attachments = await sendNamedAttachments(settings.transport, answer.data, settings.files, settings.artifactLimitBytes, settings.attachmentRoots).catch(
+    (error: Error) => ({ line: `the attachments were not sent: ${error.message}`, skipped: [], problems: [] }),
+  );
   if (attachments) {
     process.stderr.write(`proctor: ${attachments.line}\n`);
+    // Every skipped file is named: a test's output that names a file outside is worth a look.
+    for (const skipped of attachments.skipped) process.stderr.write(`proctor: warning: ${skipped}\n`);
     for (const problem of attachments.problems.slice(0, 20)) process.stderr.write(`proctor:   ${problem}\n`);
   }
   const { counts } = answer.data;

@@ -39,8 +39,9 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'post',
     path: '/api/test-runs/:id/agents',
     needs: 'member',
-    // The server's executor serves a run of agents as one more agent, with that run's own key.
-    run: ({ params }) => params.id,
+    // The server's executor serves a run of agents as one more agent, with a key of that run's made
+    // for it; the run's reporter key and agents' tokens are refused (they would mint tokens).
+    joins: ({ params }) => params.id,
     tag: TAG,
     summary: 'Join a run as an agent: a pending run becomes a run of agents; answers what to check out and a key for the reporter of its tests',
     params: runParams,

@@ -7,6 +7,7 @@ import type { Person } from '../http/access.ts';
 import { HttpError } from '../http/errors.ts';
 import { lesserRole, type Principal, roleOfScope, type Scope } from '../principals.ts';
 import { roleInProject, userProjectIds } from '../projects/index.ts';
+import { isTerminal } from '../states.ts';
 import { parseKey, secretMatches } from './keys.ts';
 import { keyLookup, type KeyLookup } from './key-lookup.ts';
 import { type StoredKey, touchKey } from './store.ts';
@@ -36,6 +37,12 @@ async function keyOf(sql: Sql, findKey: KeyLookup, token: string, now: Date): Pr
   if (!parsed || !secretMatches(parsed.secret, stored?.secret_hash ?? null) || !stored) {
     throw new HttpError(401, 'invalid API key');
   }
+  // A run's key and an agent's token end with their run, whatever else it did to its keys: from its
+  // end on they are wrong keys, so that nothing written with them can come after it.
+  if (stored.test_run_id !== null && stored.run_state !== null && isTerminal(stored.run_state)) {
+    const whose = stored.agent_id !== null ? `agent ${stored.agent_id}'s token` : "this run's key";
+    throw new HttpError(401, `${whose} ended with its run ${stored.test_run_id} (${stored.run_state})`);
+  }
   noteUse(sql, stored.id, now);
   return stored;
 }
@@ -58,7 +65,7 @@ async function resolveScope(sql: Sql, stored: StoredKey, headerProject: number |
 /** A project's key, a run's key or an agent's token, as the row says. */
 function projectPrincipal(stored: StoredKey): Principal {
   if (stored.agent_id !== null && stored.test_run_id !== null) return { kind: 'agent', keyId: stored.id, runId: stored.test_run_id, agentId: stored.agent_id };
-  if (stored.test_run_id !== null) return { kind: 'run', keyId: stored.id, runId: stored.test_run_id };
+  if (stored.test_run_id !== null) return { kind: 'run', keyId: stored.id, runId: stored.test_run_id, joinsAsAgent: stored.joins_as_agent };
   return { kind: 'project', keyId: stored.id, scope: stored.scope };
 }
 

@@ -13,18 +13,26 @@ export interface StoredKey {
   /** A run's key, or an agent's token (with `agent_id`): bound to that run. */
   test_run_id: number | null;
   agent_id: number | null;
+  /** The run's key the executor serves a run of agents with: the one run-bound key that may join its run as an agent. */
+  joins_as_agent: boolean;
+  /** The state of the run it is bound to, read with the key: a run-bound key ends with its run. */
+  run_state: string | null;
 }
+
+// The run's state comes with the key, in the same statement: no request of a run-bound key needs a second one.
+const STORED_KEY_COLUMNS = (sql: Tx) => sql`
+  k.id, k.secret_hash, k.project_id, k.user_id, k.scope, k.test_run_id, k.agent_id, k.joins_as_agent, r.state as run_state`;
 
 export async function findKey(sql: Tx, id: string): Promise<StoredKey | null> {
   const [row] = await sql<StoredKey[]>`
-    select id, secret_hash, project_id, user_id, scope, test_run_id, agent_id from api_keys where id = ${id}`;
+    select ${STORED_KEY_COLUMNS(sql)} from api_keys k left join test_runs r on r.id = k.test_run_id where k.id = ${id}`;
   return row ?? null;
 }
 
 /** The keys of `ids` that exist, in one statement. */
 export async function findKeys(sql: Tx, ids: string[]): Promise<StoredKey[]> {
   return sql<StoredKey[]>`
-    select id, secret_hash, project_id, user_id, scope, test_run_id, agent_id from api_keys where id = any(${ids}::text[])`;
+    select ${STORED_KEY_COLUMNS(sql)} from api_keys k left join test_runs r on r.id = k.test_run_id where k.id = any(${ids}::text[])`;
 }
 
 export type KeyOwner = { projectId: number } | { userId: string };
@@ -79,11 +87,16 @@ export async function revokeKey(sql: Tx, owner: KeyOwner | null, id: string): Pr
   return rows.length > 0;
 }
 
-/** A key for one run's reporter, made by the executor; it goes when the run ends. */
-export async function createRunKey(sql: Tx, projectId: number, runId: number): Promise<string> {
+/**
+ * A key for one run's reporter, made by the executor; it goes when the run ends. `joinsAsAgent`:
+ * the executor's own key to serve a run of agents, which may also join that run as an agent (a
+ * reporter's key may not: its tests could mint agents' tokens with it).
+ */
+export async function createRunKey(sql: Tx, projectId: number, runId: number, joinsAsAgent = false): Promise<string> {
   const key = generateKey('project');
   await sql`
-    insert into api_keys (id, secret_hash, project_id, test_run_id, scope) values (${key.id}, ${key.secretHash}, ${projectId}, ${runId}, 'report')`;
+    insert into api_keys (id, secret_hash, project_id, test_run_id, scope, joins_as_agent)
+    values (${key.id}, ${key.secretHash}, ${projectId}, ${runId}, 'report', ${joinsAsAgent})`;
   return key.plain;
 }
 
@@ -97,7 +110,7 @@ export async function createAgentToken(sql: Tx, projectId: number, runId: number
 }
 
 export async function deleteRunKeys(sql: Tx, runId: number): Promise<void> {
-  // Agents' tokens stay: an agent learns of the run's end from its next lease or heartbeat, and a
-  // token of an ended run changes nothing (its run takes no more results). They go with the run.
+  // Agents' tokens stay listed until their run goes, but are refused from the run's end on (the
+  // run's state is read with each key): an agent hears of the end from that 401.
   await sql`delete from api_keys where test_run_id = ${runId} and agent_id is null`;
 }

@@ -146,7 +146,8 @@ export class Executor {
     this.active.set(claimed.id, run);
     const log = this.logger.child({ test_run_id: claimed.id, agent: 'server' });
     run.done = (async () => {
-      const key = await this.sql.begin((tx) => createRunKey(tx, claimed.project_id, claimed.id));
+      // The one run's key that may join its run as an agent; never handed to the tests (they get the join's reporter key).
+      const key = await this.sql.begin((tx) => createRunKey(tx, claimed.project_id, claimed.id, true));
       const settings = {
         url: this.options.reporterUrl,
         key,

@@ -9,6 +9,12 @@ export interface RunTarget {
   runId: number;
   /** Set on an agent's own routes: only that agent's token is taken there. */
   agentId?: number;
+  /**
+   * Joining the run as an agent, which mints an agent's token: a run's key and an agent's token may
+   * not (whoever reads a suite's environment would get a token of its own), except the key the
+   * executor serves a run of agents with.
+   */
+  joining?: boolean;
 }
 
 /** How a principal is named in a refusal. */
@@ -66,6 +72,8 @@ export function authorize(scope: Scope, operation: string, needed: Role, target:
   if (principal.kind === 'run' || principal.kind === 'agent') {
     if (target === null) refuse(`is not open to a run's key or an agent's token: they act on their own run's results alone`);
     else if (principal.runId !== target.runId) refuse(`acts on run ${target.runId}, not this key's run`);
+    else if (target.joining && !(principal.kind === 'run' && principal.joinsAsAgent))
+      refuse(`is not open to a run's key or an agent's token: an agent joins with a project's key or a person's`);
     return;
   }
   const role = roleOf(principal) as Role;

@@ -5,6 +5,9 @@ import { authorize, type Person, requestPerson, requestScope, type Role, type Ru
 import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
 import { flatError, generalError } from './openapi.ts';
 
+/** The run and agent an agent's own route names. */
+type AgentTarget = { runId: number; agentId: number };
+
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
@@ -37,8 +40,13 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
    * credential's own run is refused.
    */
   run?: (input: { params: z.infer<P>; body: z.infer<B> }) => number;
+  /**
+   * Joining the run it names as an agent: by role, and of the run-bound credentials only the key
+   * the executor serves that run with (a run's key or an agent's token would mint tokens).
+   */
+  joins?: (input: { params: z.infer<P>; body: z.infer<B> }) => number;
   /** An agent's own route: only that agent's token is taken. */
-  agent?: (input: { params: z.infer<P>; body: z.infer<B> }) => Required<RunTarget>;
+  agent?: (input: { params: z.infer<P>; body: z.infer<B> }) => AgentTarget;
   /**
    * An operation outside any project (making one), for a person (a session or a personal key)
    * rather than a project's member: who may, as documented; the handler checks it.
@@ -99,14 +107,18 @@ function toOpenApiPath(path: string): string {
 }
 
 /** Who may call an operation, as its summary says it. */
-function whoMay(needs: Role, spec: { run?: unknown; agent?: unknown }): string {
+function whoMay(needs: Role, spec: { run?: unknown; agent?: unknown; joins?: unknown }): string {
   if (spec.agent) return "the agent's own token";
-  return `role: ${needs}${spec.run ? "; also the run's own key" : ''}`;
+  return `role: ${needs}${spec.run ? "; also the run's own key" : spec.joins ? "; not a run's key or an agent's token" : ''}`;
 }
 
 /** The run (and agent) a request names, as numbers: ids in a path come as text. */
 function runTargetOf<P, B>(
-  spec: { run?: (input: { params: P; body: B }) => number; agent?: (input: { params: P; body: B }) => Required<RunTarget> },
+  spec: {
+    run?: (input: { params: P; body: B }) => number;
+    joins?: (input: { params: P; body: B }) => number;
+    agent?: (input: { params: P; body: B }) => AgentTarget;
+  },
   params: P,
   body: B,
 ): RunTarget | null {
@@ -115,6 +127,7 @@ function runTargetOf<P, B>(
     return { runId: Number(target.runId), agentId: Number(target.agentId) };
   }
   if (spec.run) return { runId: Number(spec.run({ params, body })) };
+  if (spec.joins) return { runId: Number(spec.joins({ params, body })), joining: true };
   return null;
 }
 
@@ -211,7 +224,7 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
     }
     // A role is checked before the input (a viewer is refused whatever it sent); a run's, once the input says which run.
     const runBound = !spec.public && (scope.principal.kind === 'run' || scope.principal.kind === 'agent');
-    if (!spec.public && (!runBound || (!spec.run && !spec.agent))) authorize(scope, operation, needs, null, spec.agent !== undefined);
+    if (!spec.public && (!runBound || (!spec.run && !spec.agent && !spec.joins))) authorize(scope, operation, needs, null, spec.agent !== undefined);
     // A run-bound credential names its run (and agent) before anything else is read: the path and body as sent.
     if (runBound) authorize(scope, operation, needs, runTargetOf(spec, req.params as z.infer<P>, (req.body ?? {}) as z.infer<B>), spec.agent !== undefined);
     const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
