@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { type GitHubStandIn, startGitHub } from '../helpers/github.ts';
 import { type GitLabStandIn, startGitLab } from '../helpers/gitlab.ts';
+import { RunsClient } from '../../reporter/src/runs/client.ts';
+import { jobSummary } from '../../reporter/src/runs/summary.ts';
 import { client } from '../helpers/http.ts';
 import { LIVE_REFERENCE, type Rendered, render } from '../helpers/markdown.ts';
 import { waitUntil } from '../helpers/runs.ts';
@@ -11,7 +13,7 @@ import { seedEnvironment, seedProject, startTestServer, testId, type TestServer 
 
 // Every Markdown Proctor writes from what a run's reporter, its tests and the repositories said:
 // a run's summary.md, the MCP resource proctor://runs/{id}, the pull request comment on GitHub and
-// the merge request note on GitLab. Each field holds a newline that would end a code span or a
+// the merge request note on GitLab, and the GitHub Action's job summary. Each field holds a newline that would end a code span or a
 // paragraph, raw HTML, mentions (GitLab's @all too), cross-references, links, images and bare URLs;
 // rendered by a real CommonMark/GFM renderer, none of it becomes an element, a link or a mention.
 
@@ -26,6 +28,8 @@ const HOSTILE = {
   project: '<i>chromium</i> @acme/team',
   error: 'Error: ```\n</code></pre><img src=x onerror=alert(1)>\n@all #3 https://evil.example\n````',
   group: 'group @all #4 !5 <img src=x onerror=alert(1)> [l](https://evil.example) `tick',
+  /** A branch no pull or merge request is open for: its runs post no comment. */
+  jobBranch: 'job\n\n<img src=x onerror=alert(1)>``x`` @all #1 <b>b</b>',
 };
 
 const oneLine = (value: string) => value.replace(/\r\n|[\r\n]/g, ' ');
@@ -37,7 +41,7 @@ let github: GitHubStandIn;
 let gitlab: GitLabStandIn;
 
 /** A run of `branch` at `commit` whose one test fails with the hostile error, in failure group `fg-hostile`. */
-async function reportRun(branch: string, commit: string): Promise<number> {
+async function reportRun(branch: string, commit: string, shardErrors: string[] = []): Promise<number> {
   const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch, commit })).body.data.test_run.id as number;
   const test = listedTest(testId(1), { title: HOSTILE.title, file_path: HOSTILE.file, runner_project: HOSTILE.project });
   expect((await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [test] })).status).toBe(200);
@@ -47,7 +51,7 @@ async function reportRun(branch: string, commit: string): Promise<number> {
   ];
   expect((await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results })).status).toBe(200);
   await api.post('/api/failure-groups/fg-hostile/members', { test_run_id: runId, test_case_id: testId(1) });
-  await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' });
+  await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed', errors: shardErrors });
   return runId;
 }
 
@@ -142,5 +146,21 @@ describe('hostile text in Markdown', () => {
     const out = render(markdown);
     expectHarmless(out, ['h1', 'h2', 'h3', 'p', 'strong', 'code', 'pre', 'a'], { h1: 1, h2: 1, h3: 1, pre: 1, a: 1 }, "The run's page");
     expect(out.code).toContain(oneLine(HOSTILE.commit.slice(0, 12)));
+  });
+
+  it("when the GitHub Action's job summary quotes hostile titles, branches, errors and failure groups, then no element, link or mention comes out and code stays closed", async () => {
+    const jobRun = await reportRun(HOSTILE.jobBranch, 'c'.repeat(40), [HOSTILE.error]);
+    const view = await new RunsClient({ url: server.url, apiKey: key, projectId: null }).read(jobRun);
+    expect(view.testRun.error_reason).toContain(HOSTILE.error);
+    for (const note of [null, 'Timed out after 5 min: the run was cancelled.']) {
+      const out = render(jobSummary(view, note));
+      const layout = ['h2', 'h3', 'p', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'br', 'pre', 'code', 'a'];
+      expectHarmless(out, layout, { h2: 1, h3: 1, pre: 1, br: 1, a: 1 }, "Open the run's page");
+      expect(out.code).toContain(oneLine(HOSTILE.jobBranch));
+      expect(out.code.some((code) => code.includes('</code></pre><img src=x onerror=alert(1)>') && code.includes('````'))).toBe(true);
+      const prose = out.prose.replace(/\u200B/g, '');
+      for (const text of [HOSTILE.title, HOSTILE.file, HOSTILE.project, HOSTILE.group, HOSTILE.environment]) expect(prose).toContain(oneLine(text));
+      expect(prose).toContain('Error: ```');
+    }
   });
 });

@@ -58,6 +58,8 @@ export interface RunView {
     summary_url: string;
     environment_name: string;
     error_reason: string | null;
+    /** The branch the run tested, if it said one (optional: older waiters' fixtures leave it out). */
+    test_run_branch?: string | null;
   };
   flattenedSummaryDetails: RunSummaryDetail[];
 }

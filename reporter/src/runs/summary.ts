@@ -1,10 +1,11 @@
+import { markdownCode, markdownCodeBlock, markdownText } from '../markdown.ts';
 import type { RunSummaryDetail, RunView } from './client.ts';
 
-const ICONS: Record<string, string> = { passed: '✅', failed: '❌', error: '⚠️', cancelled: '⏹️' };
+// What a run's tests and repositories said (titles, file paths, projects, errors, failure groups'
+// titles, the branch, the environment's name) is quoted through ../markdown.ts in the job summary:
+// a hostile title injects no HTML, link or mention, and an error cannot close its code block.
 
-function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
-}
+const ICONS: Record<string, string> = { passed: '✅', failed: '❌', error: '⚠️', cancelled: '⏹️' };
 
 function firstLine(text: string | null): string {
   return (
@@ -16,34 +17,42 @@ function firstLine(text: string | null): string {
   );
 }
 
+/** A link's destination that no space, parenthesis or angle bracket in the URL can end early. */
+function destination(url: string): string {
+  return url.replace(/[\s()<>]/g, (c) => encodeURIComponent(c));
+}
+
 /** GitHub's job summary (Markdown): the outcome, a table of counts, the failing tests with their failure groups, the link. */
 export function jobSummary(run: RunView, note: string | null): string {
   const t = run.testRun;
+  const branch = t.test_run_branch ? `, branch ${markdownCode(t.test_run_branch)}` : '';
   const lines = [
-    `## ${ICONS[t.state] ?? ''} Proctor run #${t.id}: ${t.state} on ${cell(t.environment_name)}`,
+    `## ${ICONS[t.state] ?? ''} ${markdownText(`Proctor run #${t.id}: ${t.state}`)} on ${markdownText(t.environment_name)}${branch}`,
     '',
-    ...(note ? [note, ''] : []),
+    ...(note ? [markdownText(note), ''] : []),
     '| Total | Passed | Failed | Flaky | Skipped | Duration |',
     '|---:|---:|---:|---:|---:|---:|',
     `| ${t.total_count} | ${t.success_count} | ${t.failed_count} | ${t.flaky_count} | ${t.skipped_count} | ${t.duration === null ? '–' : `${(t.duration / 1000).toFixed(1)} s`} |`,
     '',
   ];
-  if (t.error_reason) lines.push('```', t.error_reason.slice(0, 2000), '```', '');
+  if (t.error_reason) lines.push(...markdownCodeBlock(t.error_reason.slice(0, 2000).split('\n')), '');
   const failing = failingTests(run);
   if (failing.length > 0) {
+    // In a table, text rather than code spans: GFM splits cells at a `|` even inside a code span.
     lines.push('### Failing tests', '', '| Test | Project | Error | Failure group |', '|---|---|---|---|');
     for (const d of failing.slice(0, 100)) {
       const snoozed = d.snoozed ? ' (snoozed)' : '';
+      const group = d.failure_group_title || d.failure_group_id || '';
       lines.push(
-        `| ${cell(d.title)}${snoozed}<br>\`${cell(d.file_path)}\` | ${cell(d.runner_project)} | ${cell(firstLine(d.error_message))} | ${d.failure_group_title ? cell(d.failure_group_title) : d.failure_group_id ? `\`${d.failure_group_id}\`` : ''} |`,
+        `| ${markdownText(d.title)}${snoozed}<br>${markdownText(d.file_path)} | ${markdownText(d.runner_project)} | ${markdownText(firstLine(d.error_message))} | ${markdownText(group)} |`,
       );
     }
     if (failing.length > 100) lines.push(`| … and ${failing.length - 100} more | | | |`);
     lines.push('');
   }
-  const flaky = flakyLine(run);
+  const flaky = flakyLine(run, markdownText);
   if (flaky) lines.push(flaky, '');
-  lines.push(`[Open the run's page](${t.summary_url})`, '');
+  lines.push(`[Open the run's page](${destination(t.summary_url)})`, '');
   return lines.join('\n');
 }
 
@@ -51,11 +60,12 @@ function failingTests(run: RunView): RunSummaryDetail[] {
   return run.flattenedSummaryDetails.filter((d) => d.status === 'failed');
 }
 
-function flakyLine(run: RunView): string | null {
+/** The flaky tests on one line; `quote` is how their titles and projects are written (quoted for Markdown). */
+function flakyLine(run: RunView, quote: (text: string) => string = (text) => text): string | null {
   const flaky = run.flattenedSummaryDetails.filter((d) => d.status === 'flaky');
   if (flaky.length === 0) return null;
   return `Flaky: ${flaky
-    .map((d) => `${d.title} (${d.runner_project})`)
+    .map((d) => `${quote(d.title)} (${quote(d.runner_project)})`)
     .slice(0, 20)
     .join(', ')}${flaky.length > 20 ? ` and ${flaky.length - 20} more` : ''}`;
 }

@@ -1,5 +1,5 @@
 import type { Project } from '../projects/index.ts';
-import { markdownText } from '../markdown.ts';
+import { markdownText } from '@proctor/reporter/markdown';
 import { escapeXml as e } from '../xml.ts';
 import { apiForm, foldedForm, FORM_STYLE, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';

@@ -1,9 +1,9 @@
-import { markdownCode, markdownCodeBlock, markdownText as text } from '../markdown.ts';
+import { markdownCode, markdownCodeBlock, markdownText as text } from '@proctor/reporter/markdown';
 import type { readRun } from './reads.ts';
 
 // A run as Markdown, to paste into an issue, a chat or an assistant's context: the counts, then
 // each failure with its error's first lines, where it failed and its failure group. Everything the
-// run's reporter or its tests said is quoted through ../markdown.ts.
+// run's reporter or its tests said is quoted through @proctor/reporter/markdown.
 
 type RunRead = Awaited<ReturnType<typeof readRun>>;
 

@@ -1,11 +1,11 @@
-import { markdownCode, markdownText } from '../markdown.ts';
+import { markdownCode, markdownText } from '@proctor/reporter/markdown';
 import type { LabelledFailure, RunStory } from './compose.ts';
 
 // The comment a GitHub destination keeps on a pull request and a GitLab one as a note on a merge
 // request: one per request, a section per environment, each run's failures labelled and held against
 // the latest run of the branch the request merges into (which of them the branch brought). What
 // tests and repositories said (titles, paths, branches, failure groups) is quoted through
-// ../markdown.ts: a hostile title mentions no one and injects no HTML or link.
+// @proctor/reporter/markdown: a hostile title mentions no one and injects no HTML or link.
 
 /** How the host names the request, and the branch its failures are held against. */
 export interface Host {

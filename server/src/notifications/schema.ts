@@ -20,7 +20,7 @@ export const destinationSchema = z
       .string()
       .nullable()
       .describe(
-        'the Slack incoming webhook or the webhook receiver, masked where it carries a credential (a Slack URL always, user:password@, a query parameter named like a secret); null for GitHub and GitLab',
+        "the Slack incoming webhook or the webhook receiver, shown with its scheme and host only (the rest may carry a credential), unless the destination's type says which part is public: Slack's own hooks show `/services/T…/B…/••••`; null for GitHub and GitLab",
       ),
     repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
     project: z.string().nullable().describe("the project's path (group/name) or id, for GitLab; null otherwise"),

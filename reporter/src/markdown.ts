@@ -1,9 +1,11 @@
 // Markdown that Proctor writes (a run's summary.md, the MCP resource proctor://runs/{id}, pull and
-// merge request comments on GitHub and GitLab) quotes what reporters, tests and repositories said:
-// titles, file paths, branches, commits, errors, failure groups' titles. Whatever they hold, the
-// quote stays text where it is put, on CommonMark, GitHub (GFM) and GitLab alike: no HTML element,
-// no link or image, no mention or cross-reference, no emphasis or heading, no way out of a code span
-// or a code block. docs/security.md says what each rule is for.
+// merge request comments on GitHub and GitLab, the GitHub Action's job summary) quotes what
+// reporters, tests and repositories said: titles, file paths, branches, commits, errors, failure
+// groups' titles. Whatever they hold, the quote stays text where it is put, on CommonMark, GitHub
+// (GFM) and GitLab alike: no HTML element, no link or image, no mention or cross-reference, no
+// emphasis or heading, no way out of a code span or a code block. docs/security.md says what each
+// rule is for. It lives in the reporter package, with no dependency, because the action bundles the
+// reporter's source and cannot import the server; the server imports it as @proctor/reporter/markdown.
 
 /**
  * Put after a character that would otherwise start a mention, a cross-reference or an autolink:
