@@ -27,6 +27,7 @@ import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { projectRoutes } from './members/project-routes.ts';
+import { projectSettingRoutes } from './projects/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { retentionRoutes } from './retention/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
@@ -66,6 +67,7 @@ export function createApp(input: AppInput) {
   keyRoutes(ctx, deps);
   memberRoutes(ctx, deps);
   projectRoutes(ctx, deps);
+  projectSettingRoutes(ctx, deps);
   auditRoutes(ctx, deps.sql);
   dashboardRoutes(ctx, deps);
 

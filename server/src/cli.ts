@@ -17,7 +17,7 @@ import { openDatabaseForCli } from './db.ts';
 import { DataDirLockedError } from './embedded.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './migrate.ts';
-import { repoNameOf } from './projects/repo-name.ts';
+import { repoNameFor } from './projects/repo-name.ts';
 import { createProject, getProject } from './projects/store.ts';
 import { startServer } from './server.ts';
 import { PortInUseError } from './serving.ts';
@@ -29,7 +29,8 @@ import { linkAccount, userExists } from './users/store.ts';
 const USAGE = `usage: proctor <command>
   serve                                         start the service
   migrate                                       apply pending migrations
-  project create --name N --repo PATH|URL [--repo-name owner/name]
+  project create --name N [--repo PATH|URL] [--repo-name owner/name]
+                                                without --repo: reports only, until one is set to trigger runs
   user create --email E --name N [--admin]      --admin: an instance admin (makes projects, manages every one)
   user list                                     every person: id, email, name, admin, projects
   user login-link (--email E | --user U)        a one-time dashboard sign-in URL (15 minutes), alone on stdout
@@ -139,8 +140,9 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
       case 'migrate':
         return 'migrations up to date';
       case 'project create': {
-        const repo = required(flags, 'repo');
-        const project = await createProject(sql, { name: required(flags, 'name'), repoUrl: repo, repoName: flags['repo-name'] ?? repoNameOf(repo) });
+        // Without --repo, a project that only receives reports (the reporter, JUnit uploads).
+        const repo = flags.repo ?? null;
+        const project = await createProject(sql, { name: required(flags, 'name'), repoUrl: repo, repoName: repoNameFor(repo, flags['repo-name']) });
         return String(project.id);
       }
       case 'user link': {
