@@ -6,13 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../reporter/src/settings.ts';
 import { describeDelivery, Uploader } from '../../reporter/src/uploader.ts';
 import { createKey } from '../../server/src/auth/store.ts';
+import { createSession } from '../../server/src/sessions/store.ts';
 import { createUser } from '../../server/src/users/store.ts';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { type TestDatabase, createTestDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
 import { EXAMPLES, ROOT } from '../helpers/playwright.ts';
 import { spawnProctor } from '../helpers/process.ts';
-import { seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { seedProject, seedUser, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 // Environments on first use: a report, a JUnit upload or an agent naming an environment the project
 // lacks makes it, audited with the key that did; a project's admin turns that off, and then the
@@ -191,6 +192,19 @@ describe('the project that says no: environments are made only by an admin', () 
         after: expect.objectContaining({ create_environments_on_first_use: false }),
       }),
     ]);
+  });
+
+  it('when an admin opens the Settings page, then it shows the setting and the repository, with the form that changes them', async () => {
+    const { projectId, admin } = await project();
+    await admin.patch('/api/project', { create_environments_on_first_use: false, repo_url: null });
+    const person = await seedUser(server.sql, [projectId], { role: 'admin' });
+    const { cookie } = await createSession(server.sql, person.userId, new Date());
+    const page = await fetch(`${server.url}/projects/${projectId}/settings`, { headers: { cookie: `proctor_session=${cookie}` } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('data-api="PATCH /api/project"');
+    expect(html).toContain('<option value="false" selected>made by an admin only</option>');
+    expect(html).toContain('no test repository: the project receives reports, and a trigger is refused until one is set');
   });
 
   it('when it is off, then a report, an upload and an agent naming an unknown environment are refused in one line, and nothing is made', async () => {
