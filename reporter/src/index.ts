@@ -6,7 +6,7 @@ import { AttachmentCollector } from './attachments.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
 import { type ActiveSnoozes, describeVerdict, type FailedTest, judge, readActiveSnoozes, worthSaying } from './forgiveness.ts';
 import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
-import { type DeliveryReport, Uploader } from './uploader.ts';
+import { describeDelivery, Uploader } from './uploader.ts';
 
 export type { ProctorReporterOptions } from './settings.ts';
 export { failureSignature, failureMode } from './signature.ts';
@@ -87,7 +87,7 @@ export default class ProctorReporter implements Reporter {
     const report = await this.uploader.finish(result.status, this.errors);
     // An unreachable server is said last, and once: the attachments met it too.
     const artifactLine = artifacts && !report.unreachable ? describeArtifacts(artifacts) : null;
-    process.stdout.write(`${[describe(report), artifactLine].filter(Boolean).join('\n')}\n`);
+    process.stdout.write(`${[describeDelivery(report), artifactLine].filter(Boolean).join('\n')}\n`);
     // Nothing is forgiven against a server that could not be reached, and the line above says why.
     return report.unreachable ? undefined : this.forgive(result);
   }
@@ -100,17 +100,6 @@ export default class ProctorReporter implements Reporter {
     if (worthSaying(verdict)) process.stdout.write(`${describeVerdict(verdict)}\n`);
     return verdict.kind === 'forgiven' ? { status: 'passed' } : undefined;
   }
-}
-
-function describe(report: DeliveryReport): string {
-  if (report.unreachable) return `[proctor] ${report.delivered}/${report.total} results delivered; gave up: ${report.unreachable}`;
-  const where = report.runId ? `run #${report.runId}` : 'no run';
-  const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
-  const state = report.state ? ` (${report.state})` : '';
-  const groups = report.attached > 0 ? `, ${report.attached} failure(s) attached to failure groups` : '';
-  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}`;
-  const reasons = [...new Set(report.failures)].slice(0, 5).join('; ');
-  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}; not delivered: ${reasons}`;
 }
 
 function describeArtifacts(report: ArtifactReport): string | null {

@@ -32,7 +32,10 @@ export interface DeliveryReport {
   total: number;
   /** Final failures attached to their failure groups. */
   attached: number;
+  /** What failed, once for each reason: the requests that met the same one are named together. */
   failures: string[];
+  /** Requests not sent because an earlier one said the run takes nothing more (its reason is in `failures`). */
+  skipped: number;
   state: string | null;
   summaryUrl: string | null;
   /** Why nothing more was sent: the server could not be reached within the connect budget. */
@@ -47,6 +50,12 @@ function withFinalFields(attempt: Attempt, accepted: ReadonlySet<string>): Attem
   const final = { ...attempt.final };
   for (const field of unknown) delete final[field];
   return { ...attempt, final };
+}
+
+/** Requests that failed for one reason, by what they were: `send 4 result(s), send 3 result(s) and 2 more`. */
+function namedTogether(what: string[]): string {
+  const shown = what.slice(0, 2).join(', ');
+  return what.length > 2 ? `${shown} and ${what.length - 2} more` : shown;
 }
 
 /**
@@ -66,7 +75,9 @@ export class Uploader {
   private stopReason: string | null = null;
   private total = 0;
   private delivered = 0;
-  private readonly failures: string[] = [];
+  /** Each reason a request failed for, with what failed for it, in the order first met. */
+  private readonly failures = new Map<string, string[]>();
+  private skipped = 0;
   private endResponse: { state: string; summary_url: string } | null = null;
   /** Attaches to failure groups, each after its result's batch: started in order, IN_FLIGHT at once. */
   private attachChain: Promise<void> = Promise.resolve();
@@ -158,7 +169,8 @@ export class Uploader {
       delivered: this.delivered,
       total: this.total,
       attached: this.attached,
-      failures: this.failures,
+      failures: [...this.failures].map(([reason, what]) => `could not ${namedTogether(what)}: ${reason}`),
+      skipped: this.skipped,
       state: this.endResponse?.state ?? null,
       summaryUrl: this.endResponse?.summary_url ?? null,
       unreachable: this.transport.budget?.exhausted?.message ?? null,
@@ -209,14 +221,15 @@ export class Uploader {
    */
   private async guarded(work: () => Promise<void>, what: string, { mayStop = true } = {}): Promise<void> {
     if (this.stopReason) {
-      this.failures.push(`could not ${what}: ${this.stopReason}`);
+      // The reason is said once, with the request that met it; what it stopped is counted.
+      this.skipped++;
       return;
     }
     try {
       await work();
     } catch (error) {
       const message = (error as Error).message;
-      this.failures.push(`could not ${what}: ${message}`);
+      this.failures.set(message, [...(this.failures.get(message) ?? []), what]);
       const status = error instanceof ApiError ? error.status : null;
       if (error instanceof ApiError && error.unreachable) this.stopReason = message;
       if (!mayStop) return;
@@ -246,4 +259,17 @@ async function startBounded(running: Set<Promise<void>>, work: () => Promise<voi
   while (running.size >= IN_FLIGHT) await Promise.race(running);
   const request: Promise<void> = work().finally(() => running.delete(request));
   running.add(request);
+}
+
+/** The reporter's last line: what was delivered where, and each reason something was not, once. */
+export function describeDelivery(report: DeliveryReport): string {
+  if (report.unreachable) return `[proctor] ${report.delivered}/${report.total} results delivered; gave up: ${report.unreachable}`;
+  const where = report.runId ? `run #${report.runId}` : 'no run';
+  const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
+  const state = report.state ? ` (${report.state})` : '';
+  const groups = report.attached > 0 ? `, ${report.attached} failure(s) attached to failure groups` : '';
+  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}`;
+  const reasons = report.failures.slice(0, 5).join('; ');
+  const skipped = report.skipped > 0 ? ` (${report.skipped} later request(s) not sent)` : '';
+  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}; not delivered: ${reasons}${skipped}`;
 }

@@ -27,6 +27,7 @@ import { dashboardRoutes } from './dashboard/routes.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { memberRoutes } from './members/routes.ts';
 import { projectRoutes } from './members/project-routes.ts';
+import { projectSettingRoutes } from './projects/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { bindingRoutes } from './bindings/index.ts';
 import { retentionRoutes } from './retention/index.ts';
@@ -68,6 +69,7 @@ export function createApp(input: AppInput) {
   memberRoutes(ctx, deps);
   projectRoutes(ctx, deps);
   bindingRoutes(ctx, deps);
+  projectSettingRoutes(ctx, deps);
   auditRoutes(ctx, deps.sql);
   dashboardRoutes(ctx, deps);
 

@@ -19,7 +19,7 @@ import { openDatabaseForCli } from './db.ts';
 import { DataDirLockedError } from './embedded.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './migrate.ts';
-import { repoNameOf } from './projects/repo-name.ts';
+import { repoNameFor } from './projects/repo-name.ts';
 import { createProject, getProject } from './projects/store.ts';
 import { startServer } from './server.ts';
 import { PortInUseError } from './serving.ts';
@@ -31,7 +31,8 @@ import { linkAccount, userExists } from './users/store.ts';
 const USAGE = `usage: proctor <command>
   serve                                         start the service
   migrate                                       apply pending migrations
-  project create --name N --repo PATH|URL [--repo-name owner/name]
+  project create --name N [--repo PATH|URL] [--repo-name owner/name]
+                                                without --repo: reports only, until one is set to trigger runs;
                                                 a repository on the server's GitHub or GitLab is bound to it
   repository bind --project P (--github owner/name | --gitlab group/name|ID)
                                                 the server's GitHub App or GitLab token may act there for P
@@ -148,11 +149,13 @@ async function dataCommand(words: string[], flags: Flags): Promise<string> {
       case 'migrate':
         return 'migrations up to date';
       case 'project create': {
-        const repo = required(flags, 'repo');
+        // Without --repo, a project that only receives reports (the reporter, JUnit uploads).
+        const repo = flags.repo ?? null;
         const settings = loadConfig().notify;
         const project = await sql.begin(async (tx) => {
-          const made = await createProject(tx, { name: required(flags, 'name'), repoUrl: repo, repoName: flags['repo-name'] ?? repoNameOf(repo) });
-          await bindAtSetup(tx, made, { kind: 'system', name: 'proctor command line' }, settings, new Date());
+          const made = await createProject(tx, { name: required(flags, 'name'), repoUrl: repo, repoName: repoNameFor(repo, flags['repo-name']) });
+          if (made.repo_url !== null)
+            await bindAtSetup(tx, { id: made.id, repo_url: made.repo_url }, { kind: 'system', name: 'proctor command line' }, settings, new Date());
           return made;
         });
         return String(project.id);

@@ -261,7 +261,7 @@ describe('agents', () => {
     const [count] = await server.sql<{ n: number }[]>`select count(*)::int as n from test_run_units where test_run_id = ${runId}`;
     expect(count?.n).toBe(0);
     expect((await api.post(`/api/test-runs/${runId}/agents`, { name: '' })).body.error.message).toContain('body.name');
-    expect((await api.post('/api/test-runs/agent-run', { environment: 'nowhere', run_key: 'k' })).status).toBe(404);
+    expect((await api.post('/api/test-runs/agent-run', { environment: 'no where', run_key: 'k' })).body.error.message).toContain('body.environment');
     expect((await api.post('/api/test-runs/agent-run', { environment: 'staging' })).body.error.message).toContain('body.run_key');
   });
 });

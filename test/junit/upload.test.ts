@@ -202,9 +202,9 @@ describe('proctor-ci upload junit', () => {
     const noEnvironment = await fetch(`${server.url}/api/test-runs/junit`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
     expect(noEnvironment.status).toBe(400);
     expect(await noEnvironment.text()).toContain('query.environment');
-    const unknown = await upload([write('s.xml', SEARCH), '--environment', 'nowhere']);
+    const unknown = await upload([write('s.xml', SEARCH), '--environment', 'no where']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('query.environment: no environment with slug "nowhere"');
+    expect(unknown.stderr).toContain('query.environment: must be URL-friendly');
   });
 
   it('when Proctor cannot be reached, then the command exits 3', async () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { isTerminalState } from '../runs/client.ts';
 import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
-import { currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
+import { currentBranch, installDependencies, RepositoryError, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner } from '../toolchain/sandbox.ts';
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { AgentApi, type AgentRunBody, type JoinAnswer, type Unit } from './client.ts';
@@ -106,6 +106,10 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
     branch = await currentBranch(dir);
     await installDependencies(dir, (line) => log.info({}, line), { ownFolder: true, runner });
   } else {
+    if (wanted.repo_url === null)
+      throw new RepositoryError(
+        "the project has no test repository: run the agent in the CI job's checkout with --workspace DIR, or set the project's repository",
+      );
     const repository = await resolveRepository(wanted.repo_url);
     // A folder of this agent's own: agents on one machine may share a work folder.
     const folder = `${runId}-agent-${process.pid}`;

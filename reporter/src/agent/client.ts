@@ -11,7 +11,8 @@ export type RunState = 'pending' | 'queued' | 'running' | 'passed' | 'failed' | 
 
 /** What every agent of a run checks out and runs: the run's repository, revision and selection. */
 export interface Checkout {
-  repo_url: string;
+  /** Null when the project has no test repository: the agent runs in the CI job's own checkout. */
+  repo_url: string | null;
   branch: string | null;
   /** The commit every agent checks out: the first agent's, once it planned the units. */
   commit: string | null;

@@ -3,9 +3,10 @@
 // until none is left. A lease is held by the agent's heartbeat; one not renewed for the lease time
 // goes back to the queue, and its unit to the next agent that asks.
 import { meanDurations } from '../analytics/index.ts';
+import type { Actor } from '../audit/index.ts';
 import { createAgentToken, createRunKey } from '../auth/index.ts';
 import type { Sql, Tx } from '../db.ts';
-import { environmentForRun } from '../environments/index.ts';
+import { environmentForReport } from '../environments/index.ts';
 import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
 import { distributeToAgents, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
@@ -13,10 +14,11 @@ import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.t
 import { addAgent, type EstimatedUnit, extendLeases, insertUnits, isPlanner, leaseNext, remainingUnits, touchAgent } from './store.ts';
 
 /** The CI build's run: the first agent makes it, the others find it by its run key. */
-export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date): Promise<{ id: number; state: string }> {
-  const environment = await environmentForRun(sql, projectId, body.environment);
-  const run = await sql.begin((tx) =>
-    findOrCreateAgentRun(
+export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date, actor: Actor): Promise<{ id: number; state: string }> {
+  // An environment the project lacks is made on first use, in the run's transaction.
+  const { environment, run } = await sql.begin(async (tx) => {
+    const environment = await environmentForReport(tx, projectId, body.environment, 'body.environment', { actor, now });
+    const run = await findOrCreateAgentRun(
       tx,
       projectId,
       {
@@ -29,8 +31,9 @@ export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody
         pullRequest: body.pull_request,
       },
       now,
-    ),
-  );
+    );
+    return { environment, run };
+  });
   if (run.environment_id !== environment.id) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);
   return { id: run.id, state: run.state };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { actorOf } from '../audit/index.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { runParams } from '../runs/schema.ts';
@@ -31,7 +32,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: agentRunSchema,
     response: z.object({ data: z.object({ test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES) }) }) }),
     handler: async ({ body, scope }) => ({
-      data: { test_run: (await agentRunOf(sql, scope.projectId, body, clock())) as { id: number; state: (typeof RUN_STATES)[number] } },
+      data: { test_run: (await agentRunOf(sql, scope.projectId, body, clock(), actorOf(scope))) as { id: number; state: (typeof RUN_STATES)[number] } },
     }),
   });
 

@@ -32,7 +32,7 @@ export const joinSchema = z
 
 const checkoutSchema = z
   .object({
-    repo_url: z.string(),
+    repo_url: z.string().nullable().describe("null when the project has no test repository: agents run in the CI job's own checkout (--workspace)"),
     branch: z.string().nullable(),
     commit: z.string().nullable().describe("the commit every agent checks out: the first agent's, once it planned the units"),
     tags: z.array(z.string()),

@@ -84,11 +84,12 @@ export function forgeRepositoryOf(repoUrl: string, settings: Pick<NotifySettings
  */
 export async function bindAtSetup(
   tx: Tx,
-  project: { id: number; repo_url: string },
+  project: { id: number; repo_url: string | null },
   actor: Actor,
   settings: Pick<NotifySettings, 'githubApiUrl' | 'gitlabApiUrl'>,
   now: Date,
 ): Promise<Binding | null> {
-  const repository = forgeRepositoryOf(project.repo_url, settings);
+  // A project made without a repository (reports only) has nothing to bind.
+  const repository = project.repo_url === null ? null : forgeRepositoryOf(project.repo_url, settings);
   return repository ? bindIn(tx, project.id, actor, repository, now) : null;
 }

@@ -20,7 +20,7 @@ ${next !== '/' ? `<p class="muted">You will be taken back to <code>${e(next)}</c
 /** A new project, for an instance admin: its maker becomes its first admin. */
 function newProjectForm(): string {
   const fields = `<label for="project-name">Name<input id="project-name" name="name" required maxlength="200"></label>
-<label for="project-repo">Test repository (git URL or folder)<input id="project-repo" name="repo_url" required maxlength="2000" size="40"></label>`;
+<label for="project-repo">Test repository (git URL or folder; none for reports only)<input id="project-repo" name="repo_url" maxlength="2000" size="40" data-optional></label>`;
   return formSection('new-project', 'New project', apiForm('POST /api/projects', 'open-project', 'Create project', fields, true));
 }
 

@@ -66,6 +66,15 @@ function bindingsSection(project: Project, bindings: Binding[], instanceAdmin: b
 ${table}${formSection('new-binding', 'Bind a repository', apiForm(`POST ${path}`, 'reload', 'Bind', fields, instanceAdmin), 3)}`;
 }
 
+/** The project's test repository and whether reports make the environments they name. */
+function projectForm(project: Project): string {
+  const on = project.create_environments_on_first_use;
+  const fields = `<label for="project-repo">Test repository (git URL or folder; empty: reports only)<input id="project-repo" name="repo_url" maxlength="2000" size="40" data-type="nullable" value="${e(project.repo_url ?? '')}"></label>
+<label for="first-use">Environments on first use<select id="first-use" name="create_environments_on_first_use" data-type="bool"><option value="true"${on ? ' selected' : ''}>made by the first report that names one</option><option value="false"${on ? '' : ' selected'}>made by an admin only</option></select></label>`;
+  const now = `<p>Now: ${project.repo_url ? `runs are triggered from <code class="url">${e(project.repo_url)}</code>` : 'no test repository: the project receives reports, and a trigger is refused until one is set'}; environments ${on ? 'are made on first use' : 'are made by an admin only'}.</p>`;
+  return `${now}${apiForm('PATCH /api/project', 'reload', 'Save project', fields)}`;
+}
+
 function retentionForm(policy: { results_days: number; artifacts_days: number }): string {
   const fields = `<label for="keep-results">Results (days)<input id="keep-results" name="results_days" type="number" min="1" max="36500" required data-type="number" value="${policy.results_days}"></label>
 <label for="keep-artifacts">Attachments (days)<input id="keep-artifacts" name="artifacts_days" type="number" min="1" max="36500" required data-type="number" value="${policy.artifacts_days}"></label>`;
@@ -102,6 +111,8 @@ export function settingsPage(
       : `<table><thead><tr><th scope="col">Type</th><th scope="col">Where</th><th scope="col">Environments</th><th scope="col">When</th><th scope="col">Secret</th><th scope="col">Actions</th></tr></thead>
 <tbody>${view.destinations.map(destinationRow).join('')}</tbody></table>`;
   const body = `<h1>Settings of ${e(project.name)}</h1>
+<h2 id="project">Test repository and environments</h2><p class="muted">The repository triggered runs check out (reports, JUnit uploads and agents in the CI job's checkout need none), and whether a report, an upload or an agent naming an environment the project lacks makes it (its slug as its name).</p>
+${projectForm(project)}
 <h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment).</p>
 ${table}${destinationForm()}
 ${bindingsSection(project, view.bindings, view.instanceAdmin)}

@@ -13,6 +13,7 @@ import {
 } from './schema.ts';
 import * as store from './store.ts';
 import { audited } from '../audit/index.ts';
+import { getProject, requireRepository } from '../projects/index.ts';
 import { syncAndWait } from './sync-request.ts';
 
 const TAG = 'Environments';
@@ -94,10 +95,11 @@ export function environmentRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: environmentParams,
     response: z.object({ data: z.object({ success: z.boolean() }) }),
     alsoAnswers: { 202: 'The sync job goes on past PROCTOR_SYNC_WAIT_S (success false); a later sync waits on the same job' },
-    fails: { 409: 'The test repository, the runner or Playwright refused the sync; the message says why' },
+    fails: { 409: 'The project has no test repository, or the test repository, the runner or Playwright refused the sync; the message says why' },
     handler: async ({ params, scope, res }) => {
       const environment = await store.getEnvironment(sql, scope.projectId, params.id);
       if (!environment) throw notFound('environment');
+      requireRepository((await getProject(sql, scope.projectId))?.repo_url ?? null);
       const outcome = await syncAndWait(
         sql,
         { projectId: scope.projectId, environmentId: environment.id },

@@ -18,6 +18,8 @@ const slug = z
   .min(1)
   .max(100)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be URL-friendly: letters, digits, ".", "_" or "-", starting with a letter or digit');
+/** What an environment's slug may be, wherever one is made. */
+export const environmentSlug = slug;
 const runnerProjectsMatch = z.array(
   z
     .string()

@@ -47,6 +47,18 @@ export async function createEnvironment(sql: Tx, projectId: number, input: Creat
   }
 }
 
+/**
+ * An environment of `slug` named by its slug, with every other field its default; null when the
+ * project has one of that slug already (another shard made it at the same moment).
+ */
+export async function createEnvironmentOfSlug(sql: Tx, projectId: number, slug: string): Promise<EnvironmentRow | null> {
+  const [row] = await sql<EnvironmentRow[]>`
+    insert into environments (project_id, slug, name) values (${projectId}, ${slug}, ${slug})
+    on conflict (project_id, slug) do nothing
+    returning ${columns(sql)}`;
+  return row ?? null;
+}
+
 export async function getEnvironment(sql: Tx, projectId: number, id: number): Promise<EnvironmentRow | null> {
   const [row] = await sql<EnvironmentRow[]>`
     select ${columns(sql)} from environments where project_id = ${projectId} and id = ${id}`;

@@ -38,7 +38,8 @@ export async function getSync(sql: Tx, id: number): Promise<SyncJob | null> {
 
 /** What a job needs to run: the environment and the project's test repository. */
 export interface ClaimedSync extends SyncJob {
-  repo_url: string;
+  /** Null when the project's repository was taken away after the sync was asked for. */
+  repo_url: string | null;
 }
 
 /**

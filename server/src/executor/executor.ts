@@ -7,6 +7,7 @@ import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { RunEndedError } from '../errors.ts';
 import { recordBurnIn } from '../flaky/index.ts';
+import { requireRepository } from '../projects/index.ts';
 import { type AgentProcess, spawnAgent } from './agent-process.ts';
 import { type ClaimedRun, claimAgentRun, claimRun, endShard, failRun, heartbeat, recordBranch, recordHeadSha, resolveBranch } from '../runs/index.ts';
 import { ChromiumCheck } from './browser.ts';
@@ -225,7 +226,7 @@ export class Executor {
    * `scratch` (the runner's) for Playwright's output. Returns the checkout.
    */
   private async runShards(claimed: ClaimedRun, run: ActiveRun, log: Logger, scratch: string): Promise<string> {
-    const repository = await resolveRepository(claimed.repo_url);
+    const repository = await resolveRepository(requireRepository(claimed.repo_url));
     let branch = claimed.test_run_branch;
     if (!branch && repository.kind === 'git') {
       branch = resolveBranch(await listBranches(repository), null, claimed.build_branch);

@@ -5,12 +5,13 @@ import { createPendingRun } from '../runs/index.ts';
 /**
  * Makes the runs of schedules that came due within `windowMs` before `now`. Each tick of each
  * environment makes one run, whichever server sees it first (a unique index on the tick); a
- * disabled environment makes none. Returns the ids made.
+ * disabled environment makes none, nor one of a project without a test repository (it only
+ * receives reports). Returns the ids made.
  */
 export async function fireDueSchedules(sql: Sql, now: Date, windowMs: number): Promise<number[]> {
   const environments = await sql<{ id: number; project_id: number; scheduled_trigger: string; created_at: Date }[]>`
-    select id, project_id, scheduled_trigger, created_at from environments
-    where scheduled_trigger is not null and is_disabled is not true`;
+    select e.id, e.project_id, e.scheduled_trigger, e.created_at from environments e join projects p on p.id = e.project_id
+    where e.scheduled_trigger is not null and e.is_disabled is not true and p.repo_url is not null`;
   const made: number[] = [];
   for (const environment of environments) {
     let tick: Date | undefined;

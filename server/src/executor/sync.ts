@@ -91,6 +91,7 @@ export interface SyncResult {
 async function syncEnvironment(sql: Sql, job: ClaimedSync, work: { root: string; runnerUser: string }, clock: Clock): Promise<SyncResult> {
   const runner = prepareRunner(work.root, work.runnerUser);
   assertReachable(runner);
+  if (job.repo_url === null) throw new RepositoryError('the project has no test repository');
   const repository = await resolveRepository(job.repo_url);
   const branch = repository.kind === 'git' ? (await listBranches(repository)).defaultBranch : null;
   // Apart from any run's checkout; one open job per environment, so no two jobs share it.

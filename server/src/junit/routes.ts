@@ -1,4 +1,5 @@
 import type { AppDeps } from '../context.ts';
+import { actorOf } from '../audit/index.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getRun, summaryUrl } from '../runs/index.ts';
 import { multipartFiles } from './multipart.ts';
@@ -22,7 +23,7 @@ export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ query, scope, req }) => {
       const now = clock();
       const files = multipartFiles(req, { fileBytes: config.uploadLimitBytes, files: JUNIT_LIMITS.files });
-      const outcome = await uploadJunit(sql, scope.projectId, query, files, { fileMb: config.uploadLimitBytes / 2 ** 20, now });
+      const outcome = await uploadJunit(sql, scope.projectId, query, files, { fileMb: config.uploadLimitBytes / 2 ** 20, now, actor: actorOf(scope) });
       const run = await getRun(sql, scope.projectId, outcome.runId);
       return {
         data: {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Actor } from '../audit/index.ts';
 import { type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
 import {
@@ -156,7 +157,7 @@ export async function uploadJunit(
   projectId: number,
   query: JunitUploadQuery,
   files: AsyncIterable<UploadedFile>,
-  options: { fileMb: number; now: Date },
+  options: { fileMb: number; now: Date; actor: Actor },
 ): Promise<UploadOutcome> {
   const write: ResultWrite = (await takesCopyFromStdin(sql)) ? 'copy' : 'insert';
   return sql.begin(async (tx) => {
@@ -173,6 +174,7 @@ export async function uploadJunit(
         commit: query.commit ?? null,
         buildUrl: query.build_url ?? null,
         pullRequest: query.pull_request ?? null,
+        actor: options.actor,
       },
       options.now,
     );

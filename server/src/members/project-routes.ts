@@ -5,28 +5,20 @@ import type { AppDeps } from '../context.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Person } from '../http/access.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { addMember, allProjects, createProject, type Project, projectsOfUser, repoNameOf } from '../projects/index.ts';
+import {
+  addMember,
+  allProjects,
+  createProject,
+  newProjectSchema,
+  presentProject as present,
+  projectSchema,
+  projectsOfUser,
+  repoNameFor,
+} from '../projects/index.ts';
 import { isInstanceAdmin } from '../users/index.ts';
 
 // Projects themselves: an instance admin makes them (and becomes their first admin) and sees
 // every one; anyone else sees the projects they belong to.
-
-const projectSchema = z
-  .object({ id: z.number().int(), name: z.string(), repo_url: z.string(), repo_name: z.string(), created_at: z.string() })
-  .openapi('Project');
-
-const newProjectSchema = z
-  .object({
-    name: z.string().min(1).max(200),
-    repo_url: z.string().min(1).max(2000).describe('the test repository: a git URL, or a folder on the server'),
-    repo_name: z.string().min(1).max(200).optional().describe('owner/name; by default from repo_url'),
-  })
-  .strict()
-  .openapi('NewProject');
-
-function present(project: Project) {
-  return { ...project, created_at: project.created_at.toISOString() };
-}
 
 /** A person who may make projects: an instance admin, by a session or a personal key of scope admin. */
 async function requireInstanceAdmin(sql: AppDeps['sql'], person: Person): Promise<void> {
@@ -65,7 +57,8 @@ export function projectRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'cl
       await requireInstanceAdmin(sql, person as Person);
       const project = await sql.begin(async (tx) => {
         const now = clock();
-        const made = await createProject(tx, { name: body.name, repoUrl: body.repo_url, repoName: body.repo_name ?? repoNameOf(body.repo_url) });
+        const repoUrl = body.repo_url ?? null;
+        const made = await createProject(tx, { name: body.name, repoUrl, repoName: repoNameFor(repoUrl, body.repo_name) });
         await addMember(tx, made.id, userId, 'admin', now);
         const actor = { kind: 'user', id: userId } as const;
         await recordChange(tx, { projectId: made.id, actor, action: 'project.created', target: `project:${made.id}`, after: present(made) }, now);

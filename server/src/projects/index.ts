@@ -9,10 +9,13 @@ export {
   listMembers,
   type Member,
   type Project,
+  type ProjectUpdate,
   projectsOfUser,
   removeMember,
   roleInProject,
   setMemberRole,
+  updateProject,
   userProjectIds,
 } from './store.ts';
-export { repoNameOf } from './repo-name.ts';
+export { repoNameFor, repoNameOf, requireRepository } from './repo-name.ts';
+export { type NewProject, newProjectSchema, presentProject, projectResponse, projectSchema } from './schema.ts';

@@ -4,21 +4,42 @@ import type { Role } from '../principals.ts';
 export interface Project {
   id: number;
   name: string;
-  repo_url: string;
+  /** The test repository triggered runs check out; null for a project that only receives reports. */
+  repo_url: string | null;
+  /** owner/name, from the repository by default; empty when there is none. */
   repo_name: string;
+  /** A report, a JUnit upload or an agent naming an environment the project lacks makes it. */
+  create_environments_on_first_use: boolean;
   created_at: Date;
 }
 
-export async function createProject(sql: Tx, input: { name: string; repoUrl: string; repoName: string }): Promise<Project> {
+const columns = (sql: Tx) => sql`id, name, repo_url, repo_name, create_environments_on_first_use, created_at`;
+
+export async function createProject(sql: Tx, input: { name: string; repoUrl: string | null; repoName: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
     insert into projects (name, repo_url, repo_name)
     values (${input.name}, ${input.repoUrl}, ${input.repoName})
-    returning id, name, repo_url, repo_name, created_at`;
+    returning ${columns(sql)}`;
   return row as Project;
 }
 
 export async function getProject(sql: Tx, id: number): Promise<Project | null> {
-  const [row] = await sql<Project[]>`select id, name, repo_url, repo_name, created_at from projects where id = ${id}`;
+  const [row] = await sql<Project[]>`select ${columns(sql)} from projects where id = ${id}`;
+  return row ?? null;
+}
+
+export interface ProjectUpdate {
+  name?: string;
+  repo_url?: string | null;
+  repo_name?: string;
+  create_environments_on_first_use?: boolean;
+}
+
+/** Sets the fields given; null when there is no such project. */
+export async function updateProject(sql: Tx, id: number, patch: ProjectUpdate): Promise<Project | null> {
+  const fields = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  if (Object.keys(fields).length === 0) return getProject(sql, id);
+  const [row] = await sql<Project[]>`update projects set ${sql(fields)} where id = ${id} returning ${columns(sql)}`;
   return row ?? null;
 }
 
@@ -89,7 +110,7 @@ export async function countAdmins(sql: Tx, projectId: number): Promise<number> {
 
 /** Every project, by name: an instance admin's list. */
 export async function allProjects(sql: Tx): Promise<Project[]> {
-  return sql<Project[]>`select id, name, repo_url, repo_name, created_at from projects order by name, id`;
+  return sql<Project[]>`select ${columns(sql)} from projects order by name, id`;
 }
 
 export async function userProjectIds(sql: Tx, userId: string): Promise<number[]> {
@@ -101,7 +122,7 @@ export async function userProjectIds(sql: Tx, userId: string): Promise<number[]>
 /** The projects a person belongs to, by name. */
 export async function projectsOfUser(sql: Tx, userId: string): Promise<Project[]> {
   return sql<Project[]>`
-    select p.id, p.name, p.repo_url, p.repo_name, p.created_at
+    select p.id, p.name, p.repo_url, p.repo_name, p.create_environments_on_first_use, p.created_at
     from projects p join memberships m on m.project_id = p.id
     where m.user_id = ${userId} order by p.name, p.id`;
 }

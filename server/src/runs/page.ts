@@ -27,7 +27,7 @@ function buildLink(url: string | null): string {
  * The pull or merge request a run's build was for: linked on the repository's host when the
  * project's repository is an https URL on GitHub, GitLab or Bitbucket, named as that host names it.
  */
-function pullRequestLink(repoUrl: string, number: number | null): string {
+function pullRequestLink(repoUrl: string | null, number: number | null): string {
   if (number === null) return '';
   const url = repositoryUrl(repoUrl);
   const host = url?.hostname ?? '';

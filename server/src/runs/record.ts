@@ -147,7 +147,8 @@ export interface ClaimedRun {
   environment_variables_overrides: { name: string; value: string }[];
   tags: string[];
   test_case_ids: string[];
-  repo_url: string;
+  /** Null when the project's repository was taken away after the run was made: the run ends in error. */
+  repo_url: string | null;
   runner_projects_match: string[];
   runner_projects_ignore: string[];
   env_files: string[];
@@ -183,7 +184,10 @@ export async function claimRun(sql: Tx, workerId: string, now: Date): Promise<Cl
 export async function claimAgentRun(sql: Tx, now: Date): Promise<{ id: number; project_id: number } | null> {
   const [run] = await sql<{ id: number; project_id: number }[]>`
     with next as (
-      select id from test_runs where state = 'pending' and distribution = 'agents' order by id for update skip locked limit 1
+      -- A project without a test repository has only agents in the CI job's own checkout: the server cannot be one.
+      select id from test_runs r where state = 'pending' and distribution = 'agents'
+        and exists (select 1 from projects p where p.id = r.project_id and p.repo_url is not null)
+      order by id for update skip locked limit 1
     )
     update test_runs r set state = 'queued', queued_at = ${now}, last_activity_at = ${now}, executions = r.executions + 1
     from next where r.id = next.id

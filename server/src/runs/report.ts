@@ -1,5 +1,6 @@
 import type { Sql } from '../db.ts';
-import { environmentForRun } from '../environments/index.ts';
+import type { Actor } from '../audit/index.ts';
+import { environmentForReport } from '../environments/index.ts';
 import { ConflictError } from '../errors.ts';
 import { isTerminal } from '../states.ts';
 import { findOrCreateReportRun } from './record.ts';
@@ -7,10 +8,11 @@ import type { ReportRun } from './schema.ts';
 
 /**
  * The run a reporter in CI reports into: made by its first shard, joined by the others through the
- * run key, which names one run of one environment while it goes on.
+ * run key, which names one run of one environment while it goes on. An environment the project
+ * lacks is made on first use, with `actor` in the audit trail (unless the project says not to).
  */
-export async function startReportRun(sql: Sql, projectId: number, body: ReportRun, now: Date): Promise<{ id: number }> {
-  const environment = await environmentForRun(sql, projectId, body.environment);
+export async function startReportRun(sql: Sql, projectId: number, body: ReportRun, now: Date, actor: Actor): Promise<{ id: number }> {
+  const environment = await environmentForReport(sql, projectId, body.environment, 'body.environment', { actor, now });
   const run = await findOrCreateReportRun(
     sql,
     projectId,

@@ -1,8 +1,8 @@
 // Links into a project's repository on its host, where the host is one whose URLs are known.
 
-/** The project's repository as an https URL without `.git`, or null when it is not one (a path, an ssh remote). */
-export function repositoryUrl(repoUrl: string): URL | null {
-  if (!/^https:\/\//.test(repoUrl)) return null;
+/** The project's repository as an https URL without `.git`, or null when it is not one (a path, an ssh remote, none). */
+export function repositoryUrl(repoUrl: string | null): URL | null {
+  if (repoUrl === null || !/^https:\/\//.test(repoUrl)) return null;
   try {
     return new URL(repoUrl.replace(/\.git$/, '').replace(/\/$/, ''));
   } catch {
@@ -11,7 +11,7 @@ export function repositoryUrl(repoUrl: string): URL | null {
 }
 
 /** The host's page comparing two commits, on GitHub and GitLab; null elsewhere. */
-export function commitsCompareUrl(repoUrl: string, from: string, to: string): string | null {
+export function commitsCompareUrl(repoUrl: string | null, from: string, to: string): string | null {
   const url = repositoryUrl(repoUrl);
   if (!url || !/^[0-9a-f]{7,64}$/i.test(from) || !/^[0-9a-f]{7,64}$/i.test(to)) return null;
   const base = `${url.origin}${url.pathname}`;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
+import { actorOf } from '../audit/index.ts';
 import { notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
@@ -131,7 +132,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: reportRunSchema,
     response: z.object({ data: z.object({ test_run: z.object({ id: z.number().int() }) }) }),
     handler: async ({ body, scope }) => {
-      const run = await startReportRun(sql, scope.projectId, body, clock());
+      const run = await startReportRun(sql, scope.projectId, body, clock(), actorOf(scope));
       return { data: { test_run: { id: run.id } } };
     },
   });

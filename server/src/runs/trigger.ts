@@ -3,7 +3,7 @@ import { checkLegacyProjectId, type Scope } from '../principals.ts';
 import type { BranchLookup } from '@proctor/reporter/toolchain/repository';
 import type { Sql } from '../db.ts';
 import { environmentForRun } from '../environments/index.ts';
-import { getProject } from '../projects/index.ts';
+import { getProject, requireRepository } from '../projects/index.ts';
 import { resolveBranch } from './branch.ts';
 import { createPendingRun, type NewRun } from './record.ts';
 import { failedTestIds } from './store.ts';
@@ -38,6 +38,9 @@ async function triggerBranch(lookup: BranchLookup, repoUrl: string, branch: stri
 
 export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope, body: Trigger, now: Date) {
   checkLegacyProjectId(scope, body.project_id);
+  const project = await getProject(sql, scope.projectId);
+  if (!project) throw new NotFoundError('project not found');
+  const repoUrl = requireRepository(project.repo_url);
   const environment = await environmentForRun(sql, scope.projectId, body.environment);
   let source: SourceRun | null = null;
   if (body.rerun_source_id !== undefined) {
@@ -54,14 +57,12 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
     testCaseIds = await failedTestIds(sql, source.id);
     if (testCaseIds.length === 0) throw new ConflictError(`body.rerun_only_failed: test run ${source.id} has no failed tests to run again`);
   }
-  const project = await getProject(sql, scope.projectId);
-  if (!project) throw new NotFoundError('project not found');
   const build = body.build ?? (body.branch ? null : (source?.build ?? null));
   const run: NewRun = {
     environmentId: environment.id,
     origin: 'api',
     distribution: body.distribution ?? source?.distribution ?? 'shards',
-    branch: await triggerBranch(branches, project.repo_url, body.branch ?? (build ? null : (source?.test_run_branch ?? null)), build?.branch ?? null),
+    branch: await triggerBranch(branches, repoUrl, body.branch ?? (build ? null : (source?.test_run_branch ?? null)), build?.branch ?? null),
     build,
     metadata: body.metadata ?? {},
     overrides: body.environment_variables_overrides ?? [],

@@ -1,5 +1,6 @@
 import type { Tx } from '../db.ts';
-import { environmentForRun } from '../environments/index.ts';
+import type { Actor } from '../audit/index.ts';
+import { environmentForReport } from '../environments/index.ts';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import type { ListedTest } from '../testcases/index.ts';
 import { isTerminal } from '../states.ts';
@@ -21,6 +22,8 @@ export interface UploadTarget {
   commit: string | null;
   buildUrl: string | null;
   pullRequest: number | null;
+  /** Who uploads: the audit trail's actor of an environment the upload makes on first use. */
+  actor: Actor;
 }
 
 export interface UploadShard {
@@ -33,7 +36,7 @@ export interface UploadShard {
 
 /** The run of the upload's key (made by its first shard) with this shard begun; or the shard as an earlier upload left it. */
 export async function beginUploadShard(sql: Tx, projectId: number, target: UploadTarget, now: Date): Promise<UploadShard> {
-  const environment = await environmentForRun(sql, projectId, target.environment, 'query.environment');
+  const environment = await environmentForReport(sql, projectId, target.environment, 'query.environment', { actor: target.actor, now });
   const run = await findOrCreateReportRun(
     sql,
     projectId,
