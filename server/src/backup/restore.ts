@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import type { Config } from '../config.ts';
+import { type Config, randomSecret } from '../config.ts';
 import { openDatabase, type Sql, type Tx } from '../db.ts';
 import { applyMigration, listMigrations } from '../migrate.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
 import { openStorage } from '../storage/open.ts';
 import { archiveEntries, checkArchive, readHeader, text } from './check.ts';
-import { type BackupHeader, type BackupSummary, FILE_KEY, FILES_DIR, parseSummary, RestoreRefused, SUMMARY_ENTRY, tableOfEntry } from './format.ts';
+import { type BackupHeader, type BackupSummary, FILE_KEY, FILES_DIR, LEFT_OUT, parseSummary, RestoreRefused, SUMMARY_ENTRY, tableOfEntry } from './format.ts';
 import { advanceIdentity, insertRows, type TableShape, tableShapes } from './tables.ts';
 import { ArchiveError, shownName, type TarEntry } from './tar.ts';
 
@@ -65,6 +65,7 @@ async function restoreInto(file: string, config: Config): Promise<RestoreReport>
       const summary = await loadEntries(tx, entries, storage, written);
       const upgradedWith: string[] = [];
       for (const migration of known.slice(header.migrations.length)) if (await applyMigration(tx, migration)) upgradedWith.push(migration.name);
+      await renewSigningSecret(tx);
       return { header, summary, upgradedWith };
     });
     await db.close();
@@ -118,6 +119,15 @@ function checkAgainst(summary: BackupSummary, loaded: BackupSummary, shapes: Map
   if (loaded.files.count !== summary.files.count || loaded.files.bytes !== summary.files.bytes) {
     throw new ArchiveError(`the archive holds ${loaded.files.count} files (${loaded.files.bytes} bytes), not the ${summary.files.count} it says`);
   }
+}
+
+/**
+ * A new secret to sign URLs with: a backup leaves the old one out, and an archive of an earlier
+ * version that holds it may have been read by anyone who held it.
+ */
+async function renewSigningSecret(tx: Tx): Promise<void> {
+  await tx.unsafe(`delete from settings where ${LEFT_OUT.settings}`);
+  await tx`insert into settings (name, value) values ('signing_secret', ${randomSecret()})`;
 }
 
 /**
