@@ -42,6 +42,7 @@ const envSchema = z.object({
   PROCTOR_OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_OIDC_CLIENT_ID: z.string().min(1).optional(),
   PROCTOR_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  PROCTOR_OIDC_TRUST_EMAILS: z.url({ protocol: /^https?$/ }).optional(),
   PROCTOR_RETENTION_RESULTS_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
   PROCTOR_RETENTION_ARTIFACTS_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   PROCTOR_RETENTION_INTERVAL_MIN: z.coerce.number().min(0.001).default(60),
@@ -109,6 +110,12 @@ export interface OidcSettings {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /**
+   * Whether an email the provider gives without `email_verified` is taken as verified: only when
+   * the operator names this provider (PROCTOR_OIDC_TRUST_EMAILS), for one that verifies every
+   * address and does not say so. `email_verified: false` is refused all the same.
+   */
+  trustEmailsWithoutClaim: boolean;
 }
 
 export interface Config {
@@ -263,11 +270,28 @@ function githubApp(e: Env): NotifySettings['githubApp'] {
 
 function oidcSettings(e: Env): OidcSettings | null {
   const given = [e.PROCTOR_OIDC_ISSUER, e.PROCTOR_OIDC_CLIENT_ID, e.PROCTOR_OIDC_CLIENT_SECRET];
-  if (given.every((value) => value === undefined)) return null;
+  if (given.every((value) => value === undefined)) {
+    if (e.PROCTOR_OIDC_TRUST_EMAILS !== undefined)
+      throw new ConfigError('invalid configuration: PROCTOR_OIDC_TRUST_EMAILS: no provider is set (PROCTOR_OIDC_ISSUER)');
+    return null;
+  }
   if (given.some((value) => value === undefined)) {
     throw new ConfigError('invalid configuration: PROCTOR_OIDC_ISSUER, PROCTOR_OIDC_CLIENT_ID and PROCTOR_OIDC_CLIENT_SECRET: set all three, or none');
   }
-  return { issuer: e.PROCTOR_OIDC_ISSUER as string, clientId: e.PROCTOR_OIDC_CLIENT_ID as string, clientSecret: e.PROCTOR_OIDC_CLIENT_SECRET as string };
+  const issuer = e.PROCTOR_OIDC_ISSUER as string;
+  // The trust names its provider, so that it does not pass to another one when the issuer changes.
+  const sameIssuer = (a: string, b: string) => new URL(a).href.replace(/\/$/, '') === new URL(b).href.replace(/\/$/, '');
+  if (e.PROCTOR_OIDC_TRUST_EMAILS !== undefined && !sameIssuer(e.PROCTOR_OIDC_TRUST_EMAILS, issuer)) {
+    throw new ConfigError(
+      `invalid configuration: PROCTOR_OIDC_TRUST_EMAILS names ${e.PROCTOR_OIDC_TRUST_EMAILS}, not the provider of PROCTOR_OIDC_ISSUER (${issuer}): it trusts the provider it names`,
+    );
+  }
+  return {
+    issuer,
+    clientId: e.PROCTOR_OIDC_CLIENT_ID as string,
+    clientSecret: e.PROCTOR_OIDC_CLIENT_SECRET as string,
+    trustEmailsWithoutClaim: e.PROCTOR_OIDC_TRUST_EMAILS !== undefined,
+  };
 }
 
 export function randomSecret(): string {

@@ -8,6 +8,7 @@ import { client } from '../helpers/http.ts';
 import { seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
 import { addMember } from '../../server/src/projects/store.ts';
 import { createUser } from '../../server/src/users/store.ts';
+import { loadConfig } from '../../server/src/config.ts';
 
 // Sign-in through a real OpenID Connect provider (oidc-provider) on loopback, in Chromium.
 let provider: LocalOidcProvider;
@@ -30,12 +31,17 @@ beforeAll(async () => {
     bob: { email: 'Bob@Example.com', name: 'Bob Example' },
     mallory: { email: 'mallory@example.com', name: 'Mallory', email_verified: false },
     carol: { email: 'carol@example.com', name: 'Carol Example' },
+    // Providers that do not send email_verified, or say false, for accounts that exist here.
+    dave: { email: 'dave@example.com', name: 'Dave', email_verified: null },
+    frank: { email: 'frank@example.com', name: 'Frank', email_verified: false },
+    erin: { email: 'erin@example.com', name: 'Erin', email_verified: null },
   });
   const project = await seedProject(server.sql, 'Checkout');
   projectId = project.projectId;
   projectKey = project.key;
   // Bob is known already, by another spelling of his address, and is a member.
   await addMember(server.sql, projectId, await createUser(server.sql, { email: 'bob@example.com', name: 'Bob', picture: '' }), 'admin');
+  for (const name of ['dave', 'frank']) await createUser(server.sql, { email: `${name}@example.com`, name, picture: '' });
   browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
 }, 60_000);
 
@@ -46,24 +52,31 @@ afterAll(async () => {
 });
 
 /** Through the provider's own pages: its login form (any login), then its consent. */
-async function signInAs(login: string) {
+async function signInAs(login: string, at: { server: TestServer; provider: LocalOidcProvider } = { server, provider }) {
   const page = await (await browser.newContext()).newPage();
-  await page.goto(`${server.url}/sign-in?next=${encodeURIComponent(`/projects/${projectId}/runs`)}`);
+  await page.goto(`${at.server.url}/sign-in?next=${encodeURIComponent(`/projects/${projectId}/runs`)}`);
   expect(await seriousViolations(page)).toEqual([]);
   await page.getByRole('link', { name: /^Sign in with 127\.0\.0\.1:\d+$/ }).click();
-  await throughProvider(page, login);
+  await throughProvider(page, login, at);
   return page;
 }
 
 /** The provider's login form (any login) and its consent, then back to Proctor. */
-async function throughProvider(page: Awaited<ReturnType<Browser['newPage']>>, login: string): Promise<void> {
-  await page.waitForURL(new RegExp(`^${provider.issuer}/`));
+async function throughProvider(
+  page: Awaited<ReturnType<Browser['newPage']>>,
+  login: string,
+  at: { server: TestServer; provider: LocalOidcProvider } = { server, provider },
+): Promise<void> {
+  await page.waitForURL(new RegExp(`^${at.provider.issuer}/`));
   await page.locator('input[name="login"]').fill(login);
   await page.locator('input[name="password"]').fill('any');
   await page.locator('button[type="submit"]').click();
   await page.locator('button[autofocus], button[type="submit"]').first().click();
-  await page.waitForURL(new RegExp(`^${server.url}/`));
+  await page.waitForURL(new RegExp(`^${at.server.url}/`));
 }
+
+const sessionsOf = async (on: TestServer, email: string) =>
+  (await on.sql<{ n: number }[]>`select count(*)::int as n from sessions s join users u on u.id = s.user_id where u.email = ${email}`)[0]?.n;
 
 const isInstanceAdmin = async (email: string) =>
   (await server.sql<{ is_admin: boolean }[]>`select is_admin from users where lower(email) = ${email}`)[0]?.is_admin;
@@ -117,9 +130,81 @@ describe('signing in with OpenID Connect', () => {
     expect(row?.n).toBe(0);
   });
 
+  it('when the provider does not send email_verified for the email of an existing account, then nobody is signed in as it', async () => {
+    const page = await signInAs('dave');
+    expect(await page.getByRole('alert').textContent()).toContain('does not say that it verified this email address (email_verified)');
+    expect(await sessionsOf(server, 'dave@example.com')).toBe(0);
+    await page.goto(`${server.url}/projects/${projectId}/runs`);
+    expect(new URL(page.url()).pathname).toMatch(/^\/sign-in/);
+  });
+
+  it('when the provider says email_verified false for the email of an existing account, then nobody is signed in as it', async () => {
+    const page = await signInAs('frank');
+    expect(await page.getByRole('alert').textContent()).toContain('has not verified this email address');
+    expect(await sessionsOf(server, 'frank@example.com')).toBe(0);
+  });
+
+  it('when the provider does not send email_verified for a new email, then no account is made', async () => {
+    const page = await signInAs('erin');
+    expect(await page.getByRole('alert').textContent()).toContain('does not say that it verified');
+    const [row] = await server.sql<{ n: number }[]>`select count(*)::int as n from users where email = 'erin@example.com'`;
+    expect(row?.n).toBe(0);
+  });
+
   it('when the callback is reached without a sign-in started here, then it is refused', async () => {
     const response = await fetch(`${server.url}/sign-in/oidc/callback?code=x&state=y`);
     expect(response.status).toBe(400);
     expect(await response.text()).toContain('was not started here');
+  });
+});
+
+describe('a provider the operator trusts to verify every email (PROCTOR_OIDC_TRUST_EMAILS)', () => {
+  let trusting: { server: TestServer; provider: LocalOidcProvider };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const issuer = `http://127.0.0.1:${port}`;
+    const trustingServer = await startTestServer({
+      env: {
+        PROCTOR_OIDC_ISSUER: issuer,
+        PROCTOR_OIDC_CLIENT_ID: 'proctor',
+        PROCTOR_OIDC_CLIENT_SECRET: 'a-client-secret-of-proctor-for-tests',
+        PROCTOR_OIDC_TRUST_EMAILS: `${issuer}/`,
+      },
+    });
+    const trustedProvider = await startOidcProvider(port, `${trustingServer.url}/sign-in/oidc/callback`, {
+      dave: { email: 'dave@example.com', name: 'Dave', email_verified: null },
+      frank: { email: 'frank@example.com', name: 'Frank', email_verified: false },
+    });
+    trusting = { server: trustingServer, provider: trustedProvider };
+    for (const name of ['dave', 'frank']) await createUser(trustingServer.sql, { email: `${name}@example.com`, name, picture: '' });
+  }, 60_000);
+
+  afterAll(async () => {
+    await trusting?.server.close();
+    await trusting?.provider.close();
+  });
+
+  it('when it does not send email_verified, then the existing account of the email is signed in', async () => {
+    const page = await signInAs('dave', trusting);
+    await page.goto(`${trusting.server.url}/`);
+    await expect.poll(() => page.getByText('You are not a member of any project yet').count()).toBe(1);
+    expect(await sessionsOf(trusting.server, 'dave@example.com')).toBe(1);
+  });
+
+  it('when it says email_verified false, then nobody is signed in all the same', async () => {
+    const page = await signInAs('frank', trusting);
+    expect(await page.getByRole('alert').textContent()).toContain('has not verified this email address');
+    expect(await sessionsOf(trusting.server, 'frank@example.com')).toBe(0);
+  });
+
+  it('when the setting names another provider than PROCTOR_OIDC_ISSUER, or none is set, then the server does not start', () => {
+    const oidc = { PROCTOR_OIDC_ISSUER: 'https://id.example.com', PROCTOR_OIDC_CLIENT_ID: 'proctor', PROCTOR_OIDC_CLIENT_SECRET: 'secret' };
+    expect(() => loadConfig({ ...oidc, PROCTOR_OIDC_TRUST_EMAILS: 'https://other.example.com' })).toThrow(
+      /PROCTOR_OIDC_TRUST_EMAILS names https:\/\/other\.example\.com, not the provider of PROCTOR_OIDC_ISSUER/,
+    );
+    expect(() => loadConfig({ PROCTOR_OIDC_TRUST_EMAILS: 'https://id.example.com' })).toThrow(/PROCTOR_OIDC_TRUST_EMAILS: no provider is set/);
+    expect(loadConfig({ ...oidc, PROCTOR_OIDC_TRUST_EMAILS: 'https://id.example.com/' }).oidc?.trustEmailsWithoutClaim).toBe(true);
+    expect(loadConfig(oidc).oidc?.trustEmailsWithoutClaim).toBe(false);
   });
 });

@@ -4,7 +4,8 @@ import Provider from 'oidc-provider';
 export interface Account {
   email: string;
   name: string;
-  email_verified?: boolean;
+  /** Sent as given; true when not given; not sent at all when null (as some providers do). */
+  email_verified?: boolean | null;
 }
 
 export interface LocalOidcProvider {
@@ -30,7 +31,9 @@ export async function startOidcProvider(port: number, redirectUri: string, accou
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     findAccount: (_ctx, id) => {
       const account = accounts[id];
-      return account ? { accountId: id, claims: () => ({ sub: id, email_verified: true, ...account }) } : undefined;
+      if (!account) return undefined;
+      const { email_verified: verified, ...rest } = account;
+      return { accountId: id, claims: () => ({ sub: id, ...rest, ...(verified === null ? {} : { email_verified: verified ?? true }) }) };
     },
     features: { devInteractions: { enabled: true } },
   });

@@ -1,4 +1,4 @@
-import type { Sql, Tx } from '../db.ts';
+import { escapeLike, type Sql, type Tx } from '../db.ts';
 import type { Scope } from '../principals.ts';
 import type { AuditEvent, AuditQuery } from './schema.ts';
 
@@ -80,7 +80,7 @@ export async function listChanges(
   offset: number,
 ): Promise<{ events: AuditEvent[]; total: number }> {
   const where = sql`project_id = ${projectId}
-    and (${query.action ?? null}::text is null or action = ${query.action ?? null} or action like ${`${query.action ?? ''}.%`})
+    and (${query.action ?? null}::text is null or action = ${query.action ?? null} or action like ${`${escapeLike(query.action ?? '')}.%`})
     and (${query.actor ?? null}::text is null or actor_id = ${query.actor ?? null})
     and (${query.since ?? null}::timestamptz is null or at >= ${query.since ?? null})
     and (${query.until ?? null}::timestamptz is null or at < ${query.until ?? null})`;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createGzip } from 'node:zlib';
 import type { Sql, Tx } from '../db.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
-import { type BackupHeader, type BackupSummary, FILES_DIR, HEADER_ENTRY, pageEntry, SUMMARY_ENTRY, storedByteTables } from './format.ts';
+import { type BackupHeader, type BackupSummary, FILES_DIR, HEADER_ENTRY, LEFT_OUT, pageEntry, SUMMARY_ENTRY, storedByteTables } from './format.ts';
 import { pageOfRows, tableShapes } from './tables.ts';
 import { TarWriter } from './tar.ts';
 
@@ -72,7 +72,7 @@ async function writeTables(tx: Tx, tar: TarWriter, summary: BackupSummary): Prom
     let after: string[] | null = null;
     let rows = 0;
     for (let page = 1; ; page++) {
-      const { rows: json, last } = await pageOfRows(tx, table, after, PAGE_ROWS);
+      const { rows: json, last } = await pageOfRows(tx, table, after, PAGE_ROWS, LEFT_OUT[table.name] ?? null);
       if (json.length > 0) await tar.add(pageEntry(table.name, page), `[${json.join(',')}]`);
       rows += json.length;
       if (json.length < PAGE_ROWS) break;

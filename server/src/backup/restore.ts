@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
-import type { Config } from '../config.ts';
+import { type Config, randomSecret } from '../config.ts';
 import { openDatabase, type Sql, type Tx } from '../db.ts';
 import { applyMigration, listMigrations } from '../migrate.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
 import { openStorage } from '../storage/open.ts';
-import { type BackupHeader, type BackupSummary, FILES_DIR, HEADER_ENTRY, parseHeader, RestoreRefused, SUMMARY_ENTRY, tableOfEntry } from './format.ts';
+import { archiveEntries, checkArchive, readHeader, text } from './check.ts';
+import { type BackupHeader, type BackupSummary, FILE_KEY, FILES_DIR, LEFT_OUT, parseSummary, RestoreRefused, SUMMARY_ENTRY, tableOfEntry } from './format.ts';
 import { advanceIdentity, insertRows, type TableShape, tableShapes } from './tables.ts';
-import { ArchiveError, readTar, type TarEntry } from './tar.ts';
+import { ArchiveError, shownName, type TarEntry } from './tar.ts';
 
 // `proctor restore FILE`: a backup into an empty data directory or database, whole or not at all.
 // Everything goes in one transaction: the schema the backup was made with (its migrations), its
@@ -30,23 +30,30 @@ export async function restoreBackup(file: string, config: Config): Promise<Resto
   } catch (error) {
     // gzip's own errors: the file ends early or is not gzip at all.
     if (String((error as { code?: unknown }).code).startsWith('Z_')) throw new ArchiveError(`the archive is cut off or corrupt (${(error as Error).message})`);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && (error as NodeJS.ErrnoException).path === file) throw new RestoreRefused(`no file ${file}`);
+    if ((error as NodeJS.ErrnoException).path === file) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new RestoreRefused(code === 'ENOENT' ? `no file ${file}` : `${file} cannot be read (${code})`);
+    }
     throw error;
   }
 }
 
 async function restoreInto(file: string, config: Config): Promise<RestoreReport> {
   refuseUnlessEmptyDataDir(config);
-  const entries = readTar(fs.createReadStream(file).pipe(createGunzip()));
-  const first = await entries.next();
-  if (first.done || first.value.name !== HEADER_ENTRY) throw new RestoreRefused(`${file} is not a Proctor backup: it does not start with ${HEADER_ENTRY}`);
   const known = listMigrations();
-  const header = parseHeader(
-    await text(first.value),
+  const header = await checkArchive(
+    file,
+    known.map((m) => m.name),
+  );
+  const entries = archiveEntries(file);
+  await readHeader(
+    file,
+    entries,
     known.map((m) => m.name),
   );
 
   const madeDataDir = !fs.existsSync(config.dataDir);
+  const madeFilesDir = !fs.existsSync(path.join(config.dataDir, 'files'));
   const db = await openDatabase(config);
   const storage = await openStorage(config);
   const written: string[] = [];
@@ -58,6 +65,7 @@ async function restoreInto(file: string, config: Config): Promise<RestoreReport>
       const summary = await loadEntries(tx, entries, storage, written);
       const upgradedWith: string[] = [];
       for (const migration of known.slice(header.migrations.length)) if (await applyMigration(tx, migration)) upgradedWith.push(migration.name);
+      await renewSigningSecret(tx);
       return { header, summary, upgradedWith };
     });
     await db.close();
@@ -66,6 +74,8 @@ async function restoreInto(file: string, config: Config): Promise<RestoreReport>
     for (const key of written) await storage.remove(key).catch(() => undefined);
     await db.close().catch(() => undefined);
     if (!config.databaseUrl) emptyDataDir(config.dataDir, madeDataDir);
+    else if (madeDataDir) fs.rmSync(config.dataDir, { recursive: true, force: true });
+    else if (madeFilesDir && !config.s3) fs.rmSync(path.join(config.dataDir, 'files'), { recursive: true, force: true });
     throw error;
   }
 }
@@ -77,22 +87,24 @@ async function loadEntries(tx: Tx, entries: AsyncGenerator<TarEntry>, storage: B
   for await (const entry of entries) {
     const table = tableOfEntry(entry.name);
     if (table !== null) {
+      const page = await text(entry);
       const shape = shapes.get(table);
       if (!shape) throw new ArchiveError(`the archive holds rows of a table its schema does not have: ${table}`);
-      loaded.tables[table] = (loaded.tables[table] ?? 0) + (await insertRows(tx, shape, await text(entry)));
+      loaded.tables[table] = (loaded.tables[table] ?? 0) + (await refusedAsArchive(entry, () => insertRows(tx, shape, page)));
     } else if (entry.name.startsWith(FILES_DIR)) {
       const key = entry.name.slice(FILES_DIR.length);
+      if (!FILE_KEY.test(key)) throw new ArchiveError(`the archive holds a file a backup never writes: ${shownName(entry.name)}`);
       written.push(key);
       await storage.write(key, Readable.from(entry.content), { maxBytes: Number.MAX_SAFE_INTEGER, exactBytes: entry.size });
       loaded.files.count++;
       loaded.files.bytes += entry.size;
     } else if (entry.name === SUMMARY_ENTRY) {
-      const summary = JSON.parse(await text(entry)) as BackupSummary;
+      const summary = parseSummary(await text(entry));
       checkAgainst(summary, loaded, shapes);
       for (const shape of shapes.values()) await advanceIdentity(tx, shape);
       return summary;
     } else {
-      throw new ArchiveError(`the archive holds an entry a backup never writes: ${entry.name}`);
+      throw new ArchiveError(`the archive holds an entry a backup never writes: ${shownName(entry.name)}`);
     }
   }
   throw new ArchiveError(`the archive is cut off: it has no ${SUMMARY_ENTRY}`);
@@ -109,10 +121,27 @@ function checkAgainst(summary: BackupSummary, loaded: BackupSummary, shapes: Map
   }
 }
 
-async function text(entry: TarEntry): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of entry.content) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * A new secret to sign URLs with: a backup leaves the old one out, and an archive of an earlier
+ * version that holds it may have been read by anyone who held it.
+ */
+async function renewSigningSecret(tx: Tx): Promise<void> {
+  await tx.unsafe(`delete from settings where ${LEFT_OUT.settings}`);
+  await tx`insert into settings (name, value) values ('signing_secret', ${randomSecret()})`;
+}
+
+/**
+ * Rows the database refuses (a value of the wrong type, a duplicate key, a reference to nothing):
+ * the archive's fault, said in one line with its entry; the transaction leaves nothing.
+ */
+async function refusedAsArchive<T>(entry: TarEntry, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if ((error as Error).name !== 'PostgresError' || typeof code !== 'string' || !/^2[23]/.test(code)) throw error;
+    throw new ArchiveError(`the archive's ${shownName(entry.name)} holds rows the database refuses: ${(error as Error).message.replace(/\s+/g, ' ')}`);
+  }
 }
 
 const isEmptyDir = (dir: string) => !fs.existsSync(dir) || fs.readdirSync(dir).length === 0;

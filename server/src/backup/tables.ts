@@ -76,10 +76,20 @@ const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const keyAsText = (column: string, type: string) => (type === 'bytea' ? `encode(${column}, 'hex')` : `${column}::text`);
 const keyParameter = (type: string, n: number) => (type === 'bytea' ? `decode($${n}::text, 'hex')` : `$${n}::text::${type}`);
 
-/** One page of a table's rows as JSON text, after the row whose key is `after` (from the start when null). */
-export async function pageOfRows(tx: Tx, table: TableShape, after: string[] | null, limit: number): Promise<{ rows: string[]; last: string[] | null }> {
+/** One page of a table's rows as JSON text, after the row whose key is `after` (from the start when null), but those `except` picks. */
+export async function pageOfRows(
+  tx: Tx,
+  table: TableShape,
+  after: string[] | null,
+  limit: number,
+  except: string | null = null,
+): Promise<{ rows: string[]; last: string[] | null }> {
   const key = table.key.map(quoted).join(', ');
-  const where = after ? `where (${key}) > (${table.keyTypes.map((type, i) => keyParameter(type, i + 1)).join(', ')})` : '';
+  const conditions = [
+    ...(after ? [`(${key}) > (${table.keyTypes.map((type, i) => keyParameter(type, i + 1)).join(', ')})`] : []),
+    ...(except ? [`not (${except})`] : []),
+  ];
+  const where = conditions.length > 0 ? `where ${conditions.join(' and ')}` : '';
   const rows = await tx.unsafe<({ row: string } & Record<string, string>)[]>(
     `select row_to_json(t)::text as row, ${table.key.map((column, i) => `${keyAsText(`t.${quoted(column)}`, table.keyTypes[i] as string)} as k${i}`).join(', ')} from ${quoted(table.name)} t ${where} order by ${key} limit ${limit}`,
     after ?? [],

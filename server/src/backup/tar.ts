@@ -70,6 +70,27 @@ export class TarWriter {
   }
 }
 
+/** A numeric field (octal digits, ended by NUL or space), or null when it holds anything else. */
+function octalField(header: Buffer, offset: number, length: number): number | null {
+  const text = header
+    .toString('latin1', offset, offset + length)
+    .replace(/[\0 ]+$/, '')
+    .replace(/^ +/, '');
+  return /^[0-7]{1,12}$/.test(text) ? Number.parseInt(text, 8) : null;
+}
+
+/** The header's checksum: the sum of its bytes, its own field counted as spaces. */
+function checksumOf(header: Buffer): number {
+  let sum = 0;
+  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (header[i] as number);
+  return sum;
+}
+
+/** An entry's name as a message may show it: quoted, its control characters escaped, at most 100 characters. */
+export function shownName(name: string): string {
+  return JSON.stringify(name.slice(0, 100));
+}
+
 export interface TarEntry {
   name: string;
   size: number;
@@ -104,11 +125,13 @@ export async function* readTar(input: AsyncIterable<Buffer>): AsyncGenerator<Tar
     if (header.every((byte) => byte === 0)) return;
     if (header.toString('latin1', 257, 262) !== 'ustar') throw new ArchiveError('not a tar archive (or a corrupt one)');
     const name = header.toString('latin1', 0, 100).replace(/\0.*$/s, '');
-    const size = Number.parseInt(header.toString('latin1', 124, 136).replace(/\0.*$/s, '').trim(), 8);
+    const size = octalField(header, 124, 12);
+    if (size === null || octalField(header, 148, 8) !== checksumOf(header))
+      throw new ArchiveError(`the archive is corrupt: a bad tar header (${shownName(name)})`);
     let remaining = size;
     async function* content(): AsyncGenerator<Buffer> {
       while (remaining > 0) {
-        if (!(await fill(1))) throw new ArchiveError(`the archive is cut off inside ${name}`);
+        if (!(await fill(1))) throw new ArchiveError(`the archive is cut off inside ${shownName(name)}`);
         const chunk = take(Math.min(remaining, pending.length));
         remaining -= chunk.length;
         yield chunk;
@@ -117,10 +140,10 @@ export async function* readTar(input: AsyncIterable<Buffer>): AsyncGenerator<Tar
     yield { name, size, content: content() };
     // Whatever the reader left of the entry is skipped, then its padding.
     while (remaining > 0) {
-      if (!(await fill(1))) throw new ArchiveError(`the archive is cut off inside ${name}`);
+      if (!(await fill(1))) throw new ArchiveError(`the archive is cut off inside ${shownName(name)}`);
       remaining -= take(Math.min(remaining, pending.length)).length;
     }
-    if (!(await fill((BLOCK - (size % BLOCK)) % BLOCK))) throw new ArchiveError(`the archive is cut off after ${name}`);
+    if (!(await fill((BLOCK - (size % BLOCK)) % BLOCK))) throw new ArchiveError(`the archive is cut off after ${shownName(name)}`);
     take((BLOCK - (size % BLOCK)) % BLOCK);
   }
 }

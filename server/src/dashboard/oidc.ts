@@ -105,7 +105,15 @@ export class OidcSignIn {
     }
     const email = typeof claims.email === 'string' ? claims.email : null;
     if (!email) throw new OidcSignInError('the identity provider gave no email address: Proctor knows people by it');
-    if (claims.email_verified === false) throw new OidcSignInError('the identity provider has not verified this email address');
+    // Proctor knows people by their email: an address the provider has not verified would take the
+    // account of that email, or make one that its owner's invitation later joins. Some providers
+    // send the claim as a string ("true"), in their userinfo answer.
+    const verified = claims.email_verified === true || claims.email_verified === 'true';
+    const unverified = claims.email_verified === false || claims.email_verified === 'false';
+    if (unverified) throw new OidcSignInError('the identity provider has not verified this email address');
+    if (!verified && !this.settings.trustEmailsWithoutClaim) {
+      throw new OidcSignInError('the identity provider does not say that it verified this email address (email_verified): nobody is signed in with it');
+    }
     const name = typeof claims.name === 'string' && claims.name ? claims.name : email;
     return { email, name, next: pending.next };
   }

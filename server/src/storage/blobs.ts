@@ -52,7 +52,7 @@ export class FileStorage implements BlobStorage {
   readonly direct = null;
 
   constructor(private readonly root: string) {
-    fs.mkdirSync(root, { recursive: true });
+    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
   }
 
   newKey(): string {

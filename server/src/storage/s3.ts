@@ -50,7 +50,7 @@ export class S3Storage implements BlobStorage {
       client.destroy();
       throw new StorageUnreachableError(`PROCTOR_S3_BUCKET ${settings.bucket}${settings.endpoint ? ` at ${settings.endpoint}` : ''}: ${describe(error)}`);
     }
-    fs.mkdirSync(spoolDir, { recursive: true });
+    fs.mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
     const sample = await getSignedUrl(client, new GetObjectCommand({ Bucket: settings.bucket, Key: `${settings.prefix}origin` }), { expiresIn: 60 });
     return new S3Storage(client, settings, spoolDir, new URL(sample).origin);
   }
