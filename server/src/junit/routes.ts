@@ -3,7 +3,7 @@ import { addRoute, type RouteContext } from '../http/route.ts';
 import { getRun, summaryUrl } from '../runs/index.ts';
 import { multipartFiles } from './multipart.ts';
 import { JUNIT_LIMITS, junitUploadQuery, junitUploadResponse } from './schema.ts';
-import { uploadJunit } from './upload.ts';
+import { readJunitUpload, storeJunitUpload } from './upload.ts';
 
 export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config, signingSecret } = deps;
@@ -19,10 +19,13 @@ export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
     consumes: { contentType: 'multipart/form-data', description: 'the JUnit XML files, each a part with its file name' },
     response: junitUploadResponse,
     fails: { 409: 'run_key names a run of another environment, or one that has ended before this shard was uploaded' },
-    handler: async ({ query, scope, req }) => {
+    handler: async ({ query, scope, req, signal }) => {
       const now = clock();
-      const files = multipartFiles(req, { fileBytes: config.uploadLimitBytes, files: JUNIT_LIMITS.files });
-      const outcome = await uploadJunit(sql, scope.projectId, query, files, { fileMb: config.uploadLimitBytes / 2 ** 20, now });
+      // The body is read and checked whole before any lock or transaction: a client that goes
+      // away or stalls while sending it holds nothing of the database.
+      const files = multipartFiles(req, { fileBytes: config.uploadLimitBytes, files: JUNIT_LIMITS.files }, signal);
+      const read = await readJunitUpload(files, { fileMb: config.uploadLimitBytes / 2 ** 20, signal });
+      const outcome = await storeJunitUpload(sql, scope.projectId, query, read, { now, signal }).finally(() => read.spool.remove());
       const run = await getRun(sql, scope.projectId, outcome.runId);
       return {
         data: {
