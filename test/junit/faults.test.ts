@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../server/src/cli.ts';
 import { multipartBody, sendBroken } from '../helpers/bodies.ts';
+import { freePort, spawnProctor, waitForHealth } from '../helpers/process.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // JUnit uploads that break: a body cut inside its file part, clients that go away or stall
@@ -180,4 +182,75 @@ describe('JUnit nested deeply', () => {
     expect(result.status, JSON.stringify(result.body)).toBe(200);
     expect(result.body.data).toMatchObject({ files: [{ name: 'deep.xml', testcases: Math.ceil(chains) * depth }] });
   }, 120_000);
+});
+
+describe('the embedded server as a process, with uploads abandoned and stalled', () => {
+  it('when 10 uploads are abandoned and 10 stall, then it answers the API meanwhile and stops on SIGTERM', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-junit-embedded-'));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const saved = { ...process.env };
+    const proctor = spawnProctor(['serve'], {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PROCTOR_DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      PROCTOR_DEMO: 'false',
+      PROCTOR_EXECUTOR_CONCURRENCY: '0',
+      PROCTOR_UPLOAD_IDLE_S: '5',
+    });
+    try {
+      await waitForHealth(base, 90_000);
+      // The CLI in this process, through the running server's embedded database, as `proctor` would.
+      process.env.PROCTOR_DATA_DIR = dataDir;
+      delete process.env.DATABASE_URL;
+      let printed = '';
+      const write = process.stdout.write;
+      process.stdout.write = ((chunk: string) => {
+        printed += chunk;
+        return true;
+      }) as typeof process.stdout.write;
+      try {
+        expect(await main(['project', 'create', '--name', 'uploads', '--repo', '/nonexistent'])).toBe(0);
+        printed = '';
+        expect(await main(['key', 'create', '--project', '1'])).toBe(0);
+      } finally {
+        process.stdout.write = write;
+      }
+      const apiKey = printed.trim();
+      const authorization = `Bearer ${apiKey}`;
+      const made = await fetch(`${base}/api/environments`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Unit', slug: 'unit' }),
+      });
+      expect(made.status).toBe(201);
+      const { body, contentType } = multipartBody([{ name: 'big.xml', content: SUITE(4000) }]);
+      const headers = { authorization, 'content-type': contentType };
+      const url = (runKey: string) => `${base}/api/test-runs/junit?environment=unit&run_key=${runKey}`;
+      const abandoned = Array.from({ length: 10 }, (_, i) => sendBroken(url(`abandoned-${i}`), 'POST', headers, body, body.length >> 1, 'abandoned', 60_000));
+      const stalled = Array.from({ length: 10 }, (_, i) => sendBroken(url(`stalled-${i}`), 'POST', headers, body, body.length >> 1, 'stalled', 60_000));
+      await Promise.all(abandoned);
+      const small = multipartBody([{ name: 'ok.xml', content: SUITE(3) }]);
+      const beside = await fetch(url('beside'), {
+        method: 'POST',
+        headers: { authorization, 'content-type': small.contentType },
+        body: new Uint8Array(small.body),
+      });
+      expect(beside.status, await beside.text()).toBe(200);
+      expect((await fetch(`${base}/api/test-runs`, { headers: { authorization } })).status).toBe(200);
+      // SIGTERM while the stalled uploads are still open: they are dropped (no transaction waits on them) and the server stops.
+      const signalled = Date.now();
+      proctor.child.kill('SIGTERM');
+      const code = await Promise.race([proctor.exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 45_000))]);
+      console.log(`junit uploads: the embedded server stopped ${Date.now() - signalled} ms after SIGTERM with 10 stalled uploads open`);
+      expect(code).toBe(0);
+      await Promise.all(stalled.map((answer) => answer.catch(() => undefined)));
+    } finally {
+      process.env = saved;
+      proctor.child.kill('SIGKILL');
+      await proctor.exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
