@@ -215,9 +215,21 @@ export async function storeJunitUpload(
     );
     // A retried upload whose shard is stored stores nothing again.
     if (!shard.uploadedBefore) {
-      for await (const batch of upload.spool.values<SpooledBatch>()) {
-        if (options.signal.aborted) throw options.signal.reason;
-        await recordBatch(tx, projectId, shard, batch, write, options.now);
+      const batches = upload.spool.values<SpooledBatch>();
+      let next = batches.next();
+      try {
+        for (;;) {
+          const batch = await next;
+          if (batch.done) break;
+          // The following batch is read off the spool while this one is written.
+          next = batches.next();
+          next.catch(() => undefined);
+          if (options.signal.aborted) throw options.signal.reason;
+          await recordBatch(tx, projectId, shard, batch.value, write, options.now);
+        }
+      } finally {
+        await next.catch(() => undefined);
+        await batches.return(undefined);
       }
       await endUploadShard(tx, projectId, shard, options.now);
     }
