@@ -44,7 +44,7 @@ export function createApp(input: AppInput) {
   const registry = createRegistry();
   const api = Router();
   const open = Router();
-  const ctx: RouteContext = { api, open, registry };
+  const ctx: RouteContext = { api, open, registry, uploadIdleMs: deps.config.uploadIdleMs };
 
   userRoutes(ctx, deps.sql);
   environmentRoutes(ctx, deps);

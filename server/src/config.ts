@@ -17,6 +17,7 @@ const envSchema = z.object({
     .regex(/^\d+(kb|mb)$/i, 'must look like 5mb or 512kb')
     .default('5mb'),
   PROCTOR_UPLOAD_LIMIT_MB: z.coerce.number().int().min(1).max(10_240).default(100),
+  PROCTOR_UPLOAD_IDLE_S: z.coerce.number().min(0.1).max(3600).default(30),
   PROCTOR_SHARD_TIMEOUT_S: z.coerce.number().int().min(1).default(1800),
   PROCTOR_SWEEP_INTERVAL_S: z.coerce.number().min(0.05).default(15),
   PROCTOR_BADGE_STATE_TTL_MS: z.coerce.number().int().min(0).default(1000),
@@ -130,6 +131,8 @@ export interface Config {
   signingSecret: string | null;
   bodyLimit: string;
   uploadLimitBytes: number;
+  /** A streamed upload that sends nothing this long is dropped. */
+  uploadIdleMs: number;
   shardTimeoutMs: number;
   sweepIntervalMs: number;
   badgeStateTtlMs: number;
@@ -178,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingSecret: e.PROCTOR_SIGNING_SECRET ?? null,
     bodyLimit: e.PROCTOR_BODY_LIMIT,
     uploadLimitBytes: e.PROCTOR_UPLOAD_LIMIT_MB * 1024 * 1024,
+    uploadIdleMs: e.PROCTOR_UPLOAD_IDLE_S * 1000,
     shardTimeoutMs: e.PROCTOR_SHARD_TIMEOUT_S * 1000,
     sweepIntervalMs: e.PROCTOR_SWEEP_INTERVAL_S * 1000,
     badgeStateTtlMs: e.PROCTOR_BADGE_STATE_TTL_MS,

@@ -69,6 +69,15 @@ function unixSocketOf(url: string): { url: string; path?: string } {
   return { url: parsed.toString(), path: `${dir}/.s.PGSQL.${parsed.port || 5432}` };
 }
 
+/**
+ * A transaction left open on a connection that then sends nothing (a bug that awaits something
+ * else inside `sql.begin`) is ended by PostgreSQL after this long, releasing its locks, instead of
+ * holding them for good. No transaction of Proctor's waits on anything but the database (an
+ * upload is read whole before its transaction begins), so this is far beyond any real pause. The
+ * embedded PGlite takes the setting and does not honour it: there, the code alone must end them.
+ */
+export const IDLE_IN_TRANSACTION_MS = 60_000;
+
 export function connect(url: string, max: number): Sql {
   const target = unixSocketOf(url);
   const untypedOptions = { socket: socketFactory(), ...(target.path ? { path: target.path } : {}) };
@@ -77,7 +86,7 @@ export function connect(url: string, max: number): Sql {
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
     transform: { undefined: null },
-    connection: { application_name: 'proctor' },
+    connection: { application_name: 'proctor', idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS },
     ...untypedOptions,
   });
 }

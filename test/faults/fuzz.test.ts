@@ -1,5 +1,10 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BrokenBody, multipartBody, sendBroken } from '../helpers/bodies.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -46,7 +51,12 @@ interface DocumentOperation {
 
 let server: TestServer;
 let key: string;
+let projectId: number;
 let operations: Operation[];
+/** The streamed bodies' spools go here (os.tmpdir() reads TMPDIR), so that one left behind is seen. */
+let tmpDir: string;
+const savedTmp = process.env.TMPDIR;
+const UPLOAD_IDLE_S = 1;
 
 let components: Record<string, JsonSchema> = {};
 
@@ -55,9 +65,12 @@ function resolve(schema: JsonSchema): JsonSchema {
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
+  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-fuzz-tmp-'));
+  process.env.TMPDIR = tmpDir;
+  server = await startTestServer({ env: { PROCTOR_UPLOAD_IDLE_S: String(UPLOAD_IDLE_S) } });
   const project = await seedProject(server.sql);
   key = project.key;
+  projectId = project.projectId;
   await seedEnvironment(server.sql, project.projectId, 'staging');
   const document = await (await fetch(`${server.url}/api/openapi.json`)).json();
   components = document.components?.schemas ?? {};
@@ -70,7 +83,12 @@ beforeAll(async () => {
     })),
   );
 });
-afterAll(async () => server?.close());
+afterAll(async () => {
+  await server?.close();
+  if (savedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmp;
+  fs.rmSync(tmpDir, { recursive: true, force: true });
+});
 
 const nasty = fc.constantFrom(
   '',
@@ -276,4 +294,129 @@ describe('fuzzing every documented operation', () => {
     );
     expect(failures.slice(0, 20)).toEqual([]);
   }, 600_000);
+});
+
+/** Every route that streams its request body rather than reading it as JSON first. */
+interface StreamedRoute {
+  method: string;
+  /** A fresh target for each request (a signed URL is used up by a stored upload). */
+  target(): Promise<{ url: string; headers: Record<string, string>; body: Buffer }>;
+}
+
+const xml = `<testsuite name="s">\n${Array.from({ length: 2000 }, (_, i) => `<testcase classname="c" name="t${i}" time="0.001"/>`).join('\n')}\n</testsuite>\n`;
+
+async function streamedRoutes(): Promise<Record<string, StreamedRoute>> {
+  const authorization = `Bearer ${key}`;
+  const run = await fetch(`${server.url}/api/test-runs/report`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ environment: 'staging', total_shards: 1 }),
+  }).then((response) => response.json());
+  const runId = run.data.test_run.id as number;
+  const bytes = Buffer.alloc(256 * 1024, 7);
+  let n = 0;
+  return {
+    'POST /api/test-runs/junit': {
+      method: 'POST',
+      target: async () => {
+        const { body, contentType } = multipartBody([{ name: 'report.xml', content: xml }]);
+        return {
+          url: `${server.url}/api/test-runs/junit?environment=staging&run_key=broken-${n++}`,
+          headers: { authorization, 'content-type': contentType },
+          body,
+        };
+      },
+    },
+    'PUT /artifacts/{id}/upload': {
+      method: 'PUT',
+      target: async () => {
+        // Bytes of their own each time: a blob already stored would be answered without reading the body.
+        const body = Buffer.concat([bytes, Buffer.from(String(n++))]);
+        const declared = await fetch(`${server.url}/api/test-runs/${runId}/attachments`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            attachments: [
+              {
+                test_id: 'aaaaaaaaaaaaaaaaaaaa-bbbbbbbbbbbbbbbbbbbb',
+                retry: 0,
+                name: `blob-${n}`,
+                content_type: 'application/octet-stream',
+                sha256: createHash('sha256').update(body).digest('hex'),
+                size_bytes: body.length,
+              },
+            ],
+          }),
+        }).then((response) => response.json());
+        const url = new URL(declared.data.attachments[0].upload_url as string, `${server.url}/`).toString();
+        return { url, headers: { 'content-type': 'application/octet-stream' }, body };
+      },
+    },
+    'PUT /files/{id}/upload': {
+      method: 'PUT',
+      target: async () => {
+        const created = await fetch(`${server.url}/api/resources`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ project_id: projectId, name: `file-${n++}.bin`, mime_type: 'application/octet-stream', size_bytes: bytes.length }),
+        }).then((response) => response.json());
+        return { url: created.data.resource.upload_url as string, headers: { 'content-type': 'application/octet-stream' }, body: bytes };
+      },
+    },
+  };
+}
+
+/** Files a broken upload may leave: a storage write's `.partial`, a JUnit upload's spool. */
+function leftovers(): string[] {
+  const partial = fs
+    .readdirSync(server.filesDir, { recursive: true })
+    .map(String)
+    .filter((name) => name.endsWith('.partial'));
+  return [...partial, ...fs.readdirSync(tmpDir).filter((name) => name.startsWith('proctor-upload-'))];
+}
+
+describe('bodies that break off, on every streamed route', () => {
+  it('when each streamed route gets cut, stalled and abandoned bodies, then none is answered 5xx or hangs, nothing is left behind, and the server answers after', async () => {
+    const routes = await streamedRoutes();
+    // Every operation the document says takes a body other than JSON is among them.
+    const document = await (await fetch(`${server.url}/api/openapi.json`)).json();
+    const notJson = Object.entries(document.paths as Record<string, Record<string, DocumentOperation>>).flatMap(([route, methods]) =>
+      Object.entries(methods)
+        .filter(([, operation]) => Object.keys(operation.requestBody?.content ?? {}).some((type) => type !== 'application/json'))
+        .map(([method]) => `${method.toUpperCase()} ${route}`),
+    );
+    expect(Object.keys(routes)).toEqual(expect.arrayContaining(notJson));
+    const failures: string[] = [];
+    const kinds: BrokenBody[] = ['cut', 'stalled', 'abandoned'];
+    let sent = 0;
+    for (const [name, route] of Object.entries(routes)) {
+      for (const how of kinds) {
+        const targets = await Promise.all(Array.from({ length: 5 }, () => route.target()));
+        const answers = await Promise.all(
+          targets.map(({ url, headers, body }, i) =>
+            sendBroken(url, route.method, headers, body, Math.floor((body.length * (i + 1)) / 7), how, (UPLOAD_IDLE_S + 20) * 1000).catch(
+              (error: Error) => error,
+            ),
+          ),
+        );
+        sent += answers.length;
+        for (const answer of answers) {
+          if (answer instanceof Error) failures.push(`${name}: ${answer.message}`);
+          else if (answer.status !== null && answer.status >= 500) failures.push(`${name} ${how}: HTTP ${answer.status}`);
+        }
+        expect((await fetch(`${server.url}/healthz`)).status, `${name} ${how}`).toBe(200);
+      }
+    }
+    // What an upload removes as it stops: give the last removals a moment.
+    for (let i = 0; i < 50 && leftovers().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    console.log(`fuzz: ${sent} broken bodies (cut, stalled, abandoned) on ${Object.keys(routes).length} streamed routes: ${failures.length} failures`);
+    expect(failures).toEqual([]);
+    expect(leftovers()).toEqual([]);
+    // And each route still takes a whole body.
+    for (const [name, route] of Object.entries(routes)) {
+      const { url, headers, body } = await route.target();
+      const response = await fetch(url, { method: route.method, headers, body: new Uint8Array(body) });
+      expect(response.status, `${name}: ${await response.text()}`).toBe(200);
+    }
+  }, 300_000);
 });

@@ -55,7 +55,7 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
     query: signedQuery,
     response: z.object({ data: z.object({ stored: z.boolean() }) }),
     fails: { 413: 'The body is larger than the declared size_bytes' },
-    handler: async ({ params, query, req, res }) => {
+    handler: async ({ params, query, req, res, signal }) => {
       const blob = await uploadedBlob(params.id, query);
       if (blob.storage_key) return { data: { stored: true } };
       const declared = Number(req.get('content-length') ?? Number.NaN);
@@ -63,7 +63,7 @@ export function artifactRoutes(ctx: RouteContext, deps: AppDeps): void {
         res.setHeader('connection', 'close');
         throw new HttpError(413, `body: ${declared} bytes is larger than the declared ${blob.size_bytes} bytes`);
       }
-      const outcome = await receiveBlob(storage, blob, req);
+      const outcome = await receiveBlob(storage, blob, req, signal);
       if (outcome.kind === 'too-large') {
         res.setHeader('connection', 'close');
         throw new HttpError(413, `body: larger than the declared ${blob.size_bytes} bytes`);

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { HttpError } from './errors.ts';
 
@@ -131,4 +131,64 @@ function wellFormed(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(wellFormed);
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [wellFormedText(key), wellFormed(item)]));
+}
+
+/** What a request's body watch settles: whether the client is still sending, and a way to stop watching. */
+export interface BodyWatch {
+  /** Aborts when the client goes away before the answer, or sends nothing of its body for the idle time; its reason is the error to answer. */
+  signal: AbortSignal;
+  stop(): void;
+}
+
+/**
+ * Watches a request whose body the handler streams: a client that goes away (a cancelled CI job)
+ * or stops sending (a stalled network) aborts the signal at once, so that the handler stops, removes
+ * what it wrote and lets go of what it holds, instead of waiting on the body for good. Idle is
+ * measured on the socket's bytes while the body is being read (a handler that pauses the body for
+ * its own work is not the client's stall). A stalled request's connection closes after its answer.
+ */
+export function watchBody(req: Request, res: Response, idleMs: number): BodyWatch {
+  const controller = new AbortController();
+  const abort = (reason: HttpError) => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const gone = () => abort(new HttpError(400, 'body: the client went away before the request ended'));
+  const onRequestClose = () => {
+    if (!req.complete) gone();
+  };
+  const onResponseClose = () => {
+    if (!res.writableFinished) gone();
+  };
+  req.once('aborted', gone);
+  req.once('close', onRequestClose);
+  res.once('close', onResponseClose);
+  let lastBytes = req.socket?.bytesRead ?? 0;
+  let lastChange = Date.now();
+  const timer = setInterval(
+    () => {
+      const bytes = req.socket?.bytesRead ?? 0;
+      // Paused by the handler, or read to its end: not the client's stall.
+      if (bytes !== lastBytes || req.complete || req.readableFlowing !== true) {
+        lastBytes = bytes;
+        lastChange = Date.now();
+        return;
+      }
+      if (Date.now() - lastChange < idleMs) return;
+      if (!res.headersSent) res.setHeader('connection', 'close');
+      abort(new HttpError(408, `body: nothing received for ${idleMs / 1000} s (PROCTOR_UPLOAD_IDLE_S): the upload is dropped`));
+      // The answer goes out on a connection that then closes; a client that does not read it is cut off.
+      setTimeout(() => req.destroy(), 1000).unref();
+    },
+    Math.min(1000, Math.max(50, idleMs / 4)),
+  );
+  timer.unref();
+  return {
+    signal: controller.signal,
+    stop: () => {
+      clearInterval(timer);
+      req.off('aborted', gone);
+      req.off('close', onRequestClose);
+      res.off('close', onResponseClose);
+    },
+  };
 }

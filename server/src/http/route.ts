@@ -2,6 +2,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import type { Request, Response, Router } from 'express';
 import type { z } from 'zod';
 import { authorize, type Person, requestPerson, requestScope, type Role, type RunTarget, type Scope } from './access.ts';
+import { type BodyWatch, watchBody } from './body.ts';
 import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
 import { flatError, generalError } from './openapi.ts';
 
@@ -62,6 +63,11 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
     person: Person | null;
     req: Request;
     res: Response;
+    /**
+     * Aborted when the client goes away, or stops sending a body the handler streams for
+     * `uploadIdleMs`: a handler that reads `req` stops on it, leaving nothing behind.
+     */
+    signal: AbortSignal;
   }) => Promise<unknown>;
 }
 
@@ -71,6 +77,26 @@ export interface RouteContext {
   /** Public routes: no key, no project scope. */
   open: Router;
   registry: OpenAPIRegistry;
+  /** How long a streamed body may send nothing before it is dropped (PROCTOR_UPLOAD_IDLE_S); 30 s if not given. */
+  uploadIdleMs?: number;
+}
+
+const NEVER = new AbortController().signal;
+
+/**
+ * Runs a handler with its body watched when the body is still to be read (a streamed upload: a
+ * JSON body was read before): once the client has gone or stalled, what the handler fails with is
+ * that (the 400 or 408 to log and answer), not the broken stream's error it saw.
+ */
+async function watched<T>(ctx: RouteContext, req: Request, res: Response, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const watch: BodyWatch | null = req.complete ? null : watchBody(req, res, ctx.uploadIdleMs ?? 30_000);
+  try {
+    return await run(watch?.signal ?? NEVER);
+  } catch (error) {
+    throw watch?.signal.aborted ? watch.signal.reason : error;
+  } finally {
+    watch?.stop();
+  }
 }
 
 /**
@@ -218,7 +244,9 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
       const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
       const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
       const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body') : (undefined as z.infer<B>);
-      const result = await spec.handler({ params, query, body, scope: undefined as unknown as Scope, person, req, res });
+      const result = await watched(ctx, req, res, (signal) =>
+        spec.handler({ params, query, body, scope: undefined as unknown as Scope, person, req, res, signal }),
+      );
       if (!res.headersSent) res.status(status).json(result);
       return;
     }
@@ -230,7 +258,7 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
     const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
     const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
     const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body', res.locals.bodyMayHoldNul !== false) : (undefined as z.infer<B>);
-    const result = await spec.handler({ params, query, body, scope, person: null, req, res });
+    const result = await watched(ctx, req, res, (signal) => spec.handler({ params, query, body, scope, person: null, req, res, signal }));
     if (!res.headersSent) res.status(status).json(result);
   });
 }

@@ -39,12 +39,20 @@ function cut(text: string, max: number): string {
 /** The test as a shard's list names it; `id` is its `junitTestId`. */
 export function listedTest(testcase: JunitCase, id: string = junitTestId(testcase)): ListedTest {
   const place = placeOf(testcase);
-  const suites = [...testcase.suites, testcase.classname].filter((name, i, all) => name && name !== place && all.indexOf(name) === i);
+  // The first distinct names but the place's, in order: linear in the nesting, and done once a test has its fill.
+  const suites: string[] = [];
+  const seen = new Set<string>();
+  for (const name of [...testcase.suites, testcase.classname]) {
+    if (suites.length >= LIMIT.suitesPerTest) break;
+    if (!name || name === place || seen.has(name)) continue;
+    seen.add(name);
+    suites.push(name);
+  }
   return {
     id,
     title: cut(testcase.name, LIMIT.title),
     file_path: cut(place, LIMIT.title),
-    suites: suites.slice(0, LIMIT.suitesPerTest).map((name) => cut(name, LIMIT.title)),
+    suites: suites.map((name) => cut(name, LIMIT.title)),
     runner_project: '',
     tags: [],
     line: testcase.line,

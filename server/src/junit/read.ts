@@ -93,6 +93,20 @@ function lineNumber(raw: string | undefined): number | null {
   return raw && /^\d{1,9}$/.test(raw) ? Number(raw) : null;
 }
 
+/**
+ * An open testsuite and what its testcases inherit, worked out once as it opens: a testcase only
+ * points at it (`names` is shared, never changed), so a testcase costs the same at any depth.
+ */
+interface Suite {
+  /** The non-empty names of the testsuites down to this one, outermost first. */
+  names: string[];
+  file: string | null;
+  timestamp: string | null;
+}
+
+/** Longer than any timestamp a runner writes: not one, and not parsed again for every testcase. */
+const TIMESTAMP_MAX = 64;
+
 interface OpenCase {
   value: JunitCase;
   out: BoundedText;
@@ -110,7 +124,7 @@ interface OpenFailure {
  */
 export class JunitReader {
   private readonly parser: SaxesParser;
-  private readonly suites: { name: string; file: string | null; timestamp: string | null }[] = [];
+  private readonly suites: Suite[] = [];
   /** What the text being read belongs to: the element names open inside the current testcase. */
   private readonly inside: string[] = [];
   private current: OpenCase | null = null;
@@ -166,14 +180,12 @@ export class JunitReader {
       this.sawRoot = true;
     }
     if (this.current) return this.openInCase(tag);
-    if (tag.name === 'testsuite') {
-      const outer = this.suites.at(-1);
-      this.suites.push({ name: a.name ?? '', file: a.file ?? outer?.file ?? null, timestamp: a.timestamp ?? outer?.timestamp ?? null });
-    } else if (tag.name === 'testcase') {
+    if (tag.name === 'testsuite') this.openSuite(a);
+    else if (tag.name === 'testcase') {
       const suite = this.suites.at(-1);
       this.current = {
         value: {
-          suites: this.suites.map((s) => s.name).filter(Boolean),
+          suites: suite?.names ?? [],
           file: a.file ?? suite?.file ?? null,
           // jest-junit's defaults start names with a space.
           classname: (a.classname ?? '').trim(),
@@ -195,6 +207,27 @@ export class JunitReader {
       };
       if (!this.current.value.name) this.fail('a <testcase> has no name');
     }
+  }
+
+  /**
+   * Nesting is bounded (in depth, and in the characters a testcase inherits), so that what each
+   * testcase costs is bounded too and reading stays linear in the file's size.
+   */
+  private openSuite(a: Record<string, string>): void {
+    const outer = this.suites.at(-1);
+    if (this.suites.length >= JUNIT_LIMITS.depth) {
+      this.fail(`testsuites nest deeper than ${JUNIT_LIMITS.depth} levels here: JUnit XML of a test runner nests a few`);
+    }
+    const name = a.name ?? '';
+    const names = name ? [...(outer?.names ?? []), name] : (outer?.names ?? []);
+    const file = a.file ?? outer?.file ?? null;
+    // What every testcase inside hashes into its id.
+    const chars = names.reduce((sum, each) => sum + each.length, 0) + (file?.length ?? 0);
+    if (chars > JUNIT_LIMITS.suiteChars) {
+      this.fail(`the testsuites open here have names (and a file) of more than ${JUNIT_LIMITS.suiteChars.toLocaleString('en')} characters together`);
+    }
+    const timestamp = a.timestamp ?? outer?.timestamp ?? null;
+    this.suites.push({ names, file, timestamp: timestamp && timestamp.length <= TIMESTAMP_MAX ? timestamp : null });
   }
 
   private openInCase(tag: SaxesTagPlain): void {

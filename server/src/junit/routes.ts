@@ -4,7 +4,7 @@ import { addRoute, type RouteContext } from '../http/route.ts';
 import { getRun, summaryUrl } from '../runs/index.ts';
 import { multipartFiles } from './multipart.ts';
 import { JUNIT_LIMITS, junitUploadQuery, junitUploadResponse } from './schema.ts';
-import { uploadJunit } from './upload.ts';
+import { readJunitUpload, storeJunitUpload } from './upload.ts';
 
 export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config, signingSecret } = deps;
@@ -20,10 +20,21 @@ export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
     consumes: { contentType: 'multipart/form-data', description: 'the JUnit XML files, each a part with its file name' },
     response: junitUploadResponse,
     fails: { 409: 'run_key names a run of another environment, or one that has ended before this shard was uploaded' },
-    handler: async ({ query, scope, req }) => {
+    handler: async ({ query, scope, req, res, signal }) => {
       const now = clock();
-      const files = multipartFiles(req, { fileBytes: config.uploadLimitBytes, files: JUNIT_LIMITS.files });
-      const outcome = await uploadJunit(sql, scope.projectId, query, files, { fileMb: config.uploadLimitBytes / 2 ** 20, now, actor: actorOf(scope) });
+      // The body is read and checked whole before any lock or transaction: a client that goes
+      // away or stalls while sending it holds nothing of the database.
+      const files = multipartFiles(req, { fileBytes: config.uploadLimitBytes, files: JUNIT_LIMITS.files }, signal);
+      const read = await readJunitUpload(files, { fileMb: config.uploadLimitBytes / 2 ** 20, signal });
+      // Writing a large upload takes a while after its last byte: a 102 now and then keeps a client's
+      // idle timeout (proctor-ci's is 30 s) from taking the wait for a dead server.
+      const heartbeat = setInterval(() => {
+        if (!res.headersSent && !res.destroyed) res.writeProcessing();
+      }, 10_000);
+      const outcome = await storeJunitUpload(sql, scope.projectId, query, read, { now, signal, actor: actorOf(scope) }).finally(() => {
+        clearInterval(heartbeat);
+        return read.spool.remove();
+      });
       const run = await getRun(sql, scope.projectId, outcome.runId);
       return {
         data: {

@@ -15,6 +15,10 @@ export const JUNIT_LIMITS = {
   attachmentsPerUpload: 2000,
   /** Retries one testcase records. */
   retries: LIMIT.retries,
+  /** Testsuites nested in each other; beyond, a 400 (runners nest a few). */
+  depth: 64,
+  /** Characters of the names (and file) of the testsuites around a testcase, which its id hashes; beyond, a 400. */
+  suiteChars: 8000,
   /** Attempts written to the database at once. */
   batch: 1000,
 } as const;

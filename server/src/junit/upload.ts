@@ -17,10 +17,13 @@ import { attachmentsOf, attemptsOf, junitTestId, listedTest } from './attempts.t
 import type { UploadedFile } from './multipart.ts';
 import { type JunitCase, JunitFileError, JunitReader } from './read.ts';
 import { JUNIT_LIMITS, type JunitUploadQuery } from './schema.ts';
+import { Spool } from './spool.ts';
 
 // An upload of JUnit XML files: one shard of a run (the run of its key, made by the build's first
-// upload), read as it streams in and written in batches, all in one transaction: a file that
-// fails leaves nothing of the upload behind.
+// upload). Read whole first, as it streams in: each file checked and turned into batches of rows,
+// kept in a spool on disk. Only then, with the body read and every file good, the rows are written
+// in one transaction: a client that goes away or stalls meanwhile holds no lock and no
+// connection, and a file that fails leaves nothing of the upload behind.
 
 export interface UploadOutcome {
   runId: number;
@@ -64,16 +67,7 @@ class Batcher {
   /** Where each test of the batch starts: a test seen again is refused with both places. Memory by batch, not by file. */
   private starts = new Map<string, TestStart>();
   private readonly places = new Map<string, string>();
-  /** The batch being written while the next is read: one at a time, in order, on the upload's transaction. */
-  private writing: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly tx: Tx,
-    private readonly projectId: number,
-    private readonly shard: UploadShard,
-    private readonly write: ResultWrite,
-    private readonly now: Date,
-  ) {}
+  constructor(private readonly spool: Spool) {}
 
   add(file: string, testcase: JunitCase): void {
     const id = junitTestId(testcase, this.places);
@@ -105,59 +99,102 @@ class Batcher {
     return this.attempts.length >= JUNIT_LIMITS.batch;
   }
 
-  /**
-   * Sends the batch once the one before is written, and returns while it is written, so that the
-   * file is read on meanwhile: reading and writing take about as long each.
-   */
+  /** Puts the batch in the spool, with where each of its tests starts (for a test an earlier batch or shard recorded). */
   async flush(): Promise<void> {
-    await this.writing;
     if (this.tests.length === 0) return;
-    const batch = { tests: this.tests, attempts: this.attempts };
-    const starts = this.starts;
+    const batch: SpooledBatch = { tests: this.tests, attempts: this.attempts, starts: [...this.starts] };
     this.tests = [];
     this.attempts = [];
     this.starts = new Map();
-    // A test an earlier batch (or shard) recorded is found by the database: the batch knows its place.
-    this.writing = recordUploadBatch(this.tx, this.projectId, this.shard, batch, this.write, this.now).catch((error: unknown) => {
-      const start = error instanceof TestRecordedAlreadyError ? starts.get(error.testId) : undefined;
-      throw start ? repeated(start) : error;
-    });
-    // Awaited by the next flush or by `finish`; a failure meanwhile is not unhandled.
-    this.writing.catch(() => undefined);
-  }
-
-  /** Everything read is written. */
-  async finish(): Promise<void> {
-    await this.flush();
-    await this.writing;
+    await this.spool.append(batch);
   }
 }
 
-async function readFile(file: UploadedFile, batcher: Batcher, fileMb: number): Promise<number> {
+interface SpooledBatch {
+  tests: ListedTest[];
+  attempts: Attempt[];
+  starts: [string, TestStart][];
+}
+
+/**
+ * One file's testcases into the batcher. A stream that fails (the body cut inside the part, the
+ * client gone) is named as the file and the line it reached, or as what stopped the upload.
+ */
+async function readFile(file: UploadedFile, batcher: Batcher, options: ReadOptions): Promise<number> {
   const reader = new JunitReader(file.name, (testcase) => batcher.add(file.name, testcase));
   const decoder = new TextDecoder('utf-8');
-  for await (const chunk of file.stream) {
-    reader.write(decoder.decode(chunk as Buffer, { stream: true }));
-    if (batcher.full) await batcher.flush();
+  let yielded = performance.now();
+  try {
+    for await (const chunk of file.stream) {
+      const text = decoder.decode(chunk as Buffer, { stream: true });
+      // In slices, giving way to other requests every few milliseconds: a chunk of small testcases is a thousand of them.
+      for (let at = 0; at < text.length; at += SLICE_CHARS) {
+        reader.write(text.length <= SLICE_CHARS ? text : text.slice(at, at + SLICE_CHARS));
+        if (batcher.full) await batcher.flush();
+        if (performance.now() - yielded > YIELD_AFTER_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          yielded = performance.now();
+        }
+      }
+    }
+  } catch (error) {
+    if (options.signal.aborted) throw options.signal.reason;
+    if (error instanceof JunitFileError) throw error;
+    const why = (error as Error).message === 'Unexpected end of form' ? 'the body ended inside it' : (error as Error).message;
+    throw new JunitFileError(file.name, reader.line, `is cut off: ${why}`);
   }
-  if (file.truncated()) throw new JunitFileError(file.name, reader.line, `is larger than the upload limit of ${fileMb} MB a file (PROCTOR_UPLOAD_LIMIT_MB)`);
+  if (file.truncated())
+    throw new JunitFileError(file.name, reader.line, `is larger than the upload limit of ${options.fileMb} MB a file (PROCTOR_UPLOAD_LIMIT_MB)`);
   reader.write(decoder.decode());
   reader.end();
   batcher.closeGroup();
   return reader.cases;
 }
 
-/** Reads what is left of an upload without storing it (a retried upload whose shard is stored). */
-async function drain(files: AsyncIterable<UploadedFile>): Promise<void> {
-  for await (const file of files) file.stream.resume();
+/** Text read between two looks at the clock; past YIELD_AFTER_MS since the last, the event loop gets its turn. */
+const SLICE_CHARS = 4096;
+const YIELD_AFTER_MS = 10;
+
+interface ReadOptions {
+  fileMb: number;
+  /** The client gone or stalled: reading stops at once with its reason. */
+  signal: AbortSignal;
 }
 
-export async function uploadJunit(
+/** An upload read and checked, its rows in a spool to write; `remove` when done with it. */
+export interface ReadUpload {
+  files: UploadOutcome['files'];
+  attachments: NamedAttachment[];
+  spool: Spool;
+}
+
+/** Reads every file of an upload, touching no database: a file that fails is a 400 naming it and its line. */
+export async function readJunitUpload(files: AsyncIterable<UploadedFile>, options: ReadOptions): Promise<ReadUpload> {
+  const spool = await Spool.open();
+  try {
+    const batcher = new Batcher(spool);
+    const read: UploadOutcome['files'] = [];
+    for await (const file of files) read.push({ name: file.name, testcases: await readFile(file, batcher, options) });
+    if (read.length === 0)
+      throw new InvalidInputError('body: holds no file; an upload is one or more JUnit XML files, the parts of a multipart/form-data body');
+    await batcher.flush();
+    return { files: read, attachments: batcher.attachments, spool };
+  } catch (error) {
+    await spool.remove();
+    throw error;
+  }
+}
+
+/**
+ * Writes a read upload as its shard, in one transaction that waits on nothing but the database;
+ * `signal` (the client gone) rolls it back between batches. The spool is the caller's to remove.
+ */
+export async function storeJunitUpload(
   sql: Sql,
   projectId: number,
   query: JunitUploadQuery,
-  files: AsyncIterable<UploadedFile>,
-  options: { fileMb: number; now: Date; actor: Actor },
+  upload: ReadUpload,
+  options: { now: Date; signal: AbortSignal; actor: Actor },
 ): Promise<UploadOutcome> {
   const write: ResultWrite = (await takesCopyFromStdin(sql)) ? 'copy' : 'insert';
   return sql.begin(async (tx) => {
@@ -178,19 +215,38 @@ export async function uploadJunit(
       },
       options.now,
     );
-    const read: UploadOutcome['files'] = [];
-    let attachments: NamedAttachment[] = [];
-    if (shard.uploadedBefore) await drain(files);
-    else {
-      const batcher = new Batcher(tx, projectId, shard, write, options.now);
-      attachments = batcher.attachments;
-      for await (const file of files) read.push({ name: file.name, testcases: await readFile(file, batcher, options.fileMb) });
-      if (read.length === 0)
-        throw new InvalidInputError('body: holds no file; an upload is one or more JUnit XML files, the parts of a multipart/form-data body');
-      await batcher.finish();
+    // A retried upload whose shard is stored stores nothing again.
+    if (!shard.uploadedBefore) {
+      const batches = upload.spool.values<SpooledBatch>();
+      let next = batches.next();
+      try {
+        for (;;) {
+          const batch = await next;
+          if (batch.done) break;
+          // The following batch is read off the spool while this one is written.
+          next = batches.next();
+          next.catch(() => undefined);
+          if (options.signal.aborted) throw options.signal.reason;
+          await recordBatch(tx, projectId, shard, batch.value, write, options.now);
+        }
+      } finally {
+        await next.catch(() => undefined);
+        await batches.return(undefined);
+      }
       await endUploadShard(tx, projectId, shard, options.now);
     }
     const results = await uploadedResults(tx, shard, 100);
-    return { runId: shard.runId, files: read, attachments, ...results };
+    const stored = !shard.uploadedBefore;
+    return { runId: shard.runId, files: stored ? upload.files : [], attachments: stored ? upload.attachments : [], ...results };
   });
+}
+
+/** A batch's rows; a test an earlier batch (or shard) recorded is found by the database, and named by where the batch saw it start. */
+async function recordBatch(tx: Tx, projectId: number, shard: UploadShard, batch: SpooledBatch, write: ResultWrite, now: Date): Promise<void> {
+  try {
+    await recordUploadBatch(tx, projectId, shard, { tests: batch.tests, attempts: batch.attempts }, write, now);
+  } catch (error) {
+    const start = error instanceof TestRecordedAlreadyError ? batch.starts.find(([id]) => id === error.testId)?.[1] : undefined;
+    throw start ? repeated(start) : error;
+  }
 }
