@@ -7,7 +7,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { isTerminalState } from '../runs/client.ts';
-import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
+import {
+  hasTestList,
+  isLocation,
+  killMarked,
+  killShard,
+  ListingError,
+  listTests,
+  playwrightVersion,
+  type ShardProcess,
+  shardArgs,
+  spawnShard,
+  type TestPick,
+} from '../toolchain/playwright.ts';
 import { currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner } from '../toolchain/sandbox.ts';
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
@@ -54,6 +66,8 @@ interface Prepared {
   ownCheckout: boolean;
   env: NodeJS.ProcessEnv;
   runner: Runner;
+  /** The run's tags: with locations, they leave out the tests a location selects beside the unit's. */
+  tags: string[];
 }
 
 /** Runs the agent to its end: 0 when its run has no work left or has ended, 1 with the reason otherwise. */
@@ -122,18 +136,19 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
     reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch },
   });
   joined.checkout.commit = headSha;
-  return { dir, branch, ownCheckout, env, runner };
+  return { dir, branch, ownCheckout, env, runner, tags: wanted.tags };
 }
 
 async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog): Promise<void> {
   const listing = await listTests(prepared.dir, prepared.env, prepared.runner);
   const { checkout: wanted } = joined;
-  const units = planUnits(listing, {
-    match: wanted.runner_projects_match,
-    ignore: wanted.runner_projects_ignore,
-    tags: wanted.tags,
-    testIds: wanted.test_case_ids,
-  });
+  // Units name their tests as the suite's Playwright understands: --test-list from 1.56, locations before.
+  const locations = !hasTestList(playwrightVersion(prepared.dir, prepared.runner));
+  const units = planUnits(
+    listing,
+    { match: wanted.runner_projects_match, ignore: wanted.runner_projects_ignore, tags: wanted.tags, testIds: wanted.test_case_ids },
+    locations,
+  );
   const planned = await api.plan(runId, joined.agent.id, { commit: wanted.commit, branch: prepared.branch }, units);
   log.info({ units: planned.units, ours: planned.planned }, planned.planned ? 'planned the run' : 'another agent planned the run first');
 }
@@ -190,21 +205,39 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
   }
 }
 
+/** The unit's tests as this agent's Playwright can be told them (its planner's Playwright may be another). */
+function unitPick(unit: Unit, prepared: Prepared, listFile: string): TestPick {
+  if (unit.tests.every(isLocation)) return { kind: 'locations', locations: [...new Set(unit.tests)], projects: [unit.runner_project] };
+  const version = playwrightVersion(prepared.dir, prepared.runner);
+  if (!hasTestList(version))
+    throw new ListingError(`the unit names its tests for --test-list, which this agent's Playwright ${version} does not have (1.56 and later)`);
+  fs.writeFileSync(listFile, `${unit.tests.join('\n')}\n`, { mode: 0o644 });
+  return { kind: 'list', file: listFile };
+}
+
 async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepared, current: Current, log: AgentLog): Promise<void> {
   const scratch = path.join(prepared.runner.home, 'tmp', `run-${runId}-unit-${unit.unit}-${process.pid}`);
   fs.rmSync(scratch, { recursive: true, force: true });
   fs.mkdirSync(scratch, { mode: 0o700 });
   const marker = `agent-${process.pid}:${runId}:${unit.unit}`;
   try {
-    const listFile = path.join(scratch, 'tests.txt');
-    fs.writeFileSync(listFile, `${unit.tests.join('\n')}\n`, { mode: 0o644 });
+    let pick: TestPick;
+    try {
+      pick = unitPick(unit, prepared, path.join(scratch, 'tests.txt'));
+    } catch (error) {
+      if (!(error instanceof ListingError)) throw error;
+      await api.crashed(runId, unit.unit, [error.message]);
+      return;
+    }
     await handOver(prepared.runner, scratch);
     log.info(
       { unit: unit.unit, file: unit.file, runner_project: unit.runner_project, tests: unit.tests.length, estimate_ms: unit.estimate_ms },
       'running a unit',
     );
     const env = { ...prepared.env, PROCTOR_SHARD: String(unit.unit), PROCTOR_EXECUTION: marker };
-    const args = shardArgs(prepared.runner, { projects: null, tags: [], testList: unit.tests }, 1, 1, listFile, path.join(scratch, 'output'));
+    // A location also selects the tests written at the same place: the run's tags leave out those it does not select.
+    const tags = pick.kind === 'locations' ? prepared.tags : [];
+    const args = shardArgs(prepared.runner, { projects: null, tags, tests: null }, 1, 1, pick, path.join(scratch, 'output'));
     current.shard = spawnShard(prepared.dir, args, env, prepared.runner);
     const code = await current.shard.exited;
     // The reporter ended the shard before Playwright exited; if it could not, the unit crashed.
