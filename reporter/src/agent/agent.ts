@@ -20,7 +20,7 @@ import {
   spawnShard,
   type TestPick,
 } from '../toolchain/playwright.ts';
-import { currentBranch, installDependencies, resolveRepository } from '../toolchain/repository.ts';
+import { currentBranch, resolveRepository, useWorkspace } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner } from '../toolchain/sandbox.ts';
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { AgentApi, type AgentRunBody, type JoinAnswer, type Unit } from './client.ts';
@@ -38,6 +38,8 @@ export interface AgentSettings {
   workdir: string;
   /** A checkout to use as it is (a CI job's), instead of checking the run's repository out. */
   workspace: string | null;
+  /** Run the workspace's package manager's install when its dependencies are missing; else the agent refuses such a workspace. */
+  install?: boolean;
   runnerUser: string;
   /** Stops the agent (its server shutting down): the unit under way is stopped, its lease lapses to another agent. */
   signal?: AbortSignal;
@@ -118,7 +120,8 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
       () => wanted.commit,
     );
     branch = await currentBranch(dir);
-    await installDependencies(dir, (line) => log.info({}, line), { ownFolder: true, runner });
+    // Used as it is: never written to, unless --install asks.
+    await useWorkspace(dir, (line) => log.info({}, line), { install: settings.install === true, runner });
   } else {
     const repository = await resolveRepository(wanted.repo_url);
     // A folder of this agent's own: agents on one machine may share a work folder.
