@@ -63,12 +63,14 @@ function treeHash(dir: string): string {
   return hash.digest('hex');
 }
 
+/** The agents' lease: a run nobody can plan ends within it. */
+const LEASE_S = 5;
 let server: TestServer;
 let key: string;
 const cleanup: string[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer({ clock: new TestClock('live'), env: { PROCTOR_AGENT_LEASE_S: '5' } });
+  server = await startTestServer({ clock: new TestClock('live'), env: { PROCTOR_AGENT_LEASE_S: String(LEASE_S) } });
   const project = await createProject(server.sql, { name: 'yarn', repoUrl: '/nonexistent', repoName: 'acme/yarn' });
   await server.sql`insert into environments (project_id, slug, name) values (${project.id}, 'ci', 'CI')`;
   key = await createKey(server.sql, { projectId: project.id });
@@ -129,5 +131,20 @@ describe('an agent on a yarn workspace', () => {
       "the workspace's dependencies are not installed (missing: exports-only): install them before the agent starts (yarn install), or pass --install",
     );
     expect(treeHash(dir)).toBe(before);
+  });
+
+  it('when every agent of a run fails before planning, then the run ends error with the reason within the lease time, not queued', async () => {
+    const dirs = [workspace(), workspace()];
+    cleanup.push(...dirs);
+    for (const dir of dirs) fs.rmSync(path.join(dir, 'node_modules/exports-only'), { recursive: true });
+    const exits = await Promise.all(dirs.map((dir) => agent('nobody-plans', dir)));
+    const exited = Date.now();
+    expect(exits.map((exit) => exit.code)).toEqual([1, 1]);
+    const [row] = await server.sql<{ id: number }[]>`select id from test_runs where run_key = 'nobody-plans'`;
+    const run = await waitForRun(client(server.url, key), row?.id as number, ['error'], LEASE_S * 1000);
+    expect(Date.now() - exited).toBeLessThan(LEASE_S * 1000);
+    const [ended] = await server.sql<{ error_reason: string }[]>`select error_reason from test_runs where id = ${row?.id as number}`;
+    expect(ended?.error_reason).toMatch(/^agent \S+ could not plan the run: the workspace's dependencies are not installed \(missing: exports-only\)/);
+    expect(run.testRun.state).toBe('error');
   });
 });

@@ -81,13 +81,32 @@ export async function runAgent(settings: AgentSettings, log: AgentLog): Promise<
     const joined = await api.join(runId, settings.name);
     if (!joined) return { code: 0, reason: `run ${runId} has ended: no work left` };
     log.info({ test_run_id: runId, agent_id: joined.agent.id }, 'joined the run');
-    prepared = await prepare(settings, runId, joined, log);
+    try {
+      prepared = await prepare(settings, runId, joined, log);
+    } catch (error) {
+      await reportIfPlanner(api, runId, joined, (error as Error).message, log);
+      throw error;
+    }
     log.info({ dir: prepared.dir }, 'ready to run units');
     return await pullUnits(api, runId, joined, prepared, log, settings.signal);
   } catch (error) {
     return { code: 1, reason: (error as Error).message };
   } finally {
     if (prepared?.ownCheckout) fs.rmSync(prepared.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * An agent that fails before it can plan: when it is the one to plan the run (the first still
+ * heard from), the run ends `error` with its reason rather than waiting, queued, for others that
+ * would fail the same way; otherwise the agent to plan it does.
+ */
+async function reportIfPlanner(api: AgentApi, runId: number, joined: JoinAnswer, reason: string, log: AgentLog): Promise<void> {
+  try {
+    const lease = await api.lease(runId, joined.agent.id);
+    if (lease.plan) await api.planFailed(runId, joined.agent.id, reason);
+  } catch (error) {
+    log.warn({ err: error }, 'could not report the failure to plan');
   }
 }
 
@@ -163,6 +182,10 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
 async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog, signal?: AbortSignal): Promise<AgentExit> {
   const leaseMs = joined.lease_seconds * 1000;
   const current: Current = { unit: null, shard: null, ended: null, lost: false };
+  /** Units of this agent's that crashed: it exits 1 at its end, whatever the run's state. */
+  const crashed: number[] = [];
+  const end = (exit: AgentExit): AgentExit =>
+    crashed.length === 0 ? exit : { code: 1, reason: `${exit.reason}; unit${crashed.length > 1 ? 's' : ''} ${crashed.join(', ')} crashed here` };
   const stop = () => {
     current.lost = true;
     if (current.shard) void killShard(current.shard);
@@ -184,21 +207,27 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
   );
   try {
     for (;;) {
-      if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
+      if (signal?.aborted) return end({ code: 1, reason: 'stopped before the run had no work left: its units go to other agents' });
       const lease = await api.lease(runId, joined.agent.id);
-      if (isTerminalState(lease.test_run.state)) return { code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` };
+      if (isTerminalState(lease.test_run.state)) return end({ code: 0, reason: `run ${runId} has ended (${lease.test_run.state})` });
       if (lease.plan) {
-        await plan(api, runId, joined, prepared, log);
+        try {
+          await plan(api, runId, joined, prepared, log);
+        } catch (error) {
+          const reason = (error as Error).message;
+          await api.planFailed(runId, joined.agent.id, reason);
+          return { code: 1, reason: `planning the run failed: ${reason}` };
+        }
         continue;
       }
       if (lease.unit) {
         Object.assign(current, { unit: lease.unit.unit, lost: false });
-        await runUnit(api, runId, lease.unit, prepared, current, log);
+        if (await runUnit(api, runId, joined.agent.id, lease.unit, prepared, current, log)) crashed.push(lease.unit.unit);
         current.unit = null;
-        if (current.ended) return { code: 0, reason: `run ${runId} has ended (${current.ended})` };
+        if (current.ended) return end({ code: 0, reason: `run ${runId} has ended (${current.ended})` });
         continue;
       }
-      if (lease.test_run.planned && lease.remaining === 0) return { code: 0, reason: `run ${runId} has no work left` };
+      if (lease.test_run.planned && lease.remaining === 0) return end({ code: 0, reason: `run ${runId} has no work left` });
       // Units held by others (one may go silent, and the run's end is heard here), or the plan to come.
       await new Promise((resolve) => setTimeout(resolve, Math.min(500, leaseMs / 3)));
     }
@@ -218,7 +247,8 @@ function unitPick(unit: Unit, prepared: Prepared, listFile: string): TestPick {
   return { kind: 'list', file: listFile };
 }
 
-async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepared, current: Current, log: AgentLog): Promise<void> {
+/** Runs a unit to its end; true when it crashed (its Playwright ended without the reporter ending it). */
+async function runUnit(api: AgentApi, runId: number, agentId: number, unit: Unit, prepared: Prepared, current: Current, log: AgentLog): Promise<boolean> {
   const scratch = path.join(prepared.runner.home, 'tmp', `run-${runId}-unit-${unit.unit}-${process.pid}`);
   fs.rmSync(scratch, { recursive: true, force: true });
   fs.mkdirSync(scratch, { mode: 0o700 });
@@ -230,7 +260,7 @@ async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepa
     } catch (error) {
       if (!(error instanceof ListingError)) throw error;
       await api.crashed(runId, unit.unit, [error.message]);
-      return;
+      return true;
     }
     await handOver(prepared.runner, scratch);
     log.info(
@@ -244,10 +274,14 @@ async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepa
     current.shard = spawnShard(prepared.dir, args, env, prepared.runner);
     const code = await current.shard.exited;
     // The reporter ended the shard before Playwright exited; if it could not, the unit crashed.
-    if (!current.ended && !current.lost)
-      await api.crashed(runId, unit.unit, [
-        `Playwright exited (code ${code}) without its reporter ending the unit\n${current.shard.output().trim().slice(-4000)}`,
-      ]);
+    if (current.ended || current.lost) return false;
+    const output = current.shard.output().trim().slice(-4000);
+    // The reporter ends the unit's shard as Playwright ends: a unit still leased to this agent was not ended.
+    const { state, units } = await api.heartbeat(runId, agentId);
+    if (isTerminalState(state) || !units.includes(unit.unit)) return false;
+    log.warn({ unit: unit.unit, file: unit.file, code }, 'the unit crashed');
+    await api.crashed(runId, unit.unit, [`Playwright exited (code ${code}) without its reporter ending the unit\n${output}`]);
+    return true;
   } finally {
     current.shard = null;
     killMarked(marker);
