@@ -7,8 +7,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { isTerminalState } from '../runs/client.ts';
-import { killMarked, killShard, listTests, type ShardProcess, shardArgs, spawnShard } from '../toolchain/playwright.ts';
-import { currentBranch, installDependencies, RepositoryError, resolveRepository } from '../toolchain/repository.ts';
+import {
+  hasTestList,
+  isLocation,
+  killMarked,
+  killShard,
+  ListingError,
+  listTests,
+  playwrightVersion,
+  type ShardProcess,
+  shardArgs,
+  spawnShard,
+  type TestPick,
+} from '../toolchain/playwright.ts';
+import { currentBranch, RepositoryError, resolveRepository, useWorkspace } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner } from '../toolchain/sandbox.ts';
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { AgentApi, type AgentRunBody, type JoinAnswer, type Unit } from './client.ts';
@@ -26,6 +38,8 @@ export interface AgentSettings {
   workdir: string;
   /** A checkout to use as it is (a CI job's), instead of checking the run's repository out. */
   workspace: string | null;
+  /** Run the workspace's package manager's install when its dependencies are missing; else the agent refuses such a workspace. */
+  install?: boolean;
   runnerUser: string;
   /** Stops the agent (its server shutting down): the unit under way is stopped, its lease lapses to another agent. */
   signal?: AbortSignal;
@@ -54,6 +68,8 @@ interface Prepared {
   ownCheckout: boolean;
   env: NodeJS.ProcessEnv;
   runner: Runner;
+  /** The run's tags: with locations, they leave out the tests a location selects beside the unit's. */
+  tags: string[];
 }
 
 /** Runs the agent to its end: 0 when its run has no work left or has ended, 1 with the reason otherwise. */
@@ -65,13 +81,32 @@ export async function runAgent(settings: AgentSettings, log: AgentLog): Promise<
     const joined = await api.join(runId, settings.name);
     if (!joined) return { code: 0, reason: `run ${runId} has ended: no work left` };
     log.info({ test_run_id: runId, agent_id: joined.agent.id }, 'joined the run');
-    prepared = await prepare(settings, runId, joined, log);
+    try {
+      prepared = await prepare(settings, runId, joined, log);
+    } catch (error) {
+      await reportIfPlanner(api, runId, joined, (error as Error).message, log);
+      throw error;
+    }
     log.info({ dir: prepared.dir }, 'ready to run units');
     return await pullUnits(api, runId, joined, prepared, log, settings.signal);
   } catch (error) {
     return { code: 1, reason: (error as Error).message };
   } finally {
     if (prepared?.ownCheckout) fs.rmSync(prepared.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * An agent that fails before it can plan: when it is the one to plan the run (the first still
+ * heard from), the run ends `error` with its reason rather than waiting, queued, for others that
+ * would fail the same way; otherwise the agent to plan it does.
+ */
+async function reportIfPlanner(api: AgentApi, runId: number, joined: JoinAnswer, reason: string, log: AgentLog): Promise<void> {
+  try {
+    const lease = await api.lease(runId, joined.agent.id);
+    if (lease.plan) await api.planFailed(runId, joined.agent.id, reason);
+  } catch (error) {
+    log.warn({ err: error }, 'could not report the failure to plan');
   }
 }
 
@@ -104,7 +139,8 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
       () => wanted.commit,
     );
     branch = await currentBranch(dir);
-    await installDependencies(dir, (line) => log.info({}, line), { ownFolder: true, runner });
+    // Used as it is: never written to, unless --install asks.
+    await useWorkspace(dir, (line) => log.info({}, line), { install: settings.install === true, runner });
   } else {
     if (wanted.repo_url === null)
       throw new RepositoryError(
@@ -126,18 +162,19 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
     reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch },
   });
   joined.checkout.commit = headSha;
-  return { dir, branch, ownCheckout, env, runner };
+  return { dir, branch, ownCheckout, env, runner, tags: wanted.tags };
 }
 
 async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog): Promise<void> {
   const listing = await listTests(prepared.dir, prepared.env, prepared.runner);
   const { checkout: wanted } = joined;
-  const units = planUnits(listing, {
-    match: wanted.runner_projects_match,
-    ignore: wanted.runner_projects_ignore,
-    tags: wanted.tags,
-    testIds: wanted.test_case_ids,
-  });
+  // Units name their tests as the suite's Playwright understands: --test-list from 1.56, locations before.
+  const locations = !hasTestList(playwrightVersion(prepared.dir, prepared.runner));
+  const units = planUnits(
+    listing,
+    { match: wanted.runner_projects_match, ignore: wanted.runner_projects_ignore, tags: wanted.tags, testIds: wanted.test_case_ids },
+    locations,
+  );
   const planned = await api.plan(runId, joined.agent.id, { commit: wanted.commit, branch: prepared.branch }, units);
   log.info({ units: planned.units, ours: planned.planned }, planned.planned ? 'planned the run' : 'another agent planned the run first');
 }
@@ -149,6 +186,10 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
 async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog, signal?: AbortSignal): Promise<AgentExit> {
   const leaseMs = joined.lease_seconds * 1000;
   const current: Current = { unit: null, shard: null, ended: null, lost: false };
+  /** Units of this agent's that crashed: it exits 1 at its end, whatever the run's state. */
+  const crashed: number[] = [];
+  const end = (exit: AgentExit): AgentExit =>
+    crashed.length === 0 ? exit : { code: 1, reason: `${exit.reason}; unit${crashed.length > 1 ? 's' : ''} ${crashed.join(', ')} crashed here` };
   const stop = () => {
     current.lost = true;
     if (current.shard) void killShard(current.shard);
@@ -166,20 +207,20 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
         })
         .catch(async (error: unknown) => {
           // The token is refused from the run's end on: that is how a cancel reaches this agent.
-          const end = await api.endOf(runId, error);
-          if (!end) return log.warn({ err: error }, 'heartbeat failed');
-          current.ended = end;
+          const state = await api.endOf(runId, error);
+          if (!state) return log.warn({ err: error }, 'heartbeat failed');
+          current.ended = state;
           if (current.shard) void killShard(current.shard);
         });
     },
     Math.max(100, leaseMs / 3),
   );
   try {
-    return await leaseUntilDone(api, runId, joined, prepared, current, log, signal);
+    return end(await leaseUntilDone(api, runId, joined, prepared, current, crashed, log, signal));
   } catch (error) {
     // A plan, a lease or a crash report refused because the run ended meanwhile: this agent is done.
-    const end = await api.endOf(runId, error);
-    if (end) return ended(runId, end);
+    const state = await api.endOf(runId, error);
+    if (state) return end(ended(runId, state));
     throw error;
   } finally {
     clearInterval(beat);
@@ -192,13 +233,17 @@ function ended(runId: number, state: string): AgentExit {
   return { code: 0, reason: `run ${runId} has ended${state === 'ended' ? '' : ` (${state})`}` };
 }
 
-/** The agent's loop: lease, plan when asked to, run each unit, until the run has no work left or ends. */
+/**
+ * The agent's loop: lease, plan when asked to, run each unit, until the run has no work left or
+ * ends. A unit that crashed here is added to `crashed`; a plan that failed ends the run `error`.
+ */
 async function leaseUntilDone(
   api: AgentApi,
   runId: number,
   joined: JoinAnswer,
   prepared: Prepared,
   current: Current,
+  crashed: number[],
   log: AgentLog,
   signal?: AbortSignal,
 ): Promise<AgentExit> {
@@ -207,12 +252,18 @@ async function leaseUntilDone(
     const lease = await api.lease(runId, joined.agent.id);
     if (isTerminalState(lease.test_run.state)) return ended(runId, lease.test_run.state);
     if (lease.plan) {
-      await plan(api, runId, joined, prepared, log);
+      try {
+        await plan(api, runId, joined, prepared, log);
+      } catch (error) {
+        const reason = (error as Error).message;
+        await api.planFailed(runId, joined.agent.id, reason);
+        return { code: 1, reason: `planning the run failed: ${reason}` };
+      }
       continue;
     }
     if (lease.unit) {
       Object.assign(current, { unit: lease.unit.unit, lost: false });
-      await runUnit(api, runId, lease.unit, prepared, current, log);
+      if (await runUnit(api, runId, joined.agent.id, lease.unit, prepared, current, log)) crashed.push(lease.unit.unit);
       current.unit = null;
       if (current.ended) return ended(runId, current.ended);
       continue;
@@ -223,28 +274,51 @@ async function leaseUntilDone(
   }
 }
 
-async function runUnit(api: AgentApi, runId: number, unit: Unit, prepared: Prepared, current: Current, log: AgentLog): Promise<void> {
+/** The unit's tests as this agent's Playwright can be told them (its planner's Playwright may be another). */
+function unitPick(unit: Unit, prepared: Prepared, listFile: string): TestPick {
+  if (unit.tests.every(isLocation)) return { kind: 'locations', locations: [...new Set(unit.tests)], projects: [unit.runner_project] };
+  const version = playwrightVersion(prepared.dir, prepared.runner);
+  if (!hasTestList(version))
+    throw new ListingError(`the unit names its tests for --test-list, which this agent's Playwright ${version} does not have (1.56 and later)`);
+  fs.writeFileSync(listFile, `${unit.tests.join('\n')}\n`, { mode: 0o644 });
+  return { kind: 'list', file: listFile };
+}
+
+/** Runs a unit to its end; true when it crashed (its Playwright ended without the reporter ending it). */
+async function runUnit(api: AgentApi, runId: number, agentId: number, unit: Unit, prepared: Prepared, current: Current, log: AgentLog): Promise<boolean> {
   const scratch = path.join(prepared.runner.home, 'tmp', `run-${runId}-unit-${unit.unit}-${process.pid}`);
   fs.rmSync(scratch, { recursive: true, force: true });
   fs.mkdirSync(scratch, { mode: 0o700 });
   const marker = `agent-${process.pid}:${runId}:${unit.unit}`;
   try {
-    const listFile = path.join(scratch, 'tests.txt');
-    fs.writeFileSync(listFile, `${unit.tests.join('\n')}\n`, { mode: 0o644 });
+    let pick: TestPick;
+    try {
+      pick = unitPick(unit, prepared, path.join(scratch, 'tests.txt'));
+    } catch (error) {
+      if (!(error instanceof ListingError)) throw error;
+      await api.crashed(runId, unit.unit, [error.message]);
+      return true;
+    }
     await handOver(prepared.runner, scratch);
     log.info(
       { unit: unit.unit, file: unit.file, runner_project: unit.runner_project, tests: unit.tests.length, estimate_ms: unit.estimate_ms },
       'running a unit',
     );
     const env = { ...prepared.env, PROCTOR_SHARD: String(unit.unit), PROCTOR_EXECUTION: marker };
-    const args = shardArgs(prepared.runner, { projects: null, tags: [], testList: unit.tests }, 1, 1, listFile, path.join(scratch, 'output'));
+    // A location also selects the tests written at the same place: the run's tags leave out those it does not select.
+    const tags = pick.kind === 'locations' ? prepared.tags : [];
+    const args = shardArgs(prepared.runner, { projects: null, tags, tests: null }, 1, 1, pick, path.join(scratch, 'output'));
     current.shard = spawnShard(prepared.dir, args, env, prepared.runner);
     const code = await current.shard.exited;
     // The reporter ended the shard before Playwright exited; if it could not, the unit crashed.
-    if (!current.ended && !current.lost)
-      await api.crashed(runId, unit.unit, [
-        `Playwright exited (code ${code}) without its reporter ending the unit\n${current.shard.output().trim().slice(-4000)}`,
-      ]);
+    if (current.ended || current.lost) return false;
+    const output = current.shard.output().trim().slice(-4000);
+    // The reporter ends the unit's shard as Playwright ends: a unit still leased to this agent was not ended.
+    const { state, units } = await api.heartbeat(runId, agentId);
+    if (isTerminalState(state) || !units.includes(unit.unit)) return false;
+    log.warn({ unit: unit.unit, file: unit.file, code }, 'the unit crashed');
+    await api.crashed(runId, unit.unit, [`Playwright exited (code ${code}) without its reporter ending the unit\n${output}`]);
+    return true;
   } finally {
     current.shard = null;
     killMarked(marker);

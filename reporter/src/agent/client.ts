@@ -119,6 +119,11 @@ export class AgentApi {
       .data;
   }
 
+  /** This agent was to plan the run and could not: the server ends the run `error` with the reason. */
+  async planFailed(runId: number, agentId: number, error: string): Promise<void> {
+    await this.call('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, commit: null, branch: null, units: [], error: error.slice(0, 20_000) });
+  }
+
   async lease(runId: number, agentId: number): Promise<LeaseAnswer> {
     return (await this.call<{ data: LeaseAnswer }>('POST', `/api/test-runs/${runId}/units/lease`, { agent_id: agentId })).data;
   }

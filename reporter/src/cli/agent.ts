@@ -11,11 +11,12 @@ import { openCommand, UsageError } from './exit.ts';
 /** The agents' API as the agent reads it, which the server checks against its schemas. */
 export type { AgentRunBody, Checkout, JoinAnswer, LeaseAnswer, PlannedUnit, Unit } from '../agent/client.ts';
 
-export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SLUG [--run-key K]) [--url URL] [--key KEY] [--name N] [--workdir DIR] [--workspace DIR]
+export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SLUG [--run-key K]) [--url URL] [--key KEY] [--name N] [--workdir DIR] [--workspace DIR [--install]]
   Runs units of a run of agents here until the run has no work left: the first agent of a CI build
   makes its run (--environment), plans its units, and every agent leases them one at a time.
   URL and KEY also from PROCTOR_URL and PROCTOR_API_KEY; --run-key defaults to PROCTOR_RUN_KEY, else
-  the CI build's id. Suites run as PROCTOR_RUNNER_USER (default nobody) when the agent is root.
+  the CI build's id. A --workspace is used as it is, its dependencies installed already; --install
+  lets the agent run its package manager's install there. Suites run as PROCTOR_RUNNER_USER (default nobody) when the agent is root.
   Log lines (JSON) on stderr at LOG_LEVEL (info; warn, error, silent).`;
 
 const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace'] as const;
@@ -29,6 +30,7 @@ export interface AgentFlags {
   name?: string;
   workdir?: string;
   workspace?: string;
+  install?: boolean;
 }
 
 export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentSettings {
@@ -36,6 +38,7 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentS
   const key = flags.key ?? env.PROCTOR_API_KEY ?? '';
   if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError("--url (or PROCTOR_URL) must be the server's http(s) URL");
   if (!key) throw new UsageError('--key (or PROCTOR_API_KEY) must be a project key');
+  if (flags.install && !flags.workspace) throw new UsageError('--install is for a --workspace: a checkout of the agent installs its dependencies itself');
   if ((flags.run === undefined) === (flags.environment === undefined)) throw new UsageError('give --run ID or --environment SLUG (one of them)');
   return {
     url,
@@ -44,6 +47,7 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentS
     name: flags.name ?? `${os.hostname()}:${process.pid}`,
     workdir: path.resolve(flags.workdir ?? path.join(os.tmpdir(), 'proctor-agent')),
     workspace: flags.workspace ? path.resolve(flags.workspace) : null,
+    install: flags.install === true,
     runnerUser: env.PROCTOR_RUNNER_USER ?? 'nobody',
   };
 }
@@ -97,7 +101,11 @@ export async function agentCommand(args: string[], env: NodeJS.ProcessEnv, name 
 
 function flagsOf(args: string[]): AgentFlags {
   try {
-    return parseArgs({ args, options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), strict: true }).values as AgentFlags;
+    return parseArgs({
+      args,
+      options: { ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), install: { type: 'boolean' as const } },
+      strict: true,
+    }).values as AgentFlags;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

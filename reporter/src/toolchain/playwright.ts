@@ -36,6 +36,18 @@ export function playwrightCli(dir: string, runner: Runner): string {
   throw new ListingError('no @playwright/test to run');
 }
 
+/** The version of the Playwright that runs the suite in `dir`: its @playwright/test package.json, read from disk. */
+export function playwrightVersion(dir: string, runner: Runner): string {
+  const manifest = path.join(path.dirname(playwrightCli(dir, runner)), 'package.json');
+  return (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+/** Whether a Playwright has `--test-list` (1.56 and later); before it, tests are named by their locations. */
+export function hasTestList(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map((part) => Number.parseInt(part, 10));
+  return major > 1 || (major === 1 && minor >= 56);
+}
+
 /** The `playwright-core` folder of the Playwright that runs the suite in `dir`. */
 function playwrightCoreOf(dir: string, runner: Runner): string {
   const playwright = createRequire(playwrightCli(dir, runner)).resolve('playwright/package.json');
@@ -79,9 +91,16 @@ export interface Selection {
   /** Runner projects to run; null for all. */
   projects: string[] | null;
   tags: string[];
-  /** A --test-list file's lines, or null for no id filter. */
-  testList: string[] | null;
+  /** The tests the ids select, or null for no id filter. */
+  tests: RunnerListedTest[] | null;
 }
+
+/**
+ * How a shard names its tests, as every supported Playwright understands: a `--test-list` file
+ * where the suite's Playwright has it, else `file:line:column` locations (with `--project`), which
+ * also select any other test written at the same place (a loop's).
+ */
+export type TestPick = { kind: 'list'; file: string } | { kind: 'locations'; locations: string[]; projects: string[] };
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -92,17 +111,45 @@ export function selectTests(listing: Listing | null, filter: { match: string[]; 
   let projects: string[] | null = filter.match.length > 0 ? [...filter.match] : null;
   if (filter.ignore.length > 0) projects = (projects ?? listing?.projects ?? []).filter((name) => !filter.ignore.includes(name));
   const tags = filter.tags.map((tag) => (tag.startsWith('@') ? tag : `@${tag}`));
-  let testList: string[] | null = null;
+  let tests: RunnerListedTest[] | null = null;
   if (filter.testIds.length > 0) {
     const wanted = new Set(filter.testIds);
-    testList = (listing?.tests ?? []).filter((t) => wanted.has(t.id)).map(testListLine);
+    tests = (listing?.tests ?? []).filter((t) => wanted.has(t.id));
   }
-  return { projects, tags, testList };
+  return { projects, tags, tests };
+}
+
+/** `tests` as the suite's Playwright can be told them: a `--test-list` file written to `listFile`, or their locations. */
+export function pickTests(tests: RunnerListedTest[], version: string, listFile: string): TestPick {
+  if (!hasTestList(version))
+    return { kind: 'locations', locations: [...new Set(tests.map(testLocation))], projects: [...new Set(tests.map((test) => test.runner_project))] };
+  fs.writeFileSync(listFile, `${tests.map(testListLine).join('\n')}\n`, { mode: 0o644 });
+  return { kind: 'list', file: listFile };
 }
 
 /** A test as a `--test-list` file names it. */
 export function testListLine(test: RunnerListedTest): string {
   return [`[${test.runner_project}]`, test.file, ...test.titles].join(' › ');
+}
+
+/** A test's place, `file:line:column` with its file relative to the config's rootDir: a unit's name for it where Playwright has no `--test-list`. */
+export function testLocation(test: RunnerListedTest): string {
+  return `${test.file}:${test.line ?? 1}:${test.column ?? 1}`;
+}
+
+/** Whether a unit's line is a location (`testLocation`), not a `--test-list` line. */
+export function isLocation(line: string): boolean {
+  return /:\d+:\d+$/.test(line) && !line.startsWith('[');
+}
+
+/**
+ * A location as a command-line filter: Playwright reads its file part as a regular expression tested
+ * against the absolute path, so the rootDir-relative path is escaped and anchored at its end.
+ */
+function locationArg(location: string): string {
+  const match = /^(.*):(\d+):(\d+)$/.exec(location);
+  if (!match) throw new ListingError(`not a test location: ${location}`);
+  return `/(?:^|\\/)${escapeRegExp(match[1] as string).replaceAll('/', '\\/')}$/:${match[2]}:${match[3]}`;
 }
 
 /** Whether a listed test is one the selection runs. */
@@ -126,15 +173,13 @@ export async function runRepeats(
   repeats: number,
   scratch: string,
 ): Promise<RepeatedTest[]> {
-  const listFile = path.join(scratch, 'burn-in.txt');
-  fs.writeFileSync(listFile, `${tests.map(testListLine).join('\n')}\n`, { mode: 0o644 });
+  const pick = pickTests(tests, playwrightVersion(dir, runner), path.join(scratch, 'burn-in.txt'));
   const output = path.join(scratch, 'burn-in.json');
   const args = [
     'test',
+    ...pickArgs(pick),
     `--repeat-each=${repeats}`,
     '--retries=0',
-    '--test-list',
-    listFile,
     `--reporter=${reporterFile(runner, '@proctor/reporter/repeats')}`,
     `--output=${path.join(scratch, 'burn-in')}`,
   ];
@@ -160,13 +205,20 @@ export async function runRepeats(
 }
 
 /** `outputDir`: where Playwright writes test-results, a folder of the runner's (the suite's own folder may not be writable). */
-export function shardArgs(runner: Runner, selection: Selection, shard: number, totalShards: number, testListFile: string | null, outputDir: string): string[] {
-  const args = ['test', `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`, `--output=${outputDir}`];
+export function shardArgs(runner: Runner, selection: Selection, shard: number, totalShards: number, pick: TestPick | null, outputDir: string): string[] {
+  // The pick's arguments right after `test`: see pickArgs.
+  const args = ['test', ...(pick ? pickArgs(pick) : []), `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`, `--output=${outputDir}`];
   if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
   for (const project of selection.projects ?? []) args.push('--project', project);
   if (selection.tags.length > 0) args.push('--grep', selection.tags.map((tag) => `${escapeRegExp(tag)}(?![\\w-])`).join('|'));
-  if (testListFile) args.push('--test-list', testListFile);
   return args;
+}
+
+function pickArgs(pick: TestPick): string[] {
+  if (pick.kind === 'list') return ['--test-list', pick.file];
+  // Locations first: before 1.5x `--project` takes every argument after it up to the next option.
+  // A config without projects has one named '': no --project names it, and none is needed.
+  return [...pick.locations.map(locationArg), ...pick.projects.filter(Boolean).flatMap((project) => ['--project', project])];
 }
 
 export interface ShardProcess {

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { type Runner, runnerEnvironment, runnerSpawnOptions } from './sandbox.ts';
@@ -172,13 +171,73 @@ function declaredDependencies(dir: string): string[] {
   return Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
 }
 
-function resolves(dir: string, name: string): boolean {
-  try {
-    createRequire(path.join(dir, 'package.json')).resolve(`${name}/package.json`);
-    return true;
-  } catch {
-    return false;
+/**
+ * Whether `name` is installed for `dir`, by what is on disk: its folder in a node_modules of `dir` or
+ * of a parent (npm, yarn classic, pnpm's links), as Node would find it. Not require.resolve of its
+ * package.json, which a package whose `exports` leave it out refuses.
+ */
+function installedOnDisk(dir: string, name: string): boolean {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    if (fs.existsSync(path.join(at, 'node_modules', name, 'package.json'))) return true;
+    if (path.dirname(at) === at) return false;
   }
+}
+
+/** Yarn's Plug'n'Play map of `dir` or a parent: with it, packages live in yarn's cache, not in node_modules. */
+function pnpFile(dir: string): string | null {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    const file = path.join(at, '.pnp.cjs');
+    if (fs.existsSync(file)) return file;
+    if (path.dirname(at) === at) return null;
+  }
+}
+
+export type PackageManager = 'npm' | 'yarn' | 'pnpm';
+
+/** The package manager a folder's lockfile names (npm when none does). */
+export function packageManagerOf(dir: string): PackageManager {
+  if (fs.existsSync(path.join(dir, 'pnpm-lock.yaml'))) return 'pnpm';
+  if (fs.existsSync(path.join(dir, 'yarn.lock'))) return 'yarn';
+  return 'npm';
+}
+
+/** The declared dependencies of `dir` not installed on disk; none under Yarn's Plug'n'Play, which installed them all or made no map. */
+export function missingDependencies(dir: string): string[] {
+  if (!fs.existsSync(path.join(dir, 'package.json')) || pnpFile(dir)) return [];
+  return declaredDependencies(dir).filter((name) => !installedOnDisk(dir, name));
+}
+
+/**
+ * A workspace given to use as it is (a CI job's): its dependencies must be installed already. It is
+ * never written to, unless `install` (the agent's --install) asks for its package manager's install.
+ */
+export async function useWorkspace(dir: string, log: (line: string) => void, options: { install: boolean; runner: Runner }): Promise<void> {
+  const missing = missingDependencies(dir);
+  if (missing.length === 0) return;
+  const manager = packageManagerOf(dir);
+  if (!options.install)
+    throw new RepositoryError(
+      `the workspace's dependencies are not installed (missing: ${missing.join(', ')}): install them before the agent starts (${manager} install), or pass --install`,
+    );
+  const command = { npm: ['npm', 'install', '--no-audit', '--no-fund'], yarn: ['yarn', 'install'], pnpm: ['pnpm', 'install'] }[manager];
+  log(`installing the workspace's dependencies (${command.join(' ')}), as --install asks`);
+  try {
+    await run(command[0] as string, command.slice(1), {
+      ...runnerSpawnOptions(options.runner),
+      env: runnerEnvironment(options.runner, process.env),
+      cwd: dir,
+      timeout: 10 * 60_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (error) {
+    throw new RepositoryError(`installing the workspace's dependencies (${command.join(' ')}) failed: ${failureText(error)}`);
+  }
+}
+
+/** A command's failure in full (its stderr, else its message), only its start cut when very long. */
+function failureText(error: unknown): string {
+  const text = String((error as { stderr?: string }).stderr || (error as Error).message || error).trim();
+  return text.length > 8000 ? `…${text.slice(-8000)}` : text;
 }
 
 function dependencyHash(dir: string): string | null {
@@ -204,7 +263,7 @@ export async function installDependencies(
   const marker = path.join(dir, 'node_modules', '.proctor-dependencies');
   if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === wanted) return false;
   // A folder whose dependencies already resolve (its own node_modules, or a parent's) is ready.
-  if (options.ownFolder && !fs.existsSync(marker) && declaredDependencies(dir).every((name) => resolves(dir, name))) return false;
+  if (options.ownFolder && !fs.existsSync(marker) && missingDependencies(dir).length === 0) return false;
   // A checkout of ours shares node_modules with every checkout of the same package files.
   const cached = !options.ownFolder && options.cacheRoot ? path.join(options.cacheRoot, wanted.slice(0, 32), 'node_modules') : null;
   if (cached && fs.existsSync(path.join(cached, '.proctor-dependencies'))) {
@@ -225,13 +284,7 @@ export async function installDependencies(
       maxBuffer: 64 * 1024 * 1024,
     });
   } catch (error) {
-    throw new RepositoryError(
-      `installing dependencies failed: ${String((error as { stderr?: string }).stderr ?? error)
-        .trim()
-        .split('\n')
-        .slice(-3)
-        .join(' ')}`,
-    );
+    throw new RepositoryError(`installing dependencies failed: ${failureText(error)}`);
   }
   fs.writeFileSync(marker, wanted);
   if (cached) {

@@ -11,7 +11,7 @@ import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
 import { distributeToAgents, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.ts';
-import { addAgent, type EstimatedUnit, extendLeases, insertUnits, isPlanner, leaseNext, remainingUnits, touchAgent } from './store.ts';
+import { addAgent, agentName, type EstimatedUnit, extendLeases, insertUnits, isPlanner, leaseNext, remainingUnits, touchAgent } from './store.ts';
 
 /** The CI build's run: the first agent makes it, the others find it by its run key. */
 export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date, actor: Actor): Promise<{ id: number; state: string }> {
@@ -97,6 +97,7 @@ async function runOfAgent(sql: Tx, projectId: number, runId: number, agentId: nu
  * a later plan is ignored. A plan of no units ends the run: there is nothing to run.
  */
 export async function planRun(sql: Sql, projectId: number, runId: number, plan: Plan, now: Date): Promise<{ planned: boolean; units: number }> {
+  if (plan.error !== null) return failPlan(sql, projectId, runId, plan.agent_id, plan.error, now);
   const result = await sql.begin(async (tx) => {
     const run = await runOfAgent(tx, projectId, runId, plan.agent_id, now);
     if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`);
@@ -108,6 +109,20 @@ export async function planRun(sql: Sql, projectId: number, runId: number, plan: 
   });
   if (result.planned && result.units === 0) await failRun(sql, runId, "the run's selection leaves no test to run", now);
   return result;
+}
+
+/**
+ * The agent to plan the run could not: an unplanned run ends `error` with its reason at once, never
+ * staying queued for agents that would fail the same way. A run already planned keeps its plan.
+ */
+async function failPlan(sql: Sql, projectId: number, runId: number, agentId: number, error: string, now: Date): Promise<{ planned: boolean; units: number }> {
+  const found = await sql.begin(async (tx) => {
+    const run = await runOfAgent(tx, projectId, runId, agentId, now);
+    return { run, name: (await agentName(tx, runId, agentId)) ?? String(agentId) };
+  });
+  if (found.run.planned || isTerminal(found.run.state)) return { planned: false, units: 0 };
+  await failRun(sql, runId, `agent ${found.name} could not plan the run: ${error}`, now);
+  return { planned: false, units: 0 };
 }
 
 /** A unit's estimate is the sum of its tests' mean durations; one test never run makes it unknown. */

@@ -76,6 +76,13 @@ export const planSchema = z
     commit: z.string().max(LIMIT.commit).nullable().default(null).describe("the checkout's commit: the run's, unless the CI named one"),
     branch: z.string().max(LIMIT.branch).nullable().default(null).describe("the checkout's branch: the run's, unless the CI named one"),
     units: z.array(plannedUnitSchema).max(MAX_UNITS),
+    error: z
+      .string()
+      .min(1)
+      .max(LIMIT.errorMessage)
+      .nullable()
+      .default(null)
+      .describe('the agent to plan the run could not (its checkout, dependencies or listing failed): the run ends `error` with this reason'),
   })
   .strict()
   .openapi('AgentPlan');
@@ -133,7 +140,7 @@ type Sends<Schema extends z.ZodType, Wire> = [Wire] extends [z.input<Schema>] ? 
 type Reads<Answer, Wire> = [Answer] extends [Wire] ? true : false;
 const agentWireAgrees: [
   Sends<typeof agentRunSchema, AgentWire.AgentRunBody>,
-  Sends<typeof planSchema, { agent_id: number; commit: string | null; branch: string | null; units: AgentWire.PlannedUnit[] }>,
+  Sends<typeof planSchema, { agent_id: number; commit: string | null; branch: string | null; units: AgentWire.PlannedUnit[]; error?: string | null }>,
   Reads<z.output<typeof joinResponse>['data'], AgentWire.JoinAnswer>,
   Reads<z.output<typeof leaseResponse>['data'], AgentWire.LeaseAnswer>,
   Reads<Unit, AgentWire.Unit>,

@@ -84,3 +84,9 @@ export async function isPlanner(sql: Tx, runId: number, agentId: number, now: Da
     select min(id) as id from test_run_agents where test_run_id = ${runId} and last_seen_at >= ${new Date(now.getTime() - leaseMs)}`;
   return row?.id === agentId;
 }
+
+/** How an agent of the run is shown (its host name, a CI job). */
+export async function agentName(sql: Tx, runId: number, agentId: number): Promise<string | null> {
+  const [row] = await sql<{ name: string }[]>`select name from test_run_agents where test_run_id = ${runId} and id = ${agentId}`;
+  return row?.name ?? null;
+}

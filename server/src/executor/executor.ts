@@ -17,6 +17,8 @@ import {
   killShard,
   type Listing,
   listTests,
+  pickTests,
+  playwrightVersion,
   provideVideoEncoder,
   runRepeats,
   type Selection,
@@ -257,20 +259,17 @@ export class Executor {
       tags: claimed.tags,
       testIds: claimed.test_case_ids,
     });
-    if (selection.testList?.length === 0) throw new RunFailure('none of the requested test ids is in the repository');
+    if (selection.tests?.length === 0) throw new RunFailure('none of the requested test ids is in the repository');
     if (selection.projects?.length === 0) throw new RunFailure("the environment's runner project filters leave no project to run");
-    let testListFile: string | null = null;
-    if (selection.testList) {
-      testListFile = path.join(scratch, 'tests.txt');
-      fs.writeFileSync(testListFile, `${selection.testList.join('\n')}\n`, { mode: 0o644 });
-    }
+    // Named as the suite's own Playwright understands: --test-list from 1.56, locations before.
+    const pick = selection.tests ? pickTests(selection.tests, playwrightVersion(dir, this.runner), path.join(scratch, 'tests.txt')) : null;
     if (run.stopReason) return dir;
     if (listing && claimed.burn_in_repeats > 0) await this.burnIn(claimed, listing, selection, { dir, env, scratch }, log);
     if (run.stopReason) return dir;
     const video = provideVideoEncoder(dir, env, this.runner);
     if (video.kind === 'none') log.warn(video.reason);
     for (let shard = 1; shard <= claimed.total_shards; shard++) {
-      const args = shardArgs(this.runner, selection, shard, claimed.total_shards, testListFile, path.join(scratch, `shard-${shard}`));
+      const args = shardArgs(this.runner, selection, shard, claimed.total_shards, pick, path.join(scratch, `shard-${shard}`));
       run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }, this.runner));
     }
     log.info({ shards: claimed.total_shards, branch, head: headSha }, 'shards started');
