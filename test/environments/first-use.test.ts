@@ -12,7 +12,7 @@ import { attempt, listedTest } from '../helpers/attempts.ts';
 import { type TestDatabase, createTestDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
 import { EXAMPLES, ROOT } from '../helpers/playwright.ts';
-import { spawnProctor } from '../helpers/process.ts';
+import { proctorCi, spawnProctor } from '../helpers/process.ts';
 import { seedProject, seedUser, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 // Environments on first use: a report, a JUnit upload or an agent naming an environment the project
@@ -62,16 +62,7 @@ async function uploadJunit(key: string, args: string[]): Promise<{ code: number 
     file,
     '<testsuite name="unit"><testcase name="adds" classname="math" time="0.01"/><testcase name="subtracts" classname="math"/></testsuite>',
   );
-  const child = spawn(process.execPath, [path.join(ROOT, 'reporter/dist/cli/main.js'), 'upload', 'junit', file, ...args], {
-    env: { PATH: process.env.PATH, PROCTOR_URL: server.url, PROCTOR_API_KEY: key, PROCTOR_CONNECT_BUDGET_S: '2' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr };
+  return proctorCi(['upload', 'junit', file, ...args], { url: server.url, key });
 }
 
 /** A shard reported through the API as the reporter reports it: report, begin, results, end. */

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -24,6 +25,28 @@ export function serverProcess(child: ChildProcess): ServerProcess {
   child.stderr?.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, exited, output: () => output };
+}
+
+/**
+ * `proctor-ci <args>` of the built reporter as a CI job runs it: a clean environment of PATH and the
+ * server's URL and key (`env` adds to them), unreachable after 2 s; its output and exit code.
+ */
+export async function proctorCi(
+  args: string[],
+  server: { url: string; key: string },
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const main = path.resolve(import.meta.dirname, '../../reporter/dist/cli/main.js');
+  const child = spawn(process.execPath, [main, ...args], {
+    env: { PATH: process.env.PATH, PROCTOR_URL: server.url, PROCTOR_API_KEY: server.key, PROCTOR_CONNECT_BUDGET_S: '2', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
 }
 
 // A server started with tsx on a busy 2-core machine (CI runs two test files at once) takes up to

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
-import { ROOT } from '../helpers/playwright.ts';
+import { proctorCi } from '../helpers/process.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // `proctor-ci upload junit` against a server on loopback: files streamed to
@@ -36,17 +35,8 @@ function write(name: string, xml: string): string {
 }
 
 /** The command as a CI job runs it; `env` adds to PROCTOR_URL and PROCTOR_API_KEY. */
-async function upload(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'reporter/dist/cli/main.js'), 'upload', 'junit', ...args], {
-    env: { PATH: process.env.PATH, PROCTOR_URL: server.url, PROCTOR_API_KEY: key, PROCTOR_CONNECT_BUDGET_S: '2', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr };
+function upload(args: string[], env: Record<string, string> = {}): ReturnType<typeof proctorCi> {
+  return proctorCi(['upload', 'junit', ...args], { url: server.url, key }, env);
 }
 
 const CART = `<?xml version="1.0" encoding="UTF-8"?>

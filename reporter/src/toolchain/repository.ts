@@ -222,16 +222,21 @@ export async function useWorkspace(dir: string, log: (line: string) => void, opt
   const command = { npm: ['npm', 'install', '--no-audit', '--no-fund'], yarn: ['yarn', 'install'], pnpm: ['pnpm', 'install'] }[manager];
   log(`installing the workspace's dependencies (${command.join(' ')}), as --install asks`);
   try {
-    await run(command[0] as string, command.slice(1), {
-      ...runnerSpawnOptions(options.runner),
-      env: runnerEnvironment(options.runner, process.env),
-      cwd: dir,
-      timeout: 10 * 60_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await installAsRunner(command, dir, options.runner);
   } catch (error) {
     throw new RepositoryError(`installing the workspace's dependencies (${command.join(' ')}) failed: ${failureText(error)}`);
   }
+}
+
+/** A package manager's install in `dir`, as the runner (install scripts are the suite's code), for at most 10 minutes. */
+async function installAsRunner(command: string[], dir: string, runner: Runner): Promise<void> {
+  await run(command[0] as string, command.slice(1), {
+    ...runnerSpawnOptions(runner),
+    env: runnerEnvironment(runner, process.env),
+    cwd: dir,
+    timeout: 10 * 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
 }
 
 /** A command's failure in full (its stderr, else its message), only its start cut when very long. */
@@ -276,13 +281,11 @@ export async function installDependencies(
   try {
     // In a user's own folder nothing but node_modules may change: no lockfile is written there.
     const lockfile = hasLock || !options.ownFolder ? [] : ['--no-package-lock'];
-    await run('npm', [hasLock ? 'ci' : 'install', ...lockfile, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
-      ...runnerSpawnOptions(options.runner),
-      env: runnerEnvironment(options.runner, process.env),
-      cwd: dir,
-      timeout: 10 * 60_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await installAsRunner(
+      ['npm', hasLock ? 'ci' : 'install', ...lockfile, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'],
+      dir,
+      options.runner,
+    );
   } catch (error) {
     throw new RepositoryError(`installing dependencies failed: ${failureText(error)}`);
   }
