@@ -242,7 +242,9 @@ describe('a run, and acting on it', () => {
     await page.getByLabel('Type').selectOption('github');
     await page.getByLabel('Repository (GitHub, owner/name)').fill('acme/shop');
     await page.getByRole('button', { name: 'Add destination' }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent(), { timeout: 10_000 }).toContain('body.token');
+    // The new destination's own form says it (Settings has other forms above it).
+    const destinationForm = page.getByRole('region', { name: 'New destination' });
+    await expect.poll(() => destinationForm.getByRole('alert').textContent(), { timeout: 10_000 }).toContain('body.token');
 
     await page.getByLabel('Type').selectOption('webhook');
     await page.getByLabel('Repository (GitHub, owner/name)').fill('');

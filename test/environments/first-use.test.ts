@@ -195,7 +195,7 @@ describe('the project that says no: environments are made only by an admin', () 
     const html = await page.text();
     expect(html).toContain('data-api="PATCH /api/project"');
     expect(html).toContain('<option value="false" selected>made by an admin only</option>');
-    expect(html).toContain('no test repository: the project receives reports, and a trigger is refused until one is set');
+    expect(html).toContain('No test repository: the project receives reports, and a trigger is refused until one is set');
   });
 
   it('when it is off, then a report, an upload and an agent naming an unknown environment are refused in one line, and nothing is made', async () => {

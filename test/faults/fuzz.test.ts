@@ -306,12 +306,17 @@ interface StreamedRoute {
 const xml = `<testsuite name="s">\n${Array.from({ length: 2000 }, (_, i) => `<testcase classname="c" name="t${i}" time="0.001"/>`).join('\n')}\n</testsuite>\n`;
 
 async function streamedRoutes(): Promise<Record<string, StreamedRoute>> {
-  const authorization = `Bearer ${key}`;
-  const run = await fetch(`${server.url}/api/test-runs/report`, {
+  // A project of its own: the generated requests before may have changed the first one's settings or revoked its key.
+  const own = await seedProject(server.sql);
+  await seedEnvironment(server.sql, own.projectId, 'staging');
+  const authorization = `Bearer ${own.key}`;
+  const reported = await fetch(`${server.url}/api/test-runs/report`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json' },
     body: JSON.stringify({ environment: 'staging', total_shards: 1 }),
-  }).then((response) => response.json());
+  });
+  const run = await reported.json();
+  expect(reported.ok, JSON.stringify(run)).toBe(true);
   const runId = run.data.test_run.id as number;
   const bytes = Buffer.alloc(256 * 1024, 7);
   let n = 0;
@@ -358,7 +363,7 @@ async function streamedRoutes(): Promise<Record<string, StreamedRoute>> {
         const created = await fetch(`${server.url}/api/resources`, {
           method: 'POST',
           headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify({ project_id: projectId, name: `file-${n++}.bin`, mime_type: 'application/octet-stream', size_bytes: bytes.length }),
+          body: JSON.stringify({ project_id: own.projectId, name: `file-${n++}.bin`, mime_type: 'application/octet-stream', size_bytes: bytes.length }),
         }).then((response) => response.json());
         return { url: created.data.resource.upload_url as string, headers: { 'content-type': 'application/octet-stream' }, body: bytes };
       },

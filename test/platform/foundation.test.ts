@@ -232,6 +232,7 @@ describe('system', () => {
       issuer: 'https://id.example.com',
       clientId: 'a',
       clientSecret: 'b',
+      trustEmailsWithoutClaim: false,
     });
   });
 

@@ -71,7 +71,8 @@ function projectForm(project: Project): string {
   const on = project.create_environments_on_first_use;
   const fields = `<label for="project-repo">Test repository (git URL or folder; empty: reports only)<input id="project-repo" name="repo_url" maxlength="2000" size="40" data-type="nullable" value="${e(project.repo_url ?? '')}"></label>
 <label for="first-use">Environments on first use<select id="first-use" name="create_environments_on_first_use" data-type="bool"><option value="true"${on ? ' selected' : ''}>made by the first report that names one</option><option value="false"${on ? '' : ' selected'}>made by an admin only</option></select></label>`;
-  const now = `<p>Now: ${project.repo_url ? `runs are triggered from <code class="url">${e(project.repo_url)}</code>` : 'no test repository: the project receives reports, and a trigger is refused until one is set'}; environments ${on ? 'are made on first use' : 'are made by an admin only'}.</p>`;
+  // Said as it stands, not "Now: …" (the quarantine policy's line on the same page begins so).
+  const now = `<p>${project.repo_url ? `Runs are triggered from <code class="url">${e(project.repo_url)}</code>` : 'No test repository: the project receives reports, and a trigger is refused until one is set'}; environments ${on ? 'are made on first use' : 'are made by an admin only'}.</p>`;
   return `${now}${apiForm('PATCH /api/project', 'reload', 'Save project', fields)}`;
 }
 
