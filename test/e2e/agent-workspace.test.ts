@@ -139,7 +139,10 @@ describe('an agent on a yarn workspace', () => {
     for (const dir of dirs) fs.rmSync(path.join(dir, 'node_modules/exports-only'), { recursive: true });
     const exits = await Promise.all(dirs.map((dir) => agent('nobody-plans', dir)));
     const exited = Date.now();
-    expect(exits.map((exit) => exit.code)).toEqual([1, 1]);
+    // The agent that was to plan exits 1 with its reason; one that got there after the run ended
+    // (its token ends with the run) says so and exits 0, as with any ended run.
+    expect(exits.map((exit) => exit.code)).toContain(1);
+    for (const exit of exits) if (exit.code !== 1) expect(exit.output).toMatch(/run \d+ has ended/);
     const [row] = await server.sql<{ id: number }[]>`select id from test_runs where run_key = 'nobody-plans'`;
     const run = await waitForRun(client(server.url, key), row?.id as number, ['error'], LEASE_S * 1000);
     expect(Date.now() - exited).toBeLessThan(LEASE_S * 1000);
