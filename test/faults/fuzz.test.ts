@@ -51,7 +51,6 @@ interface DocumentOperation {
 
 let server: TestServer;
 let key: string;
-let projectId: number;
 let operations: Operation[];
 /** The streamed bodies' spools go here (os.tmpdir() reads TMPDIR), so that one left behind is seen. */
 let tmpDir: string;
@@ -70,7 +69,6 @@ beforeAll(async () => {
   server = await startTestServer({ env: { PROCTOR_UPLOAD_IDLE_S: String(UPLOAD_IDLE_S) } });
   const project = await seedProject(server.sql);
   key = project.key;
-  projectId = project.projectId;
   await seedEnvironment(server.sql, project.projectId, 'staging');
   const document = await (await fetch(`${server.url}/api/openapi.json`)).json();
   components = document.components?.schemas ?? {};
