@@ -3,7 +3,6 @@
 // stores its tests, and not one byte of the folder changes; with a dependency missing, the agent
 // installs nothing and exits 1 with the whole reason.
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,7 @@ import { createKey } from '../../server/src/auth/store.ts';
 import { createProject } from '../../server/src/projects/store.ts';
 import { client } from '../helpers/http.ts';
 import { ROOT } from '../helpers/playwright.ts';
-import { serverProcess } from '../helpers/process.ts';
+import { workspaceAgent } from '../helpers/process.ts';
 import { waitForRun } from '../helpers/runs.ts';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
@@ -80,30 +79,8 @@ afterAll(async () => {
   for (const dir of cleanup) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function agent(runKey: string, dir: string) {
-  const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-yarn-work-'));
-  cleanup.push(workdir);
-  fs.chmodSync(workdir, 0o711);
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(ROOT, 'reporter/dist/cli/main.js'),
-      'agent',
-      '--url',
-      server.url,
-      '--environment',
-      'ci',
-      '--run-key',
-      runKey,
-      '--workspace',
-      dir,
-      '--workdir',
-      workdir,
-    ],
-    { env: { ...process.env, PROCTOR_API_KEY: key, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  const process_ = serverProcess(child);
-  return { code: await process_.exited, output: process_.output() };
+function agent(runKey: string, dir: string): ReturnType<typeof workspaceAgent> {
+  return workspaceAgent({ url: server.url, key }, runKey, dir);
 }
 
 describe('an agent on a yarn workspace', () => {

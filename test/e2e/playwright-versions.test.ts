@@ -2,7 +2,6 @@
 // by the executor (a triggered run, a rerun of its failed tests, test_case_ids) and by an agent on
 // the suite's own folder: each selects its tests as that Playwright understands (locations before
 // 1.56, --test-list after), and each launches Debian's Chromium.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import { createKey } from '../../server/src/auth/store.ts';
 import { createProject } from '../../server/src/projects/store.ts';
 import { client } from '../helpers/http.ts';
 import { PLAYWRIGHT_VERSIONS, playwrightModules } from '../helpers/playwright-versions.ts';
-import { serverProcess } from '../helpers/process.ts';
+import { workspaceAgent } from '../helpers/process.ts';
 import { trigger, waitForRun, waitUntil } from '../helpers/runs.ts';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
@@ -133,31 +132,9 @@ describe.skipIf(!process.env.DATABASE_URL)('every supported Playwright (run in t
     });
 
     it('when an agent runs the suite from its folder (--workspace), then every test runs once and the agent exits 0', async () => {
-      const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-pw-work-'));
-      cleanup.push(workdir);
-      fs.chmodSync(workdir, 0o711);
       const runKey = `pinned-${version}`;
-      const child = spawn(
-        process.execPath,
-        [
-          path.resolve('reporter/dist/cli/main.js'),
-          'agent',
-          '--url',
-          server.url,
-          '--environment',
-          'ci',
-          '--run-key',
-          runKey,
-          '--workspace',
-          suite.dir,
-          '--workdir',
-          workdir,
-        ],
-        { env: { ...process.env, PROCTOR_API_KEY: key, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-      );
-      const agent = serverProcess(child);
-      const code = await agent.exited;
-      expect(code, agent.output()).toBe(0);
+      const agent = await workspaceAgent({ url: server.url, key }, runKey, suite.dir);
+      expect(agent.code, agent.output).toBe(0);
       let runId = 0;
       await waitUntil(async () => {
         const [found] = await server.sql<{ id: number }[]>`select id from test_runs where run_key = ${runKey}`;

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 export interface ServerProcess {
@@ -47,6 +48,28 @@ export async function proctorCi(
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { code, stdout, stderr };
+}
+
+/**
+ * `proctor-ci agent` of the built reporter on a suite's folder as it is (`--workspace`), with a work
+ * folder of its own that the runner user can enter (removed after); its exit code and output.
+ */
+export async function workspaceAgent(server: { url: string; key: string }, runKey: string, dir: string): Promise<{ code: number | null; output: string }> {
+  const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-work-'));
+  fs.chmodSync(workdir, 0o711);
+  const main = path.resolve(import.meta.dirname, '../../reporter/dist/cli/main.js');
+  const args = ['agent', '--url', server.url, '--environment', 'ci', '--run-key', runKey, '--workspace', dir, '--workdir', workdir];
+  const child = spawn(process.execPath, [main, ...args], {
+    env: { ...process.env, PROCTOR_API_KEY: server.key, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const agent = serverProcess(child);
+  try {
+    return { code: await agent.exited, output: agent.output() };
+  } finally {
+    fs.rmSync(workdir, { recursive: true, force: true });
+  }
 }
 
 // A server started with tsx on a busy 2-core machine (CI runs two test files at once) takes up to
