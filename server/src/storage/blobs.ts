@@ -114,6 +114,9 @@ export async function spool(content: Readable, file: string, limits: WriteLimits
  */
 function copyWithin(content: Readable, file: string, maxBytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
+    // A request whose client went away while the handler was still looking things up has already
+    // emitted its last event: waiting for one would hold the request, and its file, for ever.
+    if (content.destroyed) return reject(content.errored ?? new Error('the upload was cut off before its end'));
     const out = fs.createWriteStream(file, { flags: 'wx', mode: 0o600 });
     let size = 0;
     let ended = false;
