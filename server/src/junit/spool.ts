@@ -1,53 +1,60 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { UploadedFile } from './multipart.ts';
+import { JunitFileError } from './read.ts';
+
+/** A file of an upload, received whole onto the server's disk. */
+export interface SpooledFile {
+  name: string;
+  path: string;
+  bytes: number;
+}
 
 /**
- * Values kept on disk in order, written one at a time and read back once: an upload's batches,
- * read and checked before its transaction begins, without holding the upload in memory. Private
- * (0600, a folder of its own under the system's temporary folder) and removed by `remove`.
+ * An upload's files as they arrive, each written whole to a private folder (0700, files 0600,
+ * under the system's temporary folder) before anything of it is read as JUnit: the body is then
+ * the server's, and reading it can no longer wait on the client. `remove` when done.
  */
 export class Spool {
-  private readonly places: { at: number; length: number }[] = [];
-  private size = 0;
+  readonly files: SpooledFile[] = [];
 
-  private constructor(
-    private readonly dir: string,
-    private readonly handle: fs.promises.FileHandle,
-  ) {}
+  private constructor(private readonly dir: string) {}
 
   static async open(): Promise<Spool> {
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'proctor-upload-'));
+    return new Spool(await fs.promises.mkdtemp(path.join(os.tmpdir(), 'proctor-upload-')));
+  }
+
+  /**
+   * Writes one part to disk. A part that breaks off, or goes over the limit, is a 400 naming the
+   * file and the line it reached (lines are counted as it streams); `signal` stops it at once.
+   */
+  async receive(file: UploadedFile, options: { fileMb: number; signal: AbortSignal }): Promise<SpooledFile> {
+    const spooled = { name: file.name, path: path.join(this.dir, `${this.files.length}.xml`), bytes: 0 };
+    let lines = 1;
+    const counting = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        spooled.bytes += chunk.length;
+        for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
+        done(null, chunk);
+      },
+    });
+    this.files.push(spooled);
     try {
-      return new Spool(dir, await fs.promises.open(path.join(dir, 'batches'), 'wx+', 0o600));
+      await pipeline(file.stream, counting, fs.createWriteStream(spooled.path, { flags: 'wx', mode: 0o600 }));
     } catch (error) {
-      await fs.promises.rm(dir, { recursive: true, force: true });
-      throw error;
+      if (options.signal.aborted) throw options.signal.reason;
+      const why = (error as Error).message === 'Unexpected end of form' ? 'the body ended inside it' : (error as Error).message;
+      throw new JunitFileError(file.name, lines, `is cut off: ${why}`);
     }
-  }
-
-  get count(): number {
-    return this.places.length;
-  }
-
-  async append(value: unknown): Promise<void> {
-    const bytes = Buffer.from(JSON.stringify(value));
-    await this.handle.write(bytes, 0, bytes.length, this.size);
-    this.places.push({ at: this.size, length: bytes.length });
-    this.size += bytes.length;
-  }
-
-  /** The values in the order written. */
-  async *values<T>(): AsyncGenerator<T> {
-    for (const place of this.places) {
-      const bytes = Buffer.allocUnsafe(place.length);
-      await this.handle.read(bytes, 0, place.length, place.at);
-      yield JSON.parse(bytes.toString('utf8')) as T;
-    }
+    if (file.truncated())
+      throw new JunitFileError(file.name, lines, `is larger than the upload limit of ${options.fileMb} MB a file (PROCTOR_UPLOAD_LIMIT_MB)`);
+    return spooled;
   }
 
   async remove(): Promise<void> {
-    await this.handle.close().catch(() => undefined);
     await fs.promises.rm(this.dir, { recursive: true, force: true });
   }
 }

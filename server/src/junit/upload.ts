@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import type { Actor } from '../audit/index.ts';
 import { type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
@@ -17,13 +18,15 @@ import { attachmentsOf, attemptsOf, junitTestId, listedTest } from './attempts.t
 import type { UploadedFile } from './multipart.ts';
 import { type JunitCase, JunitFileError, JunitReader } from './read.ts';
 import { JUNIT_LIMITS, type JunitUploadQuery } from './schema.ts';
-import { Spool } from './spool.ts';
+import { Spool, type SpooledFile } from './spool.ts';
 
 // An upload of JUnit XML files: one shard of a run (the run of its key, made by the build's first
-// upload). Read whole first, as it streams in: each file checked and turned into batches of rows,
-// kept in a spool on disk. Only then, with the body read and every file good, the rows are written
-// in one transaction: a client that goes away or stalls meanwhile holds no lock and no
-// connection, and a file that fails leaves nothing of the upload behind.
+// upload). Received whole first, as it streams in: each file written to a private spool on disk,
+// within the size limit, touching no database; a client that goes away or stalls meanwhile holds
+// no lock and no connection. Only then, in one transaction, the files are read from disk into
+// batches of rows, each batch written while the next is read (the server's parsing and the
+// database's writing overlap); a file that fails rolls the transaction back and leaves nothing of
+// the upload behind (docs/decisions/junit-upload-pipeline.md).
 
 export interface UploadOutcome {
   runId: number;
@@ -67,7 +70,7 @@ class Batcher {
   /** Where each test of the batch starts: a test seen again is refused with both places. Memory by batch, not by file. */
   private starts = new Map<string, TestStart>();
   private readonly places = new Map<string, string>();
-  constructor(private readonly spool: Spool) {}
+  constructor(private readonly sink: (batch: Batch) => Promise<void>) {}
 
   add(file: string, testcase: JunitCase): void {
     const id = junitTestId(testcase, this.places);
@@ -99,52 +102,41 @@ class Batcher {
     return this.attempts.length >= JUNIT_LIMITS.batch;
   }
 
-  /** Puts the batch in the spool, with where each of its tests starts (for a test an earlier batch or shard recorded). */
+  /** Hands the batch on, with where each of its tests starts (for a test an earlier batch or shard recorded). */
   async flush(): Promise<void> {
     if (this.tests.length === 0) return;
-    const batch: SpooledBatch = { tests: this.tests, attempts: this.attempts, starts: [...this.starts] };
+    const batch: Batch = { tests: this.tests, attempts: this.attempts, starts: this.starts };
     this.tests = [];
     this.attempts = [];
     this.starts = new Map();
-    await this.spool.append(batch);
+    await this.sink(batch);
   }
 }
 
-interface SpooledBatch {
+interface Batch {
   tests: ListedTest[];
   attempts: Attempt[];
-  starts: [string, TestStart][];
+  starts: Map<string, TestStart>;
 }
 
-/**
- * One file's testcases into the batcher. A stream that fails (the body cut inside the part, the
- * client gone) is named as the file and the line it reached, or as what stopped the upload.
- */
-async function readFile(file: UploadedFile, batcher: Batcher, options: ReadOptions): Promise<number> {
+/** One spooled file's testcases into the batcher, from disk; broken XML is a 400 naming the file and its line. */
+async function readFile(file: SpooledFile, batcher: Batcher, signal: AbortSignal): Promise<number> {
   const reader = new JunitReader(file.name, (testcase) => batcher.add(file.name, testcase));
   const decoder = new TextDecoder('utf-8');
   let yielded = performance.now();
-  try {
-    for await (const chunk of file.stream) {
-      const text = decoder.decode(chunk as Buffer, { stream: true });
-      // In slices, giving way to other requests every few milliseconds: a chunk of small testcases is a thousand of them.
-      for (let at = 0; at < text.length; at += SLICE_CHARS) {
-        reader.write(text.length <= SLICE_CHARS ? text : text.slice(at, at + SLICE_CHARS));
-        if (batcher.full) await batcher.flush();
-        if (performance.now() - yielded > YIELD_AFTER_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          yielded = performance.now();
-        }
+  for await (const chunk of fs.createReadStream(file.path, { highWaterMark: READ_BYTES })) {
+    const text = decoder.decode(chunk as Buffer, { stream: true });
+    // In slices, giving way to other requests every few milliseconds: a chunk of small testcases is a thousand of them.
+    for (let at = 0; at < text.length; at += SLICE_CHARS) {
+      reader.write(text.length <= SLICE_CHARS ? text : text.slice(at, at + SLICE_CHARS));
+      if (batcher.full) await batcher.flush();
+      if (performance.now() - yielded > YIELD_AFTER_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal.aborted) throw signal.reason;
+        yielded = performance.now();
       }
     }
-  } catch (error) {
-    if (options.signal.aborted) throw options.signal.reason;
-    if (error instanceof JunitFileError) throw error;
-    const why = (error as Error).message === 'Unexpected end of form' ? 'the body ended inside it' : (error as Error).message;
-    throw new JunitFileError(file.name, reader.line, `is cut off: ${why}`);
   }
-  if (file.truncated())
-    throw new JunitFileError(file.name, reader.line, `is larger than the upload limit of ${options.fileMb} MB a file (PROCTOR_UPLOAD_LIMIT_MB)`);
   reader.write(decoder.decode());
   reader.end();
   batcher.closeGroup();
@@ -154,6 +146,7 @@ async function readFile(file: UploadedFile, batcher: Batcher, options: ReadOptio
 /** Text read between two looks at the clock; past YIELD_AFTER_MS since the last, the event loop gets its turn. */
 const SLICE_CHARS = 4096;
 const YIELD_AFTER_MS = 10;
+const READ_BYTES = 256 * 1024;
 
 interface ReadOptions {
   fileMb: number;
@@ -161,24 +154,19 @@ interface ReadOptions {
   signal: AbortSignal;
 }
 
-/** An upload read and checked, its rows in a spool to write; `remove` when done with it. */
+/** An upload received whole, its files on disk; `spool.remove()` when done with it. */
 export interface ReadUpload {
-  files: UploadOutcome['files'];
-  attachments: NamedAttachment[];
   spool: Spool;
 }
 
-/** Reads every file of an upload, touching no database: a file that fails is a 400 naming it and its line. */
+/** Receives every file of an upload to disk, touching no database: a part that breaks off or is too large is a 400 naming it. */
 export async function readJunitUpload(files: AsyncIterable<UploadedFile>, options: ReadOptions): Promise<ReadUpload> {
   const spool = await Spool.open();
   try {
-    const batcher = new Batcher(spool);
-    const read: UploadOutcome['files'] = [];
-    for await (const file of files) read.push({ name: file.name, testcases: await readFile(file, batcher, options) });
-    if (read.length === 0)
+    for await (const file of files) await spool.receive(file, options);
+    if (spool.files.length === 0)
       throw new InvalidInputError('body: holds no file; an upload is one or more JUnit XML files, the parts of a multipart/form-data body');
-    await batcher.flush();
-    return { files: read, attachments: batcher.attachments, spool };
+    return { spool };
   } catch (error) {
     await spool.remove();
     throw error;
@@ -186,8 +174,9 @@ export async function readJunitUpload(files: AsyncIterable<UploadedFile>, option
 }
 
 /**
- * Writes a read upload as its shard, in one transaction that waits on nothing but the database;
- * `signal` (the client gone) rolls it back between batches. The spool is the caller's to remove.
+ * Reads a received upload and writes it as its shard, in one transaction that waits on nothing
+ * but the server's disk and the database: one batch is written while the next is read. `signal`
+ * (the client gone) rolls it back. The spool is the caller's to remove.
  */
 export async function storeJunitUpload(
   sql: Sql,
@@ -216,37 +205,35 @@ export async function storeJunitUpload(
       options.now,
     );
     // A retried upload whose shard is stored stores nothing again.
-    if (!shard.uploadedBefore) {
-      const batches = upload.spool.values<SpooledBatch>();
-      let next = batches.next();
-      try {
-        for (;;) {
-          const batch = await next;
-          if (batch.done) break;
-          // The following batch is read off the spool while this one is written.
-          next = batches.next();
-          next.catch(() => undefined);
-          if (options.signal.aborted) throw options.signal.reason;
-          await recordBatch(tx, projectId, shard, batch.value, write, options.now);
-        }
-      } finally {
-        await next.catch(() => undefined);
-        await batches.return(undefined);
-      }
-      await endUploadShard(tx, projectId, shard, options.now);
+    if (shard.uploadedBefore) return { runId: shard.runId, files: [], attachments: [], ...(await uploadedResults(tx, shard, 100)) };
+    // One batch in the database while the next is read: a batch waits for the one before it.
+    let writing: Promise<void> = Promise.resolve();
+    const batcher = new Batcher(async (batch) => {
+      await writing;
+      if (options.signal.aborted) throw options.signal.reason;
+      writing = recordBatch(tx, projectId, shard, batch, write, options.now);
+      writing.catch(() => undefined);
+    });
+    const files: UploadOutcome['files'] = [];
+    try {
+      for (const file of upload.spool.files) files.push({ name: file.name, testcases: await readFile(file, batcher, options.signal) });
+      await batcher.flush();
+    } finally {
+      // Never leave a write running on the transaction: its outcome (or the reading's error) decides.
+      await writing.catch(() => undefined);
     }
-    const results = await uploadedResults(tx, shard, 100);
-    const stored = !shard.uploadedBefore;
-    return { runId: shard.runId, files: stored ? upload.files : [], attachments: stored ? upload.attachments : [], ...results };
+    await writing;
+    await endUploadShard(tx, projectId, shard, options.now);
+    return { runId: shard.runId, files, attachments: batcher.attachments, ...(await uploadedResults(tx, shard, 100)) };
   });
 }
 
 /** A batch's rows; a test an earlier batch (or shard) recorded is found by the database, and named by where the batch saw it start. */
-async function recordBatch(tx: Tx, projectId: number, shard: UploadShard, batch: SpooledBatch, write: ResultWrite, now: Date): Promise<void> {
+async function recordBatch(tx: Tx, projectId: number, shard: UploadShard, batch: Batch, write: ResultWrite, now: Date): Promise<void> {
   try {
     await recordUploadBatch(tx, projectId, shard, { tests: batch.tests, attempts: batch.attempts }, write, now);
   } catch (error) {
-    const start = error instanceof TestRecordedAlreadyError ? batch.starts.find(([id]) => id === error.testId)?.[1] : undefined;
+    const start = error instanceof TestRecordedAlreadyError ? batch.starts.get(error.testId) : undefined;
     throw start ? repeated(start) : error;
   }
 }
