@@ -105,15 +105,17 @@ describe('the flaky tests page', () => {
     expect(new URL(page.url()).pathname).toBe(`/projects/${projectId}/flaky-tests`);
     const rows = await listedRows(page);
     expect(rows.map((row) => [row.test, row.environment, row.class, row.score, row.flaky])).toEqual([
+      // One run, flaky in it: listed before its class is known, with the runs it still needs.
+      ['survives the night', 'Nightly', 'too few runs 9 more runs for a class', '100%', '1 of 1'],
       ['pays by card', 'CI', 'flaky', '33%', '4 of 12'],
       ['applies a coupon', 'CI', 'flaky', '8%', '1 of 12'],
-      ['exports the invoice', 'CI', 'broken', '0%', '0 of 12'],
+      ['exports the invoice', 'CI', 'broken', '0%', '0 of 12 failed in 12 of 12'],
     ]);
     // Quarantined by the policy once it had its ten runs (4 flaky of 10, at threshold 0.3).
-    expect(rows[0]?.quarantine).toMatch(
+    expect(rows[1]?.quarantine).toMatch(
       /^Quarantined until 2026-11-20 by the quarantine policy \(auto\): Quarantined by the quarantine policy: flaky in 4 of 10 runs/,
     );
-    expect(rows[1]?.quarantine).toContain('Quarantine');
+    expect(rows[2]?.quarantine).toContain('Quarantine');
     const cardRow = page.locator(`tr[data-test="${flaky}"]`);
     expect(await cardRow.getByRole('link', { name: `#${flakyRuns.at(-1)}` }).count()).toBe(1);
     // Runs on 1 to 7 November, flaky on the 1st, 2nd, 4th and 5th.
@@ -161,8 +163,72 @@ describe('the flaky tests page', () => {
   it('when a viewer opens it, then nothing is offered to quarantine or release', async () => {
     const page = await signedInPage(viewerId);
     await page.goto(`${server.url}/projects/${projectId}/flaky-tests`);
-    expect(await listedRows(page)).toHaveLength(3);
+    expect(await listedRows(page)).toHaveLength(4);
     expect(await page.getByRole('button', { name: /Quarantine|Release/ }).count()).toBe(0);
+  });
+});
+
+describe('the flaky tests page of a new team', () => {
+  it('when a team has two runs, then the tests flaky or failed in them are listed with the runs their class still needs, and an empty list says why', async () => {
+    const team = await seedProject(server.sql, 'Newcomers');
+    const teamApi = client(server.url, team.key);
+    const lead = await seedUser(server.sql, [team.projectId]);
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, lead.userId, clock.now)}`);
+    const url = (query = '') => `${server.url}/projects/${team.projectId}/flaky-tests${query}`;
+    const emptyText = async () => (await page.locator('p.empty').innerText()).replace(/\s+/g, ' ');
+
+    // Before any run: the page says what makes a run count, and when tests appear.
+    await page.goto(url());
+    expect(await emptyText()).toMatch(/^No run of this project has been counted in the last 14 days yet\. A run counts once it ends passed or failed/);
+    expect(await emptyText()).toContain('A test gets a class after 10 counted runs; before that it is listed here as soon as it fails or passes on a retry.');
+
+    expect((await teamApi.post('/api/environments', { name: 'CI', slug: 'ci' })).status).toBe(201);
+    const [retried, failing, passing] = [11, 12, 13].map((n) => testId(n)) as [string, string, string];
+    TITLES[retried] = { title: 'logs in after a retry', file_path: 'login.spec.ts' };
+    TITLES[failing] = { title: 'sends the receipt', file_path: 'receipt.spec.ts' };
+    TITLES[passing] = { title: 'lists the products', file_path: 'catalogue.spec.ts' };
+    for (const commit of ['t1', 't2']) {
+      clock.advance(HOUR);
+      const runId = (await teamApi.post('/api/test-runs/report', { environment: 'ci', commit })).body.data.test_run.id as number;
+      await teamApi.post(`/api/test-runs/${runId}/shards/1/begin`, {
+        tests: [retried, failing, passing].map((id) => listedTest(id, TITLES[id])),
+        complete: true,
+      });
+      const outcomes: [string, FinalOutcome][] = [
+        [retried, 'flaky'],
+        [failing, 'unexpected'],
+        [passing, 'expected'],
+      ];
+      await teamApi.post(`/api/test-runs/${runId}/results`, { shard: 1, results: outcomes.flatMap(([id, outcome]) => attemptsOf(id, outcome)) });
+      expect((await teamApi.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'failed' })).status).toBe(200);
+      await waitForRollups(server.sql);
+    }
+
+    await page.goto(url());
+    const rows = await listedRows(page);
+    expect(rows.map((row) => [row.test, row.class, row.flaky])).toEqual([
+      ['logs in after a retry', 'too few runs 8 more runs for a class', '2 of 2'],
+      ['sends the receipt', 'too few runs 8 more runs for a class', '0 of 2 failed in 2 of 2'],
+    ]);
+    expect(await seriousViolations(page)).toEqual([]);
+    // The API tells the same, on request.
+    const early = (await teamApi.get('/api/flaky-tests?class=unknown')).body.data.tests as { test_case_id: string; runs_needed: number; failed_runs: number }[];
+    expect(early.map((test) => [test.test_case_id, test.runs_needed])).toEqual(
+      expect.arrayContaining([
+        [retried, 8],
+        [failing, 8],
+        [passing, 8],
+      ]),
+    );
+    const listed = (await teamApi.get('/api/flaky-tests?class=flaky&early=true')).body.data.tests.map((test: { test_case_id: string }) => test.test_case_id);
+    expect(listed.sort()).toEqual([retried, failing].sort());
+
+    // Asked for a class no test has yet, the page says why.
+    await page.goto(url('?class=flaky'));
+    expect(await emptyText()).toBe(
+      'No test is in the class "flaky" in the last 14 days (3 tests counted). Tests get a class after 10 counted runs (the most any has is 2); meanwhile the ones that fail or pass on a retry are listed under "flaky or broken, and early failures".',
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FinalOutcome } from '../../reporter/src/wire.ts';
 import { rebuildRollups } from '../../server/src/analytics/rollups.ts';
-import { summedWindow } from '../../server/src/flaky/store.ts';
+import { runsNeeded, summedWindow } from '../../server/src/flaky/store.ts';
 import { WINDOW_DAYS, windowStart } from '../../server/src/flaky/window.ts';
 import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
@@ -105,7 +105,8 @@ describe('flakiness scores', () => {
     expect(byId.get(repeatedFailure)).toMatchObject({ score: 0, class: 'healthy', runs_counted: 12 });
     expect(byId.get(healthy)).toMatchObject({ score: 0, class: 'healthy', runs_counted: 12 });
     // Five runs and the one that does not count: under the minimum of ten.
-    expect(byId.get(newcomer)).toMatchObject({ class: 'unknown', runs_counted: 5 });
+    expect(byId.get(newcomer)).toMatchObject({ class: 'unknown', runs_counted: 5, runs_needed: 5 });
+    expect(byId.get(broken)).toMatchObject({ failed_runs: 12, flaky_runs: 0, runs_needed: 0 });
     expect(body.data.tests.map((t: { test_case_id: string }) => t.test_case_id).slice(0, 2)).toEqual([flaky, flipper]);
     expect(body.pagination).toEqual({ page: 1, per_page: 20, total: 6, total_pages: 1 });
   });
@@ -135,7 +136,7 @@ describe('flakiness scores', () => {
     expect(runByRun.length).toBeGreaterThan(0);
     const filter = { now: clock.now, limit: 100, offset: 0 };
     const summed = await summedWindow(server.sql, projectId, windowStart(clock.now, WINDOW_DAYS), filter);
-    expect(keptRunByRun).toEqual(summed.rows.map(({ flaky_runs: _f, failed_runs: _x, ...row }) => row));
+    expect(keptRunByRun).toEqual(summed.rows.map((row) => ({ ...row, runs_needed: runsNeeded(row) })));
     await rebuildRollups(server.sql, projectId);
     expect(await rows()).toEqual(runByRun);
     expect((await flakyTests('per_page=100')).data.tests).toEqual(keptRunByRun);

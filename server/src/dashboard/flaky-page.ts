@@ -1,4 +1,4 @@
-import type { DailyFlakiness, EventRow, FlakinessRow, QuarantinePolicy } from '../flaky/index.ts';
+import { type DailyFlakiness, type EventRow, type FlakinessRow, MIN_RUNS, type QuarantinePolicy, runsNeeded } from '../flaky/index.ts';
 import type { Project } from '../projects/index.ts';
 import type { SnoozeRow } from '../snoozes/index.ts';
 import { escapeXml as e } from '../xml.ts';
@@ -10,7 +10,7 @@ import { snoozeAuthor } from './snoozes-page.ts';
 export const CLASS_CHOICES = ['flaky-broken', 'flaky', 'broken', 'unknown', 'healthy', 'all'] as const;
 export type ClassChoice = (typeof CLASS_CHOICES)[number];
 const CLASS_LABELS: Record<ClassChoice, string> = {
-  'flaky-broken': 'flaky or broken',
+  'flaky-broken': 'flaky or broken, and early failures',
   flaky: 'flaky',
   broken: 'broken',
   unknown: 'too few runs',
@@ -32,6 +32,8 @@ export interface FlakyTestsView {
   events: EventRow[];
   titles: Map<string, string>;
   policy: QuarantinePolicy;
+  /** The tests the window counts runs for (in the environment chosen), and the most runs counted for one. */
+  counted: { tests: number; mostRuns: number };
   now: Date;
 }
 
@@ -89,14 +91,44 @@ function quarantineCell(row: FlakinessRow, view: FlakyTestsView): string {
   return `${suggested}${foldedForm('snooze', 'Quarantine', apiForm('POST /api/snoozes', 'reload', 'Quarantine this test', fields))}`;
 }
 
+/** The class, and for a test with too few runs how many more it needs. */
+function classCell(row: FlakinessRow): string {
+  if (row.class !== 'unknown') return `<span class="class class-${row.class}">${row.class}</span>`;
+  const needed = runsNeeded(row);
+  return `<span class="class class-unknown">too few runs</span><div class="muted needs">${needed} more run${needed === 1 ? '' : 's'} for a class</div>`;
+}
+
+/** How often the test was flaky, and failed when it did, of its counted runs. */
+function runsCell(row: FlakinessRow): string {
+  const failed = row.failed_runs > 0 ? `<div class="muted">failed in ${row.failed_runs} of ${row.runs_counted}</div>` : '';
+  return `${row.flaky_runs} of ${row.runs_counted}${failed}`;
+}
+
+/** Why nothing is listed: no counted run yet, nothing flaky or failing, or the search. */
+function emptyState(view: FlakyTestsView): string {
+  const { counted, filter } = view;
+  const window = `the last ${filter.days} days`;
+  if (counted.tests === 0)
+    return `<p class="empty">No run of ${filter.environmentId ? 'this environment' : 'this project'} has been counted in ${window} yet. A run counts once it ends passed or failed with at most 80% of its tests failed (a run where nearly everything failed says more about its environment than its tests). A test gets a class after ${MIN_RUNS} counted runs; before that it is listed here as soon as it fails or passes on a retry.</p>`;
+  const tests = `${counted.tests} test${counted.tests === 1 ? '' : 's'}`;
+  const early =
+    counted.mostRuns < MIN_RUNS
+      ? ` Tests get a class after ${MIN_RUNS} counted runs (the most any has is ${counted.mostRuns}); meanwhile the ones that fail or pass on a retry are listed under "${CLASS_LABELS['flaky-broken']}".`
+      : '';
+  if (filter.search)
+    return `<p class="empty">No test whose title or file contains "${e(filter.search)}" is ${e(CLASS_LABELS[filter.class])} in ${window} (${tests} counted).${early}</p>`;
+  if (filter.class === 'flaky-broken') return `<p class="empty">None of the ${tests} counted in ${window} was flaky or failed: nothing to look at.${early}</p>`;
+  return `<p class="empty">No test is in the class "${e(CLASS_LABELS[filter.class])}" in ${window} (${tests} counted).${early}</p>`;
+}
+
 function testRow(project: Project, row: FlakinessRow, view: FlakyTestsView, environments: Map<number, string>): string {
   const key = trendKey(row.environment_id, row.test_case_id);
   const lastFlaky = row.last_flaky_run_id === null ? '–' : `<a href="/projects/${project.id}/runs/${row.last_flaky_run_id}">#${row.last_flaky_run_id}</a>`;
   const where = [row.file_path, row.runner_project].filter(Boolean).map((part) => e(part));
   return `<tr data-test="${e(row.test_case_id)}" data-environment="${row.environment_id}">
 <td><a href="/projects/${project.id}/tests/${e(row.test_case_id)}">${e(row.title || row.test_case_id)}</a><div class="muted">${where.join(' · ')}</div></td>
-<td>${e(environments.get(row.environment_id) ?? '?')}</td><td><span class="class class-${row.class}">${row.class}</span></td>
-<td>${(row.score * 100).toFixed(0)}%</td><td>${row.flaky_runs} of ${row.runs_counted}</td><td>${lastFlaky}</td>
+<td>${e(environments.get(row.environment_id) ?? '?')}</td><td>${classCell(row)}</td>
+<td>${(row.score * 100).toFixed(0)}%</td><td>${runsCell(row)}</td><td>${lastFlaky}</td>
 <td>${trend(view.days, view.trends.get(key) ?? [])}</td><td>${quarantineCell(row, view)}</td></tr>`;
 }
 
@@ -134,7 +166,7 @@ export function flakyTestsPage(viewer: Viewer, project: Project, view: FlakyTest
   const environments = new Map(view.environments.map((env) => [env.id, env.name]));
   const table =
     view.rows.length === 0
-      ? '<p class="empty">No test of this class in this window with these filters.</p>'
+      ? emptyState(view)
       : `<div class="scroll"><table class="flaky"><thead><tr><th scope="col">Test</th><th scope="col">Environment</th><th scope="col">Class</th><th scope="col">Score</th><th scope="col">Flaky runs</th><th scope="col">Last flaky run</th><th scope="col">Trend</th><th scope="col">Quarantine</th></tr></thead>
 <tbody>${view.rows.map((row) => testRow(project, row, view, environments)).join('')}</tbody></table></div>${
           view.total > view.rows.length ? `<p class="muted">The first ${view.rows.length} of ${view.total}: narrow the search to see the others.</p>` : ''

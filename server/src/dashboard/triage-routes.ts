@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { escapeLike } from '../db.ts';
 import { listEnvironments } from '../environments/index.ts';
-import { dailyFlakiness, type FlakinessClass, getPolicy, listEvents, rankedFlakyTests, WINDOW_DAYS, windowStart } from '../flaky/index.ts';
+import { dailyFlakiness, type FlakinessClass, flakinessWindowSize, getPolicy, listEvents, rankedFlakyTests, WINDOW_DAYS, windowStart } from '../flaky/index.ts';
 import { compareRuns } from '../comparisons/index.ts';
 import { notFound } from '../http/errors.ts';
 import { positiveId } from '../http/fields.ts';
@@ -72,17 +72,20 @@ export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
       const { rows, total } = await rankedFlakyTests(sql, project.id, days, {
         environmentId: environmentId || undefined,
         class: classesOf(query.class),
+        // What a team lead looks for first includes what failed before its class is known.
+        early: query.class === 'flaky-broken',
         search: search ? `%${escapeLike(search.toLowerCase())}%` : null,
         now,
         limit: TESTS_PER_PAGE,
         offset: 0,
       });
       const testIds = [...new Set(rows.map((row) => row.test_case_id))];
-      const [daily, snoozes, events, policy] = await Promise.all([
+      const [daily, snoozes, events, policy, counted] = await Promise.all([
         dailyFlakiness(sql, project.id, rows, windowStart(now, days), now.toISOString().slice(0, 10)),
         activeSnoozesOfTests(sql, project.id, testIds, now),
         listEvents(sql, project.id, { environmentId: environmentId || undefined, limit: EVENTS_SHOWN, offset: 0 }),
         getPolicy(sql, project.id),
+        flakinessWindowSize(sql, project.id, environmentId || undefined),
       ]);
       const trends = new Map<string, typeof daily>();
       for (const day of daily)
@@ -101,6 +104,7 @@ export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
         events: events.rows,
         titles,
         policy,
+        counted,
         now,
       });
     },

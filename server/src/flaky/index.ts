@@ -9,7 +9,7 @@ export { WINDOW_DAYS, windowStart } from './window.ts';
 export { rebuildFlakiness } from './rollup.ts';
 export { flakyRoutes } from './routes.ts';
 export { rankedFlakyTests } from './ranked.ts';
-export { dailyFlakiness, getPolicy, listEvents, recordBurnIn } from './store.ts';
+export { dailyFlakiness, getPolicy, keptWindowSize as flakinessWindowSize, listEvents, MIN_RUNS, recordBurnIn, runsNeeded } from './store.ts';
 export type { DailyFlakiness, EventRow, FlakinessRow } from './store.ts';
 export { FLAKINESS_CLASSES, type FlakinessClass, type QuarantinePolicy } from './schema.ts';
 

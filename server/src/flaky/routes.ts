@@ -40,12 +40,13 @@ export function flakyRoutes(ctx: RouteContext, deps: AppDeps): void {
       const { rows, total } = await rankedFlakyTests(sql, scope.projectId, query.days, {
         environmentId: query.environment_id,
         class: query.class,
+        early: query.early === 'true',
         search: query.search ? `%${escapeLike(query.search.toLowerCase())}%` : null,
         now: clock(),
         limit: query.per_page,
         offset: offsetOf(query.page, query.per_page),
       });
-      const tests = rows.map(({ flaky_runs: _flaky, failed_runs: _failed, ...row }) => row);
+      const tests = rows.map((row) => ({ ...row, runs_needed: store.runsNeeded(row) }));
       return { data: { tests }, pagination: paginate(total, query.page, query.per_page) };
     },
   });

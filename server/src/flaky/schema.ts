@@ -20,6 +20,9 @@ export const flakyTestSchema = z
       description: 'unknown: fewer counted runs than the minimum (10); broken: failed every counted run; flaky: a score above 0; healthy: none of these',
     }),
     runs_counted: z.number().int().openapi({ description: 'Runs of the window that passed or failed with no more than 80% of their tests failed' }),
+    flaky_runs: z.number().int().openapi({ description: 'Counted runs where the test was flaky' }),
+    failed_runs: z.number().int().openapi({ description: 'Counted runs where the test failed' }),
+    runs_needed: z.number().int().openapi({ description: 'Counted runs the test still needs for a class of its own (0 unless its class is unknown)' }),
     last_flaky_run_id: z.number().int().nullable(),
     quarantined: z.boolean().openapi({ description: 'An active snooze covers the test in this environment (made by a person or by the quarantine policy)' }),
   })
@@ -30,6 +33,10 @@ export const flakyTestsQuery = z
     ...paginationQuery(20, 100),
     environment_id: positiveId.optional(),
     class: z.enum(FLAKINESS_CLASSES).optional(),
+    early: z
+      .enum(['true', 'false'])
+      .optional()
+      .openapi({ description: 'With class: also the tests still unknown (too few runs) that were flaky or failed in a counted run' }),
     search: z.string().min(1).max(200).optional().openapi({ description: 'Only the tests whose title or file contains this (case aside)' }),
     days: decimalInteger(1, 90).default(14).openapi({ description: 'The window: the last N days (UTC), today included' }),
   })

@@ -23,10 +23,20 @@ export interface FlakinessRow {
   quarantined: boolean;
 }
 
+/** Counted runs a test of class `unknown` still needs for a class of its own. */
+export function runsNeeded(row: Pick<FlakinessRow, 'class' | 'runs_counted'>): number {
+  return row.class === 'unknown' ? Math.max(0, MIN_RUNS - row.runs_counted) : 0;
+}
+
 export interface WindowFilter {
   environmentId?: number;
   /** One class, or any of several (the flaky tests page's "flaky or broken"). */
   class?: FlakinessClass | FlakinessClass[];
+  /**
+   * With `class`: the tests still `unknown` (too few runs) that were flaky or failed in a counted
+   * run are listed too. A new team's tests stay unknown for ten runs; what failed meanwhile is news.
+   */
+  early?: boolean;
   /** A lower-case LIKE pattern matched against the test's title and file. */
   search?: string | null;
   /** One test alone (its line in each environment). */
@@ -54,9 +64,12 @@ const RANKING = 'c.score desc, c.runs_counted desc, c.environment_id, c.test_cas
  * The kept window (the last WINDOW_DAYS days; `ensureWindow` first), highest score first: read in
  * the order of its index, so a page costs the same whatever the project's size.
  */
-function classFilter(sql: Tx, wanted: WindowFilter['class']) {
+function classFilter(sql: Tx, filter: Pick<WindowFilter, 'class' | 'early'>) {
+  const wanted = filter.class;
   if (wanted === undefined) return sql``;
-  return Array.isArray(wanted) ? sql`and c.class = any(${wanted}::text[])` : sql`and c.class = ${wanted}`;
+  const classes = Array.isArray(wanted) ? wanted : [wanted];
+  if (filter.early) return sql`and (c.class = any(${classes}::text[]) or (c.class = 'unknown' and (c.flaky_runs > 0 or c.failed_runs > 0)))`;
+  return sql`and c.class = any(${classes}::text[])`;
 }
 
 /** The tests whose title or file matches, found in one pass over the project's tests. */
@@ -70,7 +83,7 @@ function searchFilter(sql: Tx, projectId: number, search: string | null | undefi
 export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
   const where = sql`c.project_id = ${projectId}
     ${filter.environmentId !== undefined ? sql`and c.environment_id = ${filter.environmentId}` : sql``}
-    ${classFilter(sql, filter.class)} ${searchFilter(sql, projectId, filter.search)}
+    ${classFilter(sql, filter)} ${searchFilter(sql, projectId, filter.search)}
     ${filter.testCaseId !== undefined ? sql`and c.test_case_id = ${filter.testCaseId}` : sql``}`;
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from flakiness_window c where ${where}`;
   const rows = await sql<FlakinessRow[]>`
@@ -81,6 +94,14 @@ export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilte
     order by ${sql.unsafe(RANKING)}
     limit ${filter.limit} offset ${filter.offset}`;
   return { rows, total: count?.total ?? 0 };
+}
+
+/** How many tests the kept window counts runs for, and the most runs counted for one: why a list may be empty. */
+export async function keptWindowSize(sql: Tx, projectId: number, environmentId: number | undefined): Promise<{ tests: number; mostRuns: number }> {
+  const [size] = await sql<{ tests: number; most_runs: number }[]>`
+    select count(*)::int as tests, coalesce(max(runs_counted), 0)::int as most_runs from flakiness_window
+    where project_id = ${projectId} and runs_counted > 0 ${environmentId !== undefined ? sql`and environment_id = ${environmentId}` : sql``}`;
+  return { tests: size?.tests ?? 0, mostRuns: size?.most_runs ?? 0 };
 }
 
 /**
@@ -108,7 +129,7 @@ export async function summedWindow(sql: Tx, projectId: number, since: string, fi
     select ${presented(sql, projectId, filter.now)}, count(*) over ()::int as total
     from c
     left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
-    where true ${classFilter(sql, filter.class)} ${searchFilter(sql, projectId, filter.search)}
+    where true ${classFilter(sql, filter)} ${searchFilter(sql, projectId, filter.search)}
       ${filter.testCaseId !== undefined ? sql`and c.test_case_id = ${filter.testCaseId}` : sql``}
     order by ${sql.unsafe(RANKING)}
     limit ${filter.limit} offset ${filter.offset}`;
