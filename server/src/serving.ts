@@ -47,17 +47,24 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 const KEEP_ALIVE_MS = 65_000;
 
 /**
+ * A client that reuses an idle connection at the moment the server closes it sees the request
+ * fail ("socket hang up", ECONNRESET). Node's own clients let an idle connection go after 4-5 s,
+ * the server's default too; the server keeps it longer, so that a client is always the one to let
+ * it go.
+ */
+export function keepIdleConnectionsLonger(httpServer: Server): void {
+  httpServer.keepAliveTimeout = KEEP_ALIVE_MS;
+  httpServer.headersTimeout = KEEP_ALIVE_MS + 1000;
+}
+
+/**
  * The API served from this process (in a cluster worker, the port is shared with the others), its
  * files kept where the configuration says.
  */
 export async function serveApp(config: Config, deps: Omit<AppInput, 'config' | 'storage'>): Promise<Serving> {
   const { app } = createApp({ ...deps, config, storage: await openStorage(config) });
   const httpServer = createServer(app);
-  // A client that reuses an idle connection at the moment the server closes it sees the request
-  // fail ("socket hang up"). Node's own clients let an idle connection go after 5 s, the server's
-  // default too; the server keeps it longer, so that a client is always the one to let it go.
-  httpServer.keepAliveTimeout = KEEP_ALIVE_MS;
-  httpServer.headersTimeout = KEEP_ALIVE_MS + 1000;
+  keepIdleConnectionsLonger(httpServer);
   const port = await listen(httpServer, config.port, config.host);
   let closing: Promise<void> | null = null;
   return {

@@ -1,15 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResultJson } from '../../reporter/src/cli/run.ts';
 import { createKey } from '../../server/src/auth/store.ts';
+import { createLoginLink } from '../../server/src/sessions/store.ts';
 import { createProject } from '../../server/src/projects/store.ts';
 import { client } from '../helpers/http.ts';
 import { EXAMPLES, ROOT } from '../helpers/playwright.ts';
 import { createTestRepository, type TestRepository } from '../helpers/repo.ts';
 import { waitForRun, waitUntil } from '../helpers/runs.ts';
-import { seedEnvironment, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+import { seedEnvironment, seedUser, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
 // `proctor-ci run` as a CI job runs it: its own process, its settings from the environment, against
 // a server on loopback that executes the runs in real Playwright.
@@ -159,6 +162,58 @@ describe('proctor-ci run against a live server', () => {
     expect(await command.exited).toBe(2);
     expect(command.stderr()).toContain(message);
     expect(command.stderr()).toContain('usage: proctor-ci run');
+  });
+});
+
+describe('a branch the test repository lacks', () => {
+  it("when the CI's branch or Run now's is missing from the test repository, then the default branch runs, and the run is shown as the asked branch's with a note and the CI job", async () => {
+    const pipeline = 'https://gitlab.example.com/acme/shop/-/pipelines/2002';
+    const gitlab = { GITLAB_CI: 'true', CI_PIPELINE_ID: '2002', CI_PIPELINE_URL: pipeline, CI_COMMIT_BRANCH: 'feature/banner', CI_COMMIT_SHA: '6'.repeat(40) };
+    const command = ciRun(['--environment', 'staging', '--json'], small.key, gitlab);
+    expect(await command.exited, command.stderr()).toBe(0);
+    expect(command.stderr()).toContain(
+      'proctor: the test repository has no branch "feature/banner": the tests run from "main" (the run\'s branch stays "feature/banner")',
+    );
+    const fromCi = json(command).run_id;
+
+    // "Run now" sends the branch by name: the same rule, not a refusal.
+    const now = await small.api.put('/api/test-runs', { environment: 'staging', branch: 'feature/banner' });
+    expect(now.status, JSON.stringify(now.body)).toBe(200);
+    expect(now.body.data.test_run.test_run_branch).toBe('main');
+    const fromRunNow = now.body.data.test_run.id as number;
+    await waitForRun(small.api, fromRunNow);
+
+    const [project] = await server.sql<{ id: number }[]>`select project_id as id from test_runs where id = ${fromCi}`;
+    const projectId = project?.id as number;
+    const { userId } = await seedUser(server.sql, [projectId]);
+    const signIn = await fetch(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, userId, new Date())}`, { redirect: 'manual' });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const page = async (url: string) => (await fetch(`${server.url}${url}`, { headers: { cookie, accept: 'text/html' } })).text();
+
+    for (const runId of [fromCi, fromRunNow]) {
+      const run = (await small.api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
+      expect(run).toMatchObject({ state: 'passed', build_branch: 'feature/banner', test_run_branch: 'main' });
+      const html = await page(`/projects/${projectId}/runs/${runId}`);
+      expect(html).toContain('branch <strong class="branch">feature/banner</strong>');
+      expect(html).toContain('The test repository has no branch &quot;feature/banner&quot;: its tests ran from &quot;main&quot;.');
+    }
+    expect(await page(`/projects/${projectId}/runs/${fromCi}`)).toContain(`<a class="ci-job" href="${pipeline}" rel="noreferrer">CI job</a>`);
+    // The runs list shows the asked branch, and its filter finds the runs by it.
+    const list = await page(`/projects/${projectId}/runs?branch=${encodeURIComponent('feature/banner')}`);
+    for (const runId of [fromCi, fromRunNow]) expect(list).toMatch(new RegExp(`<tr data-run="${runId}">[\\s\\S]*?<td>feature/banner</td>`));
+    // So do the API's filter and an assistant's answer.
+    const listed = (await small.api.get(`/api/test-runs?branch=${encodeURIComponent('feature/banner')}`)).body.data.test_runs.map(
+      (run: { id: number }) => run.id,
+    );
+    expect(listed).toEqual(expect.arrayContaining([fromCi, fromRunNow]));
+    const mcp = new Client({ name: 'proctor-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${small.key}` } } }));
+    try {
+      const answer = (await mcp.callTool({ name: 'get_run', arguments: { run_id: fromCi } })) as { content: { text: string }[] };
+      expect(JSON.parse(answer.content[0]?.text ?? '{}').run).toMatchObject({ branch: 'feature/banner', ci_job_url: pipeline });
+    } finally {
+      await mcp.close();
+    }
   });
 });
 

@@ -80,7 +80,6 @@ describe('refusals', () => {
       'body.environment_variables_overrides.0.name: PROCTOR_API_KEY',
     ],
     [{ environment: 'ci', test_case_ids: ['nope'] }, 400, 'body.test_case_ids.0'],
-    [{ environment: 'ci', branch: 'no-such-branch' }, 400, 'body.branch'],
     [{ environment: 'ci', rerun_source_id: 999_999 }, 404, 'body.rerun_source_id'],
     [{}, 400, 'body.environment'],
   ])('when the trigger body is %j, then it is a %i naming %s and no run is made', async (body, status, words) => {
@@ -221,9 +220,13 @@ describe('a repository made by the test', () => {
     });
   });
 
-  it('when the branch is not given, then the build branch the repository lacks falls back to the default branch', async () => {
+  it('when the build branch or the branch asked for is one the repository lacks, then the default branch runs, the same rule for both', async () => {
     const fallback = await suite.put('/api/test-runs', { environment: 'ci', build: { branch: 'no-such-branch' }, tags: ['quick'] });
     expect(fallback.body.data.test_run.test_run_branch).toBe('main');
+    const named = await suite.put('/api/test-runs', { environment: 'ci', branch: 'no-such-branch', tags: ['quick'] });
+    expect(named.status).toBe(200);
+    expect(named.body.data.test_run.test_run_branch).toBe('main');
+    await waitForRun(suite, named.body.data.test_run.id);
     const explicit = await suite.put('/api/test-runs', { environment: 'ci', branch: 'feature', tags: ['quick'] });
     expect(explicit.body.data.test_run.test_run_branch).toBe('feature');
     await waitForRun(suite, fallback.body.data.test_run.id);

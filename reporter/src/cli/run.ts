@@ -117,7 +117,12 @@ export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promis
   process.on('SIGTERM', stop);
 
   try {
-    ({ id: runId } = await triggerWithRetry(client, settings.body, { now: Date.now, sleep, warn: say }, settings.connectBudgetMs));
+    const triggered = await triggerWithRetry(client, settings.body, { now: Date.now, sleep, warn: say }, settings.connectBudgetMs);
+    runId = triggered.id;
+    // The same rule as the dashboard's "Run now", said where the person reads it.
+    const asked = settings.body.build?.branch;
+    if (asked && triggered.test_run_branch && triggered.test_run_branch !== asked)
+      say(`the test repository has no branch "${asked}": the tests run from "${triggered.test_run_branch}" (the run's branch stays "${asked}")`);
   } catch (error) {
     const { code, note } = failure(error);
     return finish(settings, code, null, null, note);

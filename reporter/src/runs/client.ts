@@ -83,6 +83,8 @@ export interface TriggerBody {
 export interface TriggeredRun {
   id: number;
   state: string;
+  /** The test repository's branch that runs; null until the server could read the repository. */
+  test_run_branch: string | null;
 }
 
 export interface RunsClientOptions {

@@ -3,7 +3,7 @@ import type { AppDeps } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
 import { foldMembers, getGroup, listGroups, memberEvents } from '../failuregroups/index.ts';
 import { type FlakinessClass, rankedFlakyTests, WINDOW_DAYS } from '../flaky/index.ts';
-import { failureLocations, getRunById, listRuns, type RunRow, runPageDetails } from '../runs/index.ts';
+import { failureLocations, getRunById, listRuns, type RunRow, runPageDetails, shownBranch } from '../runs/index.ts';
 import { snoozesOfTest } from '../snoozes/index.ts';
 import { findTests, getTestCase, testTitles } from '../testcases/index.ts';
 
@@ -29,7 +29,8 @@ function runSummary(deps: Deps, run: RunRow) {
     id: run.id,
     state: run.state,
     environment: run.environment_slug,
-    branch: run.test_run_branch,
+    branch: shownBranch(run),
+    ci_job_url: run.ci_build_url,
     commit: run.test_run_head_sha ?? run.commit,
     pull_request: run.pull_request,
     counts: {

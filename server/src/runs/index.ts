@@ -1,6 +1,6 @@
 // What the jobs layer and the dashboard may use of runs: the queue, a run's execution and its end,
 // and the runs of a project as the API lists them.
-export { resolveBranch } from './branch.ts';
+export { branchNote, resolveBranch, shownBranch } from './branch.ts';
 export { failRun } from './finish.ts';
 export { endShard } from './ingest.ts';
 export {

@@ -3,6 +3,7 @@ import type { Project } from '../projects/index.ts';
 import { showsInline, traceViewerLink, type AttachmentView } from '../artifacts/index.ts';
 import type { SummaryDetail } from './schema.ts';
 import type { RunPageDetails } from './details.ts';
+import { branchNote, shownBranch } from './branch.ts';
 import { repositoryUrl } from './repository.ts';
 import type { ProjectCount, RunRow } from './store.ts';
 
@@ -18,6 +19,17 @@ export const STATE_COLOURS: Record<string, string> = {
 };
 
 /** The build's URL: a link when it is http(s), else text (a `javascript:` link would run on a click). */
+/** The branch the run is for (the CI's), and the test repository's when another ran. */
+function branchOf(run: RunRow): string {
+  const branch = shownBranch(run);
+  return branch ? ` · branch <strong class="branch">${e(branch)}</strong>` : '';
+}
+
+/** The CI job that asked for the run. */
+function ciJobLink(url: string | null): string {
+  return url && isWebUrl(url) ? ` · <a class="ci-job" href="${e(url)}" rel="noreferrer">CI job</a>` : '';
+}
+
 function buildLink(url: string | null): string {
   if (!url) return '';
   return isWebUrl(url) ? ` · build <a href="${e(url)}" rel="noreferrer">${e(url)}</a>` : ` · build ${e(url)}`;
@@ -186,8 +198,9 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
   const reason = run.error_reason ?? run.cancel_reason;
   return `<h1>Run #${run.id} <span class="state" style="background:${colour}">${e(run.state)}</span></h1>
 <div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
-${run.test_run_branch ? ` · branch ${e(run.test_run_branch)}` : ''}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
-${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}</div>
+${branchOf(run)}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
+${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}${ciJobLink(run.ci_build_url)}</div>
+${branchNote(run) ? `<p class="note branch-note">${e(branchNote(run) as string)}</p>` : ''}
 ${actions.run ?? ''}
 ${details.previous && actions.compareLink ? `<p class="compare"><a href="${e(actions.compareLink(details.previous.id))}">Compare with run #${details.previous.id}</a> <span class="muted">(the previous of this environment and branch)</span></p>` : ''}
 ${retentionNote(run)}

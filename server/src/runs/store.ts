@@ -15,6 +15,8 @@ export interface RunRow {
   build_url: string | null;
   pull_request: number | null;
   build_branch: string | null;
+  /** The CI job that asked for the run (`proctor-ci run` keeps it in the run's metadata). */
+  ci_build_url: string | null;
   commit: string | null;
   test_run_head_sha: string | null;
   total_count: number;
@@ -37,7 +39,7 @@ export interface RunRow {
 
 const columns = (sql: Tx) => sql`
   r.id, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
-  r.total_shards, r.test_run_branch, r.build_url, r.pull_request, r.build_branch, r."commit", r.test_run_head_sha, r.total_count,
+  r.total_shards, r.test_run_branch, r.build_url, r.pull_request, r.build_branch, r.metadata->>'ci_build_url' as ci_build_url, r."commit", r.test_run_head_sha, r.total_count,
   r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
   r.cancel_reason, r.cancelled_by, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
 
@@ -70,7 +72,7 @@ export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): P
     r.project_id = ${projectId}
     ${filter.environment ? sql`and e.slug = ${filter.environment}` : sql``}
     ${filter.states.length > 0 ? sql`and r.state = any(${filter.states}::text[])` : sql``}
-    ${filter.branch ? sql`and r.test_run_branch = ${filter.branch}` : sql``}
+    ${filter.branch ? sql`and (r.test_run_branch = ${filter.branch} or r.build_branch = ${filter.branch})` : sql``}
     ${filter.since ? sql`and r.created_at >= ${filter.since}` : sql``}`;
   const [count] = await sql<{ total: number }[]>`
     select count(*)::int as total from test_runs r join environments e on e.id = r.environment_id where ${where}`;

@@ -21,19 +21,19 @@ interface SourceRun {
 }
 
 /**
- * The branch a trigger runs: `branch`, else the build's branch when the repository has it, else
- * the default branch. A repository that cannot be read now is left to the executor, whose run
- * then ends `error` with the reason.
+ * The branch a trigger runs: the one asked for (`branch`, else the build's) when the repository has
+ * it, else the default branch; the run keeps the one asked for as its branch, and its page says
+ * which ran. One rule for "Run now" and the CI's branch. A repository that cannot be read now is
+ * left to the executor, which applies the same rule.
  */
-async function triggerBranch(lookup: BranchLookup, repoUrl: string, branch: string | null, buildBranch: string | null): Promise<string | null> {
+async function triggerBranch(lookup: BranchLookup, repoUrl: string, asked: string | null, named: boolean): Promise<string | null> {
   const repository = await lookup(repoUrl);
-  if (!repository) return branch ?? buildBranch;
+  if (!repository) return null;
   if (repository.kind === 'folder') {
-    if (branch) throw new InvalidInputError("body.branch: the project's test repository is a local folder, which has no branches");
+    if (named) throw new InvalidInputError("body.branch: the project's test repository is a local folder, which has no branches");
     return null;
   }
-  if (branch && !repository.found.branches.has(branch)) throw new InvalidInputError(`body.branch: the test repository has no branch "${branch}"`);
-  return resolveBranch(repository.found, branch, buildBranch);
+  return resolveBranch(repository.found, null, asked);
 }
 
 export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope, body: Trigger, now: Date) {
@@ -57,12 +57,15 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
     testCaseIds = await failedTestIds(sql, source.id);
     if (testCaseIds.length === 0) throw new ConflictError(`body.rerun_only_failed: test run ${source.id} has no failed tests to run again`);
   }
-  const build = body.build ?? (body.branch ? null : (source?.build ?? null));
+  const sourceBuild = body.branch ? null : (source?.build ?? null);
+  const asked = body.branch ?? body.build?.branch ?? sourceBuild?.branch ?? source?.test_run_branch ?? null;
+  // A branch asked for by name is the run's branch as a build's is, whichever the repository ran.
+  const build = body.build ?? sourceBuild ?? (body.branch ? { branch: body.branch } : null);
   const run: NewRun = {
     environmentId: environment.id,
     origin: 'api',
     distribution: body.distribution ?? source?.distribution ?? 'shards',
-    branch: await triggerBranch(branches, repoUrl, body.branch ?? (build ? null : (source?.test_run_branch ?? null)), build?.branch ?? null),
+    branch: await triggerBranch(branches, repoUrl, asked, body.branch !== undefined),
     build,
     metadata: body.metadata ?? {},
     overrides: body.environment_variables_overrides ?? [],
