@@ -145,6 +145,36 @@ describe('the runs of a project', () => {
   });
 });
 
+describe("the dashboard's icon", () => {
+  it('when a project page, a run page, its shared summary and an error page load, then each shows the icon and the browser asks for nothing that fails', async () => {
+    const runId = await reportRun('staging', 'main', true);
+    const { body } = await api.get(`/api/test-runs/${runId}`);
+    const failed: string[] = [];
+    const page = await signedInPage();
+    page.on('response', (response) => {
+      if (response.status() >= 400 && !response.url().includes(`/projects/${otherProjectId}/`)) failed.push(`${response.status()} ${response.url()}`);
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().includes('404 (Not Found)')) failed.push(`console: ${message.text()}`);
+    });
+    for (const url of [
+      `/projects/${projectId}/runs`,
+      `/projects/${projectId}/runs/${runId}`,
+      body.data.test_run.testRun.summary_url as string,
+      `/projects/${otherProjectId}/runs`,
+    ]) {
+      await page.goto(new URL(url, server.url).toString());
+      expect(await page.locator('link[rel="icon"]').getAttribute('href'), url).toBe('/favicon.svg');
+    }
+    const icon = await page.request.get(`${server.url}/favicon.ico`);
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()['content-type']).toMatch(/^image\/svg\+xml/);
+    await page.goto(`${server.url}/favicon.svg`);
+    expect(await page.locator('svg rect').count()).toBe(1);
+    expect(failed).toEqual([]);
+  });
+});
+
 describe('a run, and acting on it', () => {
   /** A run of `environment` whose test 2 fails and test 1 passes, ended. */
   async function failedRun(): Promise<number> {

@@ -13,6 +13,9 @@ export function dashboardPolicy(storageOrigin: string | null): string {
 
 export const DASHBOARD_POLICY = dashboardPolicy(null);
 
+/** Proctor's icon: a check mark on the colour of a passed run. */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="${STATE_COLOURS.passed ?? '#1a7f37'}"/><path d="M8 16.5l5.5 5.5L24 11" fill="none" stroke="#fff" stroke-width="3.5" stroke-linecap="round" stroke-linejoin="round"/></svg>`;
+
 /** The signed-in person a page is rendered for. */
 export interface Viewer {
   userId: string;
@@ -67,7 +70,7 @@ export function layout(input: {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 ${viewer ? `<meta name="csrf-token" content="${e(viewer.csrfToken)}">` : ''}${project ? `<meta name="project-id" content="${project.id}">` : ''}
-<title>${e(input.title)} · Proctor</title><style>${STYLE}${input.style ?? ''}</style>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg"><title>${e(input.title)} · Proctor</title><style>${STYLE}${input.style ?? ''}</style>
 ${input.script ? '<script src="/assets/dashboard.js" defer></script>' : ''}
 </head><body><header>${nav}</header><main>${input.body}</main></body></html>`;
 }

@@ -9,7 +9,7 @@ import { allProjects, projectsOfUser } from '../projects/index.ts';
 import { isInstanceAdmin } from '../users/index.ts';
 import { getRunById, listRuns, runPageDetails } from '../runs/index.ts';
 import { DASHBOARD_SCRIPT } from './assets.ts';
-import { dashboardPolicy } from './layout.ts';
+import { dashboardPolicy, FAVICON_SVG } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
 import { runPage } from './run-page.ts';
 import { signInRoutes } from './signin.ts';
@@ -23,6 +23,15 @@ const RUNS_PER_PAGE = 50;
 export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock } = deps;
   const storageOrigin = deps.storage.direct?.origin ?? null;
+
+  // Browsers ask for /favicon.ico on every page whether a page names an icon or not.
+  for (const path of ['/favicon.svg', '/favicon.ico']) {
+    ctx.open.get(path, (_req, res) => {
+      res.setHeader('content-type', 'image/svg+xml');
+      res.setHeader('cache-control', 'public, max-age=86400');
+      res.send(FAVICON_SVG);
+    });
+  }
 
   ctx.open.get('/assets/dashboard.js', (_req, res) => {
     res.setHeader('content-type', 'text/javascript; charset=utf-8');

@@ -13,5 +13,10 @@ export const securityHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/** The policy of a page that styles itself inline and loads nothing else. */
-export const PAGE_CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+/** A page that styles itself inline, with images from `imageSources` (its icon is Proctor's own). */
+export function pagePolicy(imageSources = "'self'"): string {
+  return `default-src 'none'; style-src 'unsafe-inline'; img-src ${imageSources}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
+}
+
+/** The policy of a page that styles itself inline and loads nothing but its icon. */
+export const PAGE_CONTENT_SECURITY_POLICY = pagePolicy();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
-import { PAGE_CONTENT_SECURITY_POLICY } from '../http/headers.ts';
+import { pagePolicy } from '../http/headers.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import type { RouteContext } from '../http/route.ts';
 import { addRoute } from '../http/route.ts';
@@ -16,7 +16,7 @@ const TAG = 'Test runs';
 /** The run page shows a failure's screenshots and videos: from this origin, or from the bucket its downloads redirect to. */
 function runPageContentSecurityPolicy(storageOrigin: string | null): string {
   const sources = storageOrigin ? `'self' ${storageOrigin}` : "'self'";
-  return `${PAGE_CONTENT_SECURITY_POLICY}; img-src ${sources}; media-src ${sources}`;
+  return `${pagePolicy(sources)}; media-src ${sources}`;
 }
 /** A run's page for people, by its signed link (summary_url): no key. */
 export function runPageRoutes(ctx: RouteContext, deps: AppDeps): void {

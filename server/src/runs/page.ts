@@ -218,7 +218,7 @@ ${details.hidden > 0 && actions.showAll ? `<p class="more">and ${details.hidden}
 export function renderRunPage(project: Project, run: RunRow, details: RunPageDetails, showAll: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Run #${run.id} ${e(run.state)} · ${e(project.name)} · ${e(run.environment_name)}</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg"><title>Run #${run.id} ${e(run.state)} · ${e(project.name)} · ${e(run.environment_name)}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1f2328}
 h1{font-size:1.5rem;margin:0 0 .25rem} .state{color:#fff;border-radius:1rem;padding:.1rem .7rem;font-size:1rem}
