@@ -44,6 +44,23 @@ export interface JunitCase {
   atLine: number;
 }
 
+/** What a file's testsuites say of themselves: their totals (where they state `tests`), summed over the outermost that do. */
+export interface JunitTotals {
+  tests: number;
+  failures: number;
+  errors: number;
+  skipped: number;
+}
+
+/** When a file's tests ran, as its testsuites say: the zoned timestamps' span, and the seconds they took. */
+export interface JunitTimes {
+  /** Milliseconds since the epoch: the earliest zoned `timestamp` of a testsuite, and the latest end (`timestamp` + `time`). */
+  startMs: number | null;
+  endMs: number | null;
+  /** Seconds: the outermost testsuites' `time` together, else the testcases'. */
+  seconds: number;
+}
+
 /** A file that is not JUnit XML, or is broken: its name, the line, and what is wrong (a 400). */
 export class JunitFileError extends InvalidInputError {
   constructor(
@@ -89,6 +106,10 @@ function seconds(raw: string | undefined): number | null {
   return Number.isFinite(value) && value >= 0 ? value : null;
 }
 
+function totalsOf(a: Record<string, string>): JunitTotals {
+  return { tests: count(a.tests), failures: count(a.failures), errors: count(a.errors), skipped: count(a.skipped ?? a.skip) };
+}
+
 function lineNumber(raw: string | undefined): number | null {
   return raw && /^\d{1,9}$/.test(raw) ? Number(raw) : null;
 }
@@ -102,6 +123,21 @@ interface Suite {
   names: string[];
   file: string | null;
   timestamp: string | null;
+  /** Its totals, or an outer testsuite's, are counted in the file's. */
+  counted: boolean;
+  /** Its time, or an outer testsuite's, is counted in the file's. */
+  timed: boolean;
+}
+
+function count(raw: string | undefined): number {
+  return raw && /^\s*\d{1,9}\s*$/.test(raw) ? Number(raw) : 0;
+}
+
+/** A `timestamp` with a zone as milliseconds; null without one (the runner's local time, unknown here). */
+export function zonedMs(timestamp: string | null): number | null {
+  if (!timestamp || !/(Z|[+-]\d{2}:?\d{2})$/.test(timestamp)) return null;
+  const at = Date.parse(timestamp);
+  return Number.isFinite(at) ? at : null;
 }
 
 /** Longer than any timestamp a runner writes: not one, and not parsed again for every testcase. */
@@ -131,6 +167,12 @@ export class JunitReader {
   private failure: OpenFailure | null = null;
   private sawRoot = false;
   cases = 0;
+  /** The file's totals as its testsuites state them; null when none does. */
+  totals: JunitTotals | null = null;
+  private rootTotals: JunitTotals | null = null;
+  readonly times: JunitTimes = { startMs: null, endMs: null, seconds: 0 };
+  private suiteSeconds = 0;
+  private caseSeconds = 0;
 
   constructor(
     private readonly file: string,
@@ -155,6 +197,8 @@ export class JunitReader {
   end(): void {
     if (!this.sawRoot) throw new JunitFileError(this.file, this.parser.line, 'holds no element: JUnit XML has a <testsuites> or <testsuite> element');
     this.guard(() => this.parser.close());
+    this.totals ??= this.rootTotals;
+    this.times.seconds = this.suiteSeconds > 0 ? this.suiteSeconds : this.caseSeconds;
   }
 
   private guard(step: () => void): void {
@@ -178,6 +222,7 @@ export class JunitReader {
         this.fail(`is not JUnit XML: its root element is <${tag.name}>, where JUnit XML has <testsuites> or <testsuite>`);
       }
       this.sawRoot = true;
+      if (tag.name === 'testsuites' && a.tests !== undefined) this.rootTotals = totalsOf(a);
     }
     if (this.current) return this.openInCase(tag);
     if (tag.name === 'testsuite') this.openSuite(a);
@@ -227,7 +272,25 @@ export class JunitReader {
       this.fail(`the testsuites open here have names (and a file) of more than ${JUNIT_LIMITS.suiteChars.toLocaleString('en')} characters together`);
     }
     const timestamp = a.timestamp ?? outer?.timestamp ?? null;
-    this.suites.push({ names, file, timestamp: timestamp && timestamp.length <= TIMESTAMP_MAX ? timestamp : null });
+    const counted = (outer?.counted ?? false) || a.tests !== undefined;
+    if (counted && !outer?.counted) {
+      const own = totalsOf(a);
+      const sum = (this.totals ??= { tests: 0, failures: 0, errors: 0, skipped: 0 });
+      sum.tests += own.tests;
+      sum.failures += own.failures;
+      sum.errors += own.errors;
+      sum.skipped += own.skipped;
+    }
+    const time = seconds(a.time);
+    const timed = (outer?.timed ?? false) || time !== null;
+    if (time !== null && !outer?.timed) this.suiteSeconds += time;
+    const start = a.timestamp && a.timestamp.length <= TIMESTAMP_MAX ? zonedMs(a.timestamp) : null;
+    if (start !== null) {
+      this.times.startMs = Math.min(this.times.startMs ?? start, start);
+      const end = start + Math.round((time ?? 0) * 1000);
+      this.times.endMs = Math.max(this.times.endMs ?? end, end);
+    }
+    this.suites.push({ names, file, timestamp: timestamp && timestamp.length <= TIMESTAMP_MAX ? timestamp : null, counted, timed });
   }
 
   private openInCase(tag: SaxesTagPlain): void {
@@ -281,6 +344,7 @@ export class JunitReader {
   private closeCase(open: OpenCase): void {
     this.current = null;
     this.cases++;
+    this.caseSeconds += open.value.time ?? 0;
     const systemOut = open.out.value();
     this.onCase({ ...open.value, systemOut, systemErr: open.err.value(), attachments: attachmentsIn(systemOut) });
   }
