@@ -17,10 +17,12 @@ const failures = corpus as Labelled[];
 const decided = failures.map((failure) => ({ failure, category: failureCategory({ message: failure.message, stack: failure.stack, steps: failure.steps }) }));
 
 describe('failure categories over real Playwright failures', () => {
-  it("when the corpus is read, then it holds at least 150 failures, each labelled with a category, every Playwright category among them", () => {
+  it('when the corpus is read, then it holds at least 150 failures, each labelled with a category, every Playwright category among them', () => {
     expect(failures.length).toBeGreaterThanOrEqual(150);
     for (const failure of failures) expect(FAILURE_CATEGORIES).toContain(failure.label);
-    expect(new Set(failures.map((failure) => failure.label))).toEqual(new Set(FAILURE_CATEGORIES.filter((category) => !UNIT_TEST_CATEGORIES.includes(category))));
+    expect(new Set(failures.map((failure) => failure.label))).toEqual(
+      new Set(FAILURE_CATEGORIES.filter((category) => !UNIT_TEST_CATEGORIES.includes(category))),
+    );
   });
 
   it('when each failure is categorised, then at least 90% agree with their labels and at most 5% are unknown', () => {
@@ -74,7 +76,7 @@ describe('failure categories over real Playwright failures', () => {
   // Unit tests' failures as runners write them in JUnit XML (the message, then the stack).
   it.each([
     ['assertion', 'org.opentest4j.AssertionFailedError: expected: <1> but was: <2>\n\tat com.acme.CartTest.removesItem(CartTest.java:42)'],
-    ['assertion', "self = <test_cart.TestCart>\n>       assert total == 4\nE       assert 3 == 4\n\ntests/test_cart.py:12: AssertionError"],
+    ['assertion', 'self = <test_cart.TestCart>\n>       assert total == 4\nE       assert 3 == 4\n\ntests/test_cart.py:12: AssertionError'],
     ['assertion', 'Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 4\nReceived: 3'],
     ['assertion', 'java.lang.AssertionError: expected [true] but found [false]\n\tat org.testng.Assert.fail(Assert.java:99)'],
     ['timeout', 'org.junit.runners.model.TestTimedOutException: test timed out after 100 milliseconds'],

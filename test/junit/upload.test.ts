@@ -159,11 +159,15 @@ describe('proctor-ci upload junit', () => {
     const far = await upload([write('far.xml', farXml), '--environment', 'unit', '--run-key', 'far', '--json']);
     expect(far.code).toBe(0);
     const answer = json(far.stdout);
-    expect(answer.files).toEqual([expect.objectContaining({ name: 'far.xml', testcases: 1501, tests: 1501, totals: { tests: 1501, failures: 0, errors: 0, skipped: 0 }, differences: [] })]);
+    expect(answer.files).toEqual([
+      expect.objectContaining({ name: 'far.xml', testcases: 1501, tests: 1501, totals: { tests: 1501, failures: 0, errors: 0, skipped: 0 }, differences: [] }),
+    ]);
     const ids = async (key: string) =>
-      (await server.sql<{ test_case_id: string; title: string }[]>`
+      (
+        await server.sql<{ test_case_id: string; title: string }[]>`
         select t.test_case_id, t.title from test_run_tests t join test_runs r on r.id = t.test_run_id
-        where r.run_key = ${key} and (t.title = 't3' or t.title like 't3 %') order by t.title`).map((row) => [row.title, row.test_case_id]);
+        where r.run_key = ${key} and (t.title = 't3' or t.title like 't3 %') order by t.title`
+      ).map((row) => [row.title, row.test_case_id]);
     const first = await ids('far');
     expect(first.map(([title]) => title)).toEqual(['t3', 't3 [2]']);
     expect((await upload([write('far.xml', farXml), '--environment', 'unit', '--run-key', 'far-again'])).code).toBe(0);

@@ -47,7 +47,8 @@ const UNIT_TIMEOUT =
 const UNIT_ASSERTION =
   /\bAssertionError\b|AssertionFailedError|ComparisonFailure|\bAssertionException\b|MultipleFailuresError|ExpectationNotMetException|^E\s+assert\b|^\s*assert\b.*(==|!=|\bin\b|\bis\b)|expected:? ?<.*> but was:? ?<|\bexpected \S.* (to|but) (equal|be|have|got|was)\b|assertion (`[^`]*` )?failed|\bcheck_eq\(|\bREQUIRE\(|\bCHECK\(|\bExpected\b[^\n]*\n[^\n]*\b(Actual|Received|but was|got)\b|\bShould\w*\(|\bassert\w*\(/m;
 /** A named error or exception thrown, not an assertion's: `java.lang.NullPointerException`, `TypeError: x is undefined`, pytest's `E   KeyError: 'id'`. */
-const EXCEPTION = /^(E\s+)?(?:[\w$]+\.)*(?!Error\b)[A-Z]\w*(Exception|Error|Panic|Fault)\b(:|$|\s)|\bTraceback \(most recent call last\)|\bpanicked at\b|\bException in thread\b|\bthrew exception\b|\bUncaught\b|unhandled (exception|error|rejection)/m;
+const EXCEPTION =
+  /^(E\s+)?(?:[\w$]+\.)*(?!Error\b)[A-Z]\w*(Exception|Error|Panic|Fault)\b(:|$|\s)|\bTraceback \(most recent call last\)|\bpanicked at\b|\bException in thread\b|\bthrew exception\b|\bUncaught\b|unhandled (exception|error|rejection)/m;
 
 /** Whether the failure happened before the test's own lines: in a hook or a fixture. */
 function inSetup(steps: FailedStep[]): boolean {

@@ -17,9 +17,9 @@ function placeOf(testcase: JunitCase): string {
   return testcase.file ?? testcase.classname;
 }
 
-/** pytest names its testsuite `pytest` (junit_suite_name's default). */
+/** A Python runner's test: pytest names its testsuite `pytest` (junit_suite_name's default); others name a `.py` file. */
 function isPytest(testcase: JunitCase): boolean {
-  return testcase.suites.at(-1) === 'pytest';
+  return testcase.suites.at(-1) === 'pytest' || /\.py$/.test(testcase.file ?? '');
 }
 
 /**
@@ -111,7 +111,10 @@ function skipReason(testcase: JunitCase): string | null {
 function runsOf(testcase: JunitCase, rerunRecord = false): OneRun[] {
   // A rerun record (pytest-rerunfailures writes one per rerun, often empty) is a failed run, whatever it holds.
   if (rerunRecord && !testcase.failure) {
-    return [...testcase.retries.map((failure) => ({ status: failedStatus(failure), ms: ms(failure.time), failure, skipReason: null, output: false })), { status: 'failed', ms: ms(testcase.time), failure: null, skipReason: null, output: true }];
+    return [
+      ...testcase.retries.map((failure) => ({ status: failedStatus(failure), ms: ms(failure.time), failure, skipReason: null, output: false })),
+      { status: 'failed', ms: ms(testcase.time), failure: null, skipReason: null, output: true },
+    ];
   }
   const retry = (failure: JunitFailure): OneRun => ({ status: failedStatus(failure), ms: ms(failure.time), failure, skipReason: null, output: false });
   if (testcase.failure) {
@@ -252,9 +255,10 @@ export function attachmentsOf(testcases: JunitCase[], testId: string, rule: Retr
  * their own; null: they are distinct tests (TestNG's data-provider invocations, Jest's `test.each`
  * cases of one title…), the N-th of a name in its file named `name [N]`.
  *
- * - `pytest-rerunfailures`: the testsuite is pytest's (named `pytest`), which writes a test once
- *   unless pytest-rerunfailures reruns it (then once a run, the reruns often empty), or a
- *   testcase records a `rerun`, `reruns` or `execution_count` property (as a conftest can).
+ * - `pytest-rerunfailures`: the testcases are a Python runner's (the testsuite is named `pytest`,
+ *   as pytest names it, or `file` is a `.py` file), which writes a test once unless
+ *   pytest-rerunfailures reruns it (then once a run, the reruns often empty: each is a failed
+ *   run); or a testcase records a `rerun`, `reruns` or `execution_count` property (as a conftest can).
  * - `gradle-test-retry`: every testcase but the last failed (`failure` or `error`), the last
  *   passed, and each names as its class its own testsuite (the JVM runners' per-class files that
  *   Gradle's test-retry plugin writes its retries into).
@@ -395,8 +399,7 @@ export function countDifferences(counts: FileCounts, totals: JunitTotals | null)
   for (const [rule, n] of Object.entries(counts.retries) as [RetryRule, number][]) {
     if (n > 0) why.push(`${n} testcase(s) read as retries of the test before them: ${RETRY_RULE_TEXT[rule]}; the file's totals count each run`);
   }
-  const say = (of: { tests: number; failures: number; errors: number; skipped: number }) =>
-    keys.map((key) => `${of[key]} ${key}`).join(', ');
+  const say = (of: { tests: number; failures: number; errors: number; skipped: number }) => keys.map((key) => `${of[key]} ${key}`).join(', ');
   if (keys.some((key) => counts.written[key] !== totals[key])) {
     why.push(`the file's totals (${say(totals)}) are not those of the testcases it holds (${say(counts.written)}): Proctor counts the testcases`);
   }

@@ -107,7 +107,8 @@ function seconds(raw: string | undefined): number | null {
 }
 
 function totalsOf(a: Record<string, string>): JunitTotals {
-  return { tests: count(a.tests), failures: count(a.failures), errors: count(a.errors), skipped: count(a.skipped ?? a.skip) };
+  // Google Test counts its disabled tests apart from those it skipped.
+  return { tests: count(a.tests), failures: count(a.failures), errors: count(a.errors), skipped: count(a.skipped ?? a.skip) + count(a.disabled) };
 }
 
 function lineNumber(raw: string | undefined): number | null {
@@ -139,6 +140,9 @@ export function zonedMs(timestamp: string | null): number | null {
   const at = Date.parse(timestamp);
   return Number.isFinite(at) ? at : null;
 }
+
+const DISALLOWED = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
+const DISALLOWED_ALL = new RegExp(DISALLOWED.source, 'g');
 
 /** Longer than any timestamp a runner writes: not one, and not parsed again for every testcase. */
 const TIMESTAMP_MAX = 64;
@@ -191,7 +195,9 @@ export class JunitReader {
   }
 
   write(chunk: string): void {
-    this.guard(() => this.parser.write(chunk));
+    // Control characters XML 1.0 does not allow, which runners copy from a test's output (colours' ESC): read as U+FFFD.
+    const text = DISALLOWED.test(chunk) ? chunk.replace(DISALLOWED_ALL, '\uFFFD') : chunk;
+    this.guard(() => this.parser.write(text));
   }
 
   end(): void {
@@ -250,7 +256,10 @@ export class JunitReader {
         out: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
         err: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
       };
-      if (!this.current.value.name) this.fail('a <testcase> has no name');
+      // A testcase without a name (xUnit's theories, hand-made files) is named by its class, else so.
+      if (!this.current.value.name) this.current.value.name = this.current.value.classname || '(unnamed testcase)';
+      // Google Test marks a disabled test so, with no <skipped>.
+      if (a.status && /^(disabled|notrun|skipped)$/i.test(a.status)) this.current.value.skipped = { message: a.status.toLowerCase() };
     }
   }
 

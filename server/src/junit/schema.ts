@@ -63,10 +63,14 @@ export const junitUploadResponse = z.object({
           failures: z.number().int().describe('tests whose last run failed with a `failure`'),
           errors: z.number().int().describe('tests whose last run failed with an `error`'),
           skipped: z.number().int(),
-          totals: totals.nullable().describe("the totals the file's outermost testsuites state (`tests`, `failures`, `errors`, `skipped`), summed; null when none does"),
+          totals: totals
+            .nullable()
+            .describe("the totals the file's outermost testsuites state (`tests`, `failures`, `errors`, `skipped`), summed; null when none does"),
           differences: z
             .array(z.string())
-            .describe("why Proctor's counts differ from the file's totals, one reason each (retries read by a rule, totals that are not the testcases'); empty when they agree"),
+            .describe(
+              "why Proctor's counts differ from the file's totals, one reason each (retries read by a rule, totals that are not the testcases'); empty when they agree",
+            ),
         }),
       )
       .describe('the files, in the order they came, each as read'),

@@ -267,7 +267,12 @@ export async function storeJunitUpload(
     }
     const results = await uploadedResults(tx, shard, 100);
     const stored = !shard.uploadedBefore;
-    return { runId: shard.runId, files: stored ? upload.files.map(({ times: _times, ...file }) => file) : [], attachments: stored ? upload.attachments : [], ...results };
+    return {
+      runId: shard.runId,
+      files: stored ? upload.files.map(({ times: _times, ...file }) => file) : [],
+      attachments: stored ? upload.attachments : [],
+      ...results,
+    };
   });
 }
 
