@@ -62,11 +62,7 @@ async function upload(runKey: string, xml: string) {
 }
 
 async function webhookEventOf(runId: number) {
-  await waitUntil(
-    async () => hook.requests.some((request) => JSON.parse(request.body).test_run?.id === runId),
-    20_000,
-    `the webhook of run ${runId}`,
-  );
+  await waitUntil(async () => hook.requests.some((request) => JSON.parse(request.body).test_run?.id === runId), 20_000, `the webhook of run ${runId}`);
   return JSON.parse(hook.requests.find((request) => JSON.parse(request.body).test_run?.id === runId)?.body as string);
 }
 

@@ -260,8 +260,9 @@ export function attachmentsOf(testcases: JunitCase[], testId: string, rule: Retr
  *   pytest-rerunfailures reruns it (then once a run, the reruns often empty: each is a failed
  *   run); or a testcase records a `rerun`, `reruns` or `execution_count` property (as a conftest can).
  * - `gradle-test-retry`: every testcase but the last failed (`failure` or `error`), the last
- *   passed, and each names as its class its own testsuite (the JVM runners' per-class files that
- *   Gradle's test-retry plugin writes its retries into).
+ *   passed, each names as its class its own testsuite (the JVM runners' per-class files that
+ *   Gradle's test-retry plugin writes its retries into), and Maven Surefire did not write the file
+ *   (it writes a test's reruns inside one testcase: its repeats are TestNG's invocations).
  *
  * Retries a format marks inside one testcase (Surefire's and Playwright's `rerunFailure`,
  * `rerunError`, `flakyFailure`, `flakyError`) are read by `runsOf`, whatever the rule.
@@ -276,7 +277,7 @@ export function retryRule(testcases: JunitCase[]): RetryRule | null {
     return 'pytest-rerunfailures';
   }
   const last = testcases.at(-1) as JunitCase;
-  const ownClass = testcases.every((testcase) => testcase.classname !== '' && testcase.classname === testcase.suites.at(-1));
+  const ownClass = testcases.every((testcase) => !testcase.surefire && testcase.classname !== '' && testcase.classname === testcase.suites.at(-1));
   if (ownClass && !last.failure && !last.skipped && testcases.slice(0, -1).every((testcase) => testcase.failure !== null)) return 'gradle-test-retry';
   return null;
 }

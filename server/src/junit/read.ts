@@ -42,6 +42,8 @@ export interface JunitCase {
   attachments: string[];
   /** Where the testcase starts in its file: for error messages. */
   atLine: number;
+  /** Maven Surefire wrote its testsuite (its schema, or its `surefire.*` properties): it writes a test's reruns inside one testcase. */
+  surefire: boolean;
 }
 
 /** What a file's testsuites say of themselves: their totals (where they state `tests`), summed over the outermost that do. */
@@ -128,6 +130,7 @@ interface Suite {
   counted: boolean;
   /** Its time, or an outer testsuite's, is counted in the file's. */
   timed: boolean;
+  surefire: boolean;
 }
 
 function count(raw: string | undefined): number {
@@ -232,6 +235,10 @@ export class JunitReader {
     }
     if (this.current) return this.openInCase(tag);
     if (tag.name === 'testsuite') this.openSuite(a);
+    else if (tag.name === 'property' && a.name?.startsWith('surefire.')) {
+      const suite = this.suites.at(-1);
+      if (suite) suite.surefire = true;
+    }
     else if (tag.name === 'testcase') {
       const suite = this.suites.at(-1);
       this.current = {
@@ -252,6 +259,7 @@ export class JunitReader {
           systemErr: '',
           attachments: [],
           atLine: this.parser.line,
+          surefire: suite?.surefire ?? false,
         },
         out: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
         err: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
@@ -299,7 +307,8 @@ export class JunitReader {
       const end = start + Math.round((time ?? 0) * 1000);
       this.times.endMs = Math.max(this.times.endMs ?? end, end);
     }
-    this.suites.push({ names, file, timestamp: timestamp && timestamp.length <= TIMESTAMP_MAX ? timestamp : null, counted, timed });
+    const surefire = (outer?.surefire ?? false) || /surefire/i.test(a['xsi:noNamespaceSchemaLocation'] ?? '');
+    this.suites.push({ names, file, timestamp: timestamp && timestamp.length <= TIMESTAMP_MAX ? timestamp : null, counted, timed, surefire });
   }
 
   private openInCase(tag: SaxesTagPlain): void {
