@@ -8,18 +8,19 @@ import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, typ
 
 // A JUnit failure goes the way of a reporter's: it joins a failure group (titled from its message
 // and the first frame of its stack in the project's own files), is categorised as a unit test's,
-// and is labelled new, then known (still failing), by the webhook and the compare page alike.
+// and is labelled new, then known (still failing), by the webhook, Slack and the compare page alike.
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
 let hook: Receiver;
+let slack: Receiver;
 let projectId: number;
 let key: string;
 let cookie: string;
 const clock = new TestClock('live');
 
 beforeAll(async () => {
-  hook = await startReceiver();
+  [hook, slack] = await Promise.all([startReceiver(), startReceiver()]);
   server = await startTestServer({ clock, env: { PROCTOR_NOTIFY_ALLOW_HOSTS: '127.0.0.1' } });
   const project = await seedProject(server.sql, 'Cart');
   projectId = project.projectId;
@@ -29,11 +30,13 @@ beforeAll(async () => {
   const { userId } = await seedUser(server.sql, [projectId]);
   cookie = `proctor_session=${encodeURIComponent((await createSession(server.sql, userId, new Date())).cookie)}`;
   await api.post('/api/notification-destinations', { type: 'webhook', url: `${hook.url}/proctor`, when: 'failed' });
+  await api.post('/api/notification-destinations', { type: 'slack', url: `${slack.url}/services/T0/B0/x`, when: 'failed' });
 });
 
 afterAll(async () => {
   await server?.close();
   await hook?.close();
+  await slack?.close();
 });
 
 // pytest's JUnit XML: no `file`, the module path in `classname`; a failure's text is its traceback.
@@ -61,13 +64,20 @@ async function upload(runKey: string, xml: string) {
   return ((await response.json()) as { data: { test_run: { id: number }; failed_tests: { test_case_id: string; file_path: string }[] } }).data;
 }
 
+/** The Slack message of the run's end. */
+async function slackTextOf(runId: number): Promise<string> {
+  const of = (request: { body: string }) => (JSON.parse(request.body).text as string).includes(`run #${runId} `);
+  await waitUntil(() => slack.requests.some(of), 20_000, `the Slack message of run ${runId}`);
+  return JSON.parse(slack.requests.find(of)?.body as string).text as string;
+}
+
 async function webhookEventOf(runId: number) {
   await waitUntil(async () => hook.requests.some((request) => JSON.parse(request.body).test_run?.id === runId), 20_000, `the webhook of run ${runId}`);
   return JSON.parse(hook.requests.find((request) => JSON.parse(request.body).test_run?.id === runId)?.body as string);
 }
 
 describe('a JUnit failure uploaded twice', () => {
-  it('when it is uploaded, then it is in one titled failure group, new; uploaded again, it is still failing in the webhook and the compare page', async () => {
+  it('when it is uploaded, then it is in one titled failure group, new; uploaded again, it is still failing in the webhook, Slack and the compare page', async () => {
     const first = await upload('build-1', PYTEST('2026-11-28T06:00:00Z'));
     expect(first.failed_tests).toEqual([expect.objectContaining({ file_path: 'tests/test_cart.py' })]);
     const testId = first.failed_tests[0]?.test_case_id as string;
@@ -84,6 +94,7 @@ describe('a JUnit failure uploaded twice', () => {
     expect(group.members).toEqual([expect.objectContaining({ test_case_id: testId, state: 'active', source: 'machine' })]);
     const firstEvent = await webhookEventOf(first.test_run.id);
     expect(firstEvent.failures).toEqual([expect.objectContaining({ test_case_id: testId, label: 'new', failure_group_title: group.failure_group.title })]);
+    expect(await slackTextOf(first.test_run.id)).toContain('*new* test_total_with_tax');
 
     // Its link on the run page opens the group.
     const page = await fetch(`${server.url}/projects/${projectId}/runs/${first.test_run.id}`, { headers: { cookie } });
@@ -101,6 +112,7 @@ describe('a JUnit failure uploaded twice', () => {
     expect((await api.get('/api/failure-groups')).body.data.failure_groups).toHaveLength(1);
     const secondEvent = await webhookEventOf(second.test_run.id);
     expect(secondEvent.failures).toEqual([expect.objectContaining({ test_case_id: testId, label: 'known' })]);
+    expect(await slackTextOf(second.test_run.id)).toContain('*known* test_total_with_tax');
     const compared = (await api.get(`/api/test-runs/${second.test_run.id}/compare/${first.test_run.id}`)).body.data.comparison;
     expect(compared.still_failing.tests.map((t: { test_case_id: string }) => t.test_case_id)).toEqual([testId]);
     expect(compared.new_failures.total).toBe(0);
