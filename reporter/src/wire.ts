@@ -227,7 +227,20 @@ export function errorMessageOf(text: string): string | null {
 export interface JunitUploadAnswer {
   data: {
     test_run: { id: number; state: string; summary_url: string };
-    files: { name: string; testcases: number }[];
+    /**
+     * Each file as read. Older servers answer `name` and `testcases` alone; newer ones the
+     * tests counted, the totals the file states, and why they differ (`differences`, empty when not).
+     */
+    files: {
+      name: string;
+      testcases: number;
+      tests?: number;
+      failures?: number;
+      errors?: number;
+      skipped?: number;
+      totals?: { tests: number; failures: number; errors: number; skipped: number } | null;
+      differences?: string[];
+    }[];
     counts: { tests: number; passed: number; failed: number; flaky: number; skipped: number; failed_snoozed: number };
     /** The first 100 failed tests of the upload. */
     failed_tests: { test_case_id: string; title: string; file_path: string; snoozed: boolean }[];

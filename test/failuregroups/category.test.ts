@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import corpus from '../fixtures/category-corpus.json' with { type: 'json' };
-import { FAILURE_CATEGORIES, type FailedStep, failureCategory } from '../../server/src/failuregroups/category.ts';
+import { FAILURE_CATEGORIES, type FailedStep, failureCategory, UNIT_TEST_CATEGORIES } from '../../server/src/failuregroups/category.ts';
 
 // Real Playwright failures (test/fixtures/category-corpus: a suite whose every test fails on purpose
 // in a known way, its title starting with the category written by hand; record-failures.mjs kept
@@ -17,10 +17,12 @@ const failures = corpus as Labelled[];
 const decided = failures.map((failure) => ({ failure, category: failureCategory({ message: failure.message, stack: failure.stack, steps: failure.steps }) }));
 
 describe('failure categories over real Playwright failures', () => {
-  it('when the corpus is read, then it holds at least 150 failures, each labelled with a category, every category among them', () => {
+  it('when the corpus is read, then it holds at least 150 failures, each labelled with a category, every Playwright category among them', () => {
     expect(failures.length).toBeGreaterThanOrEqual(150);
     for (const failure of failures) expect(FAILURE_CATEGORIES).toContain(failure.label);
-    expect(new Set(failures.map((failure) => failure.label))).toEqual(new Set(FAILURE_CATEGORIES));
+    expect(new Set(failures.map((failure) => failure.label))).toEqual(
+      new Set(FAILURE_CATEGORIES.filter((category) => !UNIT_TEST_CATEGORIES.includes(category))),
+    );
   });
 
   it('when each failure is categorised, then at least 90% agree with their labels and at most 5% are unknown', () => {
@@ -69,5 +71,28 @@ describe('failure categories over real Playwright failures', () => {
     ).toBe('setup');
     expect(failureCategory({ message, steps: [{ category: 'pw:api', title: 'POST' }] })).toBe('network');
     expect(failureCategory({ message: null })).toBe('unknown');
+  });
+
+  // Unit tests' failures as runners write them in JUnit XML (the message, then the stack).
+  it.each([
+    ['assertion', 'org.opentest4j.AssertionFailedError: expected: <1> but was: <2>\n\tat com.acme.CartTest.removesItem(CartTest.java:42)'],
+    ['assertion', 'self = <test_cart.TestCart>\n>       assert total == 4\nE       assert 3 == 4\n\ntests/test_cart.py:12: AssertionError'],
+    ['assertion', 'Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 4\nReceived: 3'],
+    ['assertion', 'java.lang.AssertionError: expected [true] but found [false]\n\tat org.testng.Assert.fail(Assert.java:99)'],
+    ['timeout', 'org.junit.runners.model.TestTimedOutException: test timed out after 100 milliseconds'],
+    ['timeout', 'thrown: "Exceeded timeout of 5000 ms for a test."'],
+    ['timeout', 'Error: Timeout of 2000ms exceeded. For async tests and hooks, ensure "done()" is called'],
+    ['timeout', 'Failed: Timeout >1.0s'],
+    ['exception', 'java.lang.NullPointerException: Cannot invoke "String.length()" because "name" is null\n\tat com.acme.Cart.total(Cart.java:12)'],
+    ['exception', "tests/test_cart.py:20: in test_load\n    cart['id']\nE   KeyError: 'id'"],
+    ['exception', "TypeError: Cannot read properties of undefined (reading 'id')\n    at Object.<anonymous> (src/cart.test.ts:8:5)"],
+    ['setup', 'failed on setup with "fixture \'database\' not found"'],
+    ['setup', 'Error: "before all" hook for "adds an item": connect ECONNREFUSED'],
+    ['setup', 'org.junit.jupiter.api.extension.ParameterResolutionException: No ParameterResolver registered'],
+    ['crash', 'The forked VM terminated without properly saying goodbye. VM crash or System.exit called?'],
+    ['crash', 'Fatal Python error: Segmentation fault'],
+    ['crash', 'java.lang.OutOfMemoryError: Java heap space'],
+  ])("when a unit test's failure reads like %s, then it is categorised so", (category, message) => {
+    expect(failureCategory({ message })).toBe(category);
   });
 });

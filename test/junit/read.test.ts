@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptsOf, errorText, junitTestId, listedTest } from '../../server/src/junit/attempts.ts';
+import { attemptsOf, errorText, fileOf, junitTestId, listedTest, ownLocation, retryRule } from '../../server/src/junit/attempts.ts';
 import { type JunitCase, JunitFileError, JunitReader } from '../../server/src/junit/read.ts';
 
 /** Every testcase of a document, read in chunks of `chunk` characters (a stream cuts anywhere). */
@@ -106,15 +106,71 @@ describe('reading JUnit XML', () => {
     );
   });
 
+  it('when a testcase has no name, or a runner wrote a control character XML forbids, then it is read: named by its class, the character as U+FFFD', () => {
+    const [named, unnamed] = read('<testsuite>\n<testcase classname="x.Y"/><testcase/></testsuite>');
+    expect([named?.name, unnamed?.name]).toEqual(['x.Y', '(unnamed testcase)']);
+    const [coloured] = read('<testsuite><testcase name="t"><failure message="\u001b[31mred\u001b[0m">boom</failure></testcase></testsuite>');
+    expect(coloured?.failure?.message).toBe('\uFFFD[31mred\uFFFD[0m');
+  });
+
+  it("when a file states totals, then they are summed over its outermost testsuites that state them (Google Test's disabled as skipped)", () => {
+    const reader = new JunitReader('results.xml', () => undefined);
+    reader.write(`<testsuites tests="99"><testsuite tests="3" failures="1" skipped="1"><testsuite tests="3"/></testsuite>
+      <testsuite tests="2" errors="1" disabled="1"><testcase name="off" status="disabled"/></testsuite></testsuites>`);
+    reader.end();
+    expect(reader.totals).toEqual({ tests: 5, failures: 1, errors: 1, skipped: 2 });
+  });
+
   it.each([
     ['<testsuite name="s"><testcase name="a">', 'results.xml:1: is not well-formed XML'],
     ['<html><body/></html>', 'results.xml:1: is not JUnit XML: its root element is <html>'],
     ['', 'results.xml:1: holds no element'],
     ['<?xml version="1.0"?>\n', 'results.xml:2: holds no element'],
-    ['<testsuite>\n\n<testcase classname="x"/></testsuite>', 'results.xml:3: a <testcase> has no name'],
     ['<testsuite>\n<testcase name="a"></testsuite>', 'results.xml:2: is not well-formed XML'],
   ])('when the file is %j, then it is refused naming the file and line: %s', (xml, message) => {
     expect(() => read(xml)).toThrow(JunitFileError);
     expect(() => read(xml)).toThrow(message);
+  });
+
+  it.each([
+    ['<testsuite name="pytest"><testcase classname="tests.test_cart" name="t"/></testsuite>', 'tests/test_cart.py'],
+    ['<testsuite name="x"><testcase classname="tests.test_cart.TestTotals" name="t"/></testsuite>', 'tests/test_cart.py'],
+    ['<testsuite name="x"><testcase classname="com.acme.CartTest" name="t"/></testsuite>', 'com.acme.CartTest'],
+    ['<testsuite name="x"><testcase classname="a.b" file="src/a.test.ts" name="t"/></testsuite>', 'src/a.test.ts'],
+  ])("when a testcase is %s, then its test's file is %s", (xml, file) => {
+    const [testcase] = read(xml);
+    expect(fileOf(testcase as JunitCase)).toBe(file);
+    expect(listedTest(testcase as JunitCase).file_path).toBe(file);
+  });
+
+  it.each([
+    ['java.lang.AssertionError: x\n\tat org.junit.Assert.fail(Assert.java:89)\n\tat com.acme.CartTest.adds(CartTest.java:42)', 'CartTest.java:42'],
+    ['E   assert 1 == 2\n/usr/lib/python3/site-packages/_pytest/python.py:159: in call\ntests/test_cart.py:12: AssertionError', 'tests/test_cart.py:12'],
+    [
+      'Error: boom\n    at Object.toBe (/ci/node_modules/expect/build/index.js:3:1)\n    at Object.<anonymous> (/ci/src/cart.test.ts:9:22)',
+      '/ci/src/cart.test.ts:9:22',
+    ],
+    ['no stack at all', null],
+  ])("when a failure's text is %j, then where it failed in the project's own files is %s", (text, location) => {
+    expect(ownLocation(text)).toBe(location);
+  });
+
+  it('when one test is written several times in a row, then a rule reads them as its runs or they are tests of their own', () => {
+    const gradle = read(`<testsuite name="a.B"><testcase classname="a.B" name="t"><failure/></testcase><testcase classname="a.B" name="t"/></testsuite>`);
+    expect(retryRule(gradle)).toBe('gradle-test-retry');
+    const surefire = read(
+      `<testsuite name="a.B" xsi:noNamespaceSchemaLocation="https://maven.apache.org/surefire/x.xsd" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><testcase classname="a.B" name="t"><failure/></testcase><testcase classname="a.B" name="t"/></testsuite>`,
+    );
+    expect(retryRule(surefire)).toBeNull();
+    const stillFailing = read(
+      `<testsuite name="a.B"><testcase classname="a.B" name="t"><failure/></testcase><testcase classname="a.B" name="t"><failure/></testcase></testsuite>`,
+    );
+    expect(retryRule(stillFailing)).toBeNull();
+    const pytest = read(`<testsuite name="pytest"><testcase classname="m" name="t"/><testcase classname="m" name="t"/></testsuite>`);
+    expect(retryRule(pytest)).toBe('pytest-rerunfailures');
+    const marked = read(
+      `<testsuite name="s"><testcase classname="m" name="t"><properties><property name="rerun" value="1"/></properties></testcase><testcase classname="m" name="t"/></testsuite>`,
+    );
+    expect(retryRule(marked)).toBe('pytest-rerunfailures');
   });
 });

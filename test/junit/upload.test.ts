@@ -145,7 +145,6 @@ describe('proctor-ci upload junit', () => {
   it.each([
     ['broken.xml', `<testsuite name="s">\n<testcase name="a">\n</testsuite>`, 'broken.xml:3: is not well-formed XML'],
     ['report.html', '<html>\n<body/></html>', 'report.html:1: is not JUnit XML: its root element is <html>'],
-    ['twice.xml', '<testsuite>\n<testcase name="a"/>\n<testcase name="b"/>\n<testcase name="a"/></testsuite>', 'twice.xml:4: testcase "a" appears again'],
   ])('when one of the files is %s, then the upload is refused with a 400 naming the file and line, and nothing of it is stored', async (name, xml, message) => {
     const before = await server.sql`select count(*)::int as runs from test_runs`;
     const result = await upload([write('good.xml', SEARCH), write(name, xml), '--environment', 'unit', '--run-key', `refused-${name}`]);
@@ -154,21 +153,33 @@ describe('proctor-ci upload junit', () => {
     expect(await server.sql`select count(*)::int as runs from test_runs`).toEqual(before);
   });
 
-  it('when a test appears again far from its first place, or in another shard of the run, then the upload is refused naming the place, nothing stored', async () => {
+  it('when a test appears again far from its first place, then it is another test (`t3 [2]`), the same in the next upload; in another file or shard of the run it is refused', async () => {
     const many = Array.from({ length: 1500 }, (_, i) => `<testcase classname="c" name="t${i}" time="0"/>`);
-    const far = await upload([
-      write('far.xml', `<testsuite name="s">\n${many.join('\n')}\n<testcase classname="c" name="t3" time="0"/>\n</testsuite>`),
-      '--environment',
-      'unit',
-      '--run-key',
-      'far',
+    const farXml = `<testsuite name="s" tests="1501">\n${many.join('\n')}\n<testcase classname="c" name="t3" time="0"/>\n</testsuite>`;
+    const far = await upload([write('far.xml', farXml), '--environment', 'unit', '--run-key', 'far', '--json']);
+    expect(far.code).toBe(0);
+    const answer = json(far.stdout);
+    expect(answer.files).toEqual([
+      expect.objectContaining({ name: 'far.xml', testcases: 1501, tests: 1501, totals: { tests: 1501, failures: 0, errors: 0, skipped: 0 }, differences: [] }),
     ]);
-    expect(far.code).toBe(2);
-    expect(far.stderr).toContain('far.xml:1502: testcase "t3" of c appears again');
-    expect(await server.sql`select id from test_runs where run_key = 'far'`).toEqual([]);
+    const ids = async (key: string) =>
+      (
+        await server.sql<{ test_case_id: string; title: string }[]>`
+        select t.test_case_id, t.title from test_run_tests t join test_runs r on r.id = t.test_run_id
+        where r.run_key = ${key} and (t.title = 't3' or t.title like 't3 %') order by t.title`
+      ).map((row) => [row.title, row.test_case_id]);
+    const first = await ids('far');
+    expect(first.map(([title]) => title)).toEqual(['t3', 't3 [2]']);
+    expect((await upload([write('far.xml', farXml), '--environment', 'unit', '--run-key', 'far-again'])).code).toBe(0);
+    expect(await ids('far-again')).toEqual(first);
 
-    const first = await upload([write('one.xml', SEARCH), '--environment', 'unit', '--run-key', 'overlap', '--shard', '1/2']);
-    expect(first.code).toBe(0);
+    const twoFiles = await upload([write('a.xml', SEARCH), write('b.xml', SEARCH), '--environment', 'unit', '--run-key', 'two-files']);
+    expect(twoFiles.code).toBe(2);
+    expect(twoFiles.stderr).toContain('b.xml:1: testcase "finds" of com.acme.SearchTest appears again in another file of this upload');
+    expect(await server.sql`select id from test_runs where run_key = 'two-files'`).toEqual([]);
+
+    const one = await upload([write('one.xml', SEARCH), '--environment', 'unit', '--run-key', 'overlap', '--shard', '1/2']);
+    expect(one.code).toBe(0);
     const second = await upload([write('two.xml', SEARCH), '--environment', 'unit', '--run-key', 'overlap', '--shard', '2/2']);
     expect(second.code).toBe(2);
     expect(second.stderr).toContain('two.xml:1: testcase "finds" of com.acme.SearchTest appears again');

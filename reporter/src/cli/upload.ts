@@ -116,6 +116,8 @@ function summary(answer: JunitUploadAnswer['data'], exitCode: ExitCode, forgiven
   const lines = [
     `Proctor run #${answer.test_run.id}: ${answer.files.length} file(s), ${testcases} testcase(s) uploaded; ${c.tests} tests: ${c.passed} passed, ${c.failed} failed${c.failed_snoozed ? ` (${c.failed_snoozed} snoozed)` : ''}, ${c.flaky} flaky, ${c.skipped} skipped`,
   ];
+  // Where a file's counts are not the totals it states, the server says why.
+  for (const file of answer.files) for (const why of file.differences ?? []) lines.push(`  ${file.name}: ${why}`);
   for (const test of answer.failed_tests) lines.push(`  ✗ ${test.title} ${test.file_path}${test.snoozed ? ' [snoozed]' : ''}`);
   if (c.failed > answer.failed_tests.length) lines.push(`  … and ${c.failed - answer.failed_tests.length} more`);
   if (forgiven) lines.push('Every failure is snoozed: --forgive-snoozed passes the job.');

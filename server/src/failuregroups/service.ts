@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { actingUserId, type Scope } from '../principals.ts';
-import type { Sql } from '../db.ts';
+import type { Sql, Tx } from '../db.ts';
 import { decideAttach, foldMembers, type Member } from './members.ts';
 import * as store from './store.ts';
 
@@ -17,28 +17,65 @@ export async function attachMember(sql: Sql, scope: Scope, groupId: string, test
     const [run] = await tx<{ environment_id: number }[]>`
       select environment_id from test_runs where project_id = ${scope.projectId} and id = ${testRunId}`;
     if (!run) throw new NotFoundError(`body.test_run_id: test run ${testRunId} not found`);
-    await store.lockGroup(tx, scope.projectId, groupId, await store.firstFailure(tx, testRunId, testCaseId), now);
-    const events = await store.memberEvents(tx, scope.projectId, groupId, testCaseId);
-    const source = sourceOf(scope);
-    const decision = decideAttach(events, source, testRunId);
-    if (decision !== 'nothing') {
-      // An attach makes a new or detached member active; a sighting leaves the count as it is.
-      const memberDelta = decision === 'attach' ? 1 : 0;
-      const event = {
-        test_case_id: testCaseId,
-        kind: decision,
-        source,
-        actor_id: actingUserId(scope),
-        test_run_id: testRunId,
-        environment_id: run.environment_id,
-        occurred_at: now,
-      };
-      await store.appendEvent(tx, scope.projectId, groupId, event);
-      events.push(event);
-      await store.applyToRollups(tx, scope.projectId, groupId, { memberDelta, sighting: { at: now, testRunId } }, now);
-    }
-    return foldMembers(events)[0] as Member;
+    const by = { source: sourceOf(scope), actorId: actingUserId(scope) };
+    return attachInTx(tx, scope.projectId, groupId, { id: testRunId, environmentId: run.environment_id }, testCaseId, by, now);
   });
+}
+
+interface AttachedBy {
+  source: 'machine' | 'human';
+  actorId: string | null;
+}
+
+async function attachInTx(
+  tx: Tx,
+  projectId: number,
+  groupId: string,
+  run: { id: number; environmentId: number },
+  testCaseId: string,
+  by: AttachedBy,
+  now: Date,
+): Promise<Member> {
+  await store.lockGroup(tx, projectId, groupId, await store.firstFailure(tx, run.id, testCaseId), now);
+  const events = await store.memberEvents(tx, projectId, groupId, testCaseId);
+  const decision = decideAttach(events, by.source, run.id);
+  if (decision !== 'nothing') {
+    // An attach makes a new or detached member active; a sighting leaves the count as it is.
+    const memberDelta = decision === 'attach' ? 1 : 0;
+    const event = {
+      test_case_id: testCaseId,
+      kind: decision,
+      source: by.source,
+      actor_id: by.actorId,
+      test_run_id: run.id,
+      environment_id: run.environmentId,
+      occurred_at: now,
+    };
+    await store.appendEvent(tx, projectId, groupId, event);
+    events.push(event);
+    await store.applyToRollups(tx, projectId, groupId, { memberDelta, sighting: { at: now, testRunId: run.id } }, now);
+  }
+  return foldMembers(events)[0] as Member;
+}
+
+/**
+ * Attaches the failed (and flaky) tests of one shard of a run to their failure groups, as the
+ * reporter attaches each of its results: in the caller's transaction, a group made on its first
+ * failure. For uploads that carry no reporter (JUnit XML), so that their failures group, are
+ * titled and are labelled new or known as every other's. Groups are taken in id order (no two
+ * uploads lock two groups in opposite orders).
+ */
+export async function attachShardFailures(tx: Tx, projectId: number, runId: number, shard: number, by: AttachedBy, now: Date): Promise<number> {
+  const [run] = await tx<{ environment_id: number }[]>`select environment_id from test_runs where project_id = ${projectId} and id = ${runId}`;
+  if (!run) return 0;
+  const failed = await tx<{ test_case_id: string; failure_group_id: string }[]>`
+    select test_case_id, failure_group_id from test_results
+    where test_run_id = ${runId} and shard = ${shard} and is_final and failure_group_id is not null
+    order by failure_group_id, test_case_id`;
+  for (const row of failed) {
+    await attachInTx(tx, projectId, row.failure_group_id, { id: runId, environmentId: run.environment_id }, row.test_case_id, by, now);
+  }
+  return failed.length;
 }
 
 export async function detachMember(sql: Sql, scope: Scope, groupId: string, testCaseId: string, now: Date): Promise<Member> {

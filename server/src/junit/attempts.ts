@@ -3,17 +3,39 @@ import { failureSignature } from '@proctor/reporter/signature';
 import { WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
 import { type Attempt, isStorableStartedAt } from '../runs/index.ts';
 import type { ListedTest } from '../testcases/index.ts';
-import type { JunitCase, JunitFailure } from './read.ts';
+import type { JunitCase, JunitFailure, JunitTotals } from './read.ts';
 
-// A JUnit testcase (or the testcases of one test written one after the other, as runners that
-// repeat a failed test write them) as the attempts the reporter would have sent: one test, its
-// runs in order, the last carrying the final outcome. Pure: the same file gives the same rows.
+// A JUnit testcase (or the testcases of one test written one after the other where the format
+// marks them as its reruns: see `retryRule`) as the attempts the reporter would have sent: one
+// test, its runs in order, the last carrying the final outcome. Pure: the same file gives the same
+// rows. The rules are documented in docs/ci.md ("How JUnit XML is read").
 
 const hex20 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 20);
 
-/** Where a test lives, as runners name it: its file, else its class. */
+/** Where a test lives for its id: its file, else its class (as ids have always been made: they stay). */
 function placeOf(testcase: JunitCase): string {
   return testcase.file ?? testcase.classname;
+}
+
+/** A Python runner's test: pytest names its testsuite `pytest` (junit_suite_name's default); others name a `.py` file. */
+function isPytest(testcase: JunitCase): boolean {
+  return testcase.suites.at(-1) === 'pytest' || /\.py$/.test(testcase.file ?? '');
+}
+
+/**
+ * The file a test lives in, as people name it: `file`, else the module path where the runner puts
+ * one in `classname` (pytest: `tests.test_cart` or `tests.test_cart.TestCart` → `tests/test_cart.py`),
+ * else the class.
+ */
+export function fileOf(testcase: JunitCase): string {
+  if (testcase.file) return testcase.file;
+  const parts = testcase.classname.split('.');
+  const firstClass = parts.findIndex((part) => /^[A-Z]/.test(part));
+  const modules = firstClass === -1 ? parts : parts.slice(0, firstClass);
+  const module = modules.at(-1) ?? '';
+  const python = isPytest(testcase) || /^test_\w+$|^\w+_test$/.test(module);
+  if (python && modules.length > 0 && modules.every((part) => /^[A-Za-z_]\w*$/.test(part))) return `${modules.join('/')}.py`;
+  return testcase.classname;
 }
 
 /**
@@ -38,13 +60,13 @@ function cut(text: string, max: number): string {
 
 /** The test as a shard's list names it; `id` is its `junitTestId`. */
 export function listedTest(testcase: JunitCase, id: string = junitTestId(testcase)): ListedTest {
-  const place = placeOf(testcase);
+  const place = fileOf(testcase);
   // The first distinct names but the place's, in order: linear in the nesting, and done once a test has its fill.
   const suites: string[] = [];
   const seen = new Set<string>();
   for (const name of [...testcase.suites, testcase.classname]) {
     if (suites.length >= LIMIT.suitesPerTest) break;
-    if (!name || name === place || seen.has(name)) continue;
+    if (!name || name === place || name === testcase.file || seen.has(name)) continue;
     seen.add(name);
     suites.push(name);
   }
@@ -86,7 +108,14 @@ function skipReason(testcase: JunitCase): string | null {
  * A testcase's runs, in order: its own run and the retries it records. Surefire's (and
  * Playwright's) `rerunFailure`s follow a first failure; `flakyFailure`s precede the pass.
  */
-function runsOf(testcase: JunitCase): OneRun[] {
+function runsOf(testcase: JunitCase, rerunRecord = false): OneRun[] {
+  // A rerun record (pytest-rerunfailures writes one per rerun, often empty) is a failed run, whatever it holds.
+  if (rerunRecord && !testcase.failure) {
+    return [
+      ...testcase.retries.map((failure) => ({ status: failedStatus(failure), ms: ms(failure.time), failure, skipReason: null, output: false })),
+      { status: 'failed', ms: ms(testcase.time), failure: null, skipReason: null, output: true },
+    ];
+  }
   const retry = (failure: JunitFailure): OneRun => ({ status: failedStatus(failure), ms: ms(failure.time), failure, skipReason: null, output: false });
   if (testcase.failure) {
     return [
@@ -138,10 +167,42 @@ function startedAt(testcase: JunitCase): string | null {
 
 const tail = (text: string) => (text ? text.slice(-LIMIT.outputTail) : null);
 
-/** One test's attempts, from its testcases in the file's order (more than one: repeated runs); `testId` is their `junitTestId`. */
-export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(testcases[0] as JunitCase)): Attempt[] {
+/** Frames of code that is not the project's: the runtimes', the runners', installed packages. */
+const NOT_OWN =
+  /node_modules|site-packages|dist-packages|\/usr\/lib\/|^node:|\(node:|<anonymous>|^internal\/|\/_pytest\/|\/pluggy\/|^(java|javax|jdk|sun|kotlin|scala|org\.junit|junit\.framework|org\.testng|org\.apache\.maven|org\.gradle|org\.opentest4j|org\.assertj|org\.hamcrest|org\.mockito|org\.spockframework|org\.scalatest|worker\.org\.gradle)\./;
+
+/**
+ * Where a failure happened in the project's own files: the first frame of its stack that is not a
+ * runtime's, a runner's or a package's (`CartTest.java:42`, `tests/test_cart.py:12`, `src/cart.test.ts:8:5`).
+ */
+export function ownLocation(text: string): string | null {
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const jvm = /^at\s+([\w$.<>]+)\(([^():]+):(\d+)\)/.exec(line);
+    if (jvm) {
+      if (!NOT_OWN.test(jvm[1] as string)) return `${jvm[2]}:${jvm[3]}`;
+      continue;
+    }
+    const js = /^at\s+(?:.*?\()?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/.exec(line);
+    if (js) {
+      if (!NOT_OWN.test(js[1] as string)) return `${(js[1] as string).replace(/^file:\/\//, '')}:${js[2]}:${js[3]}`;
+      continue;
+    }
+    const python = /^(?:File "([^"]+)", line (\d+)|([^\s:]+\.py):(\d+):)/.exec(line);
+    if (python) {
+      const file = (python[1] ?? python[3]) as string;
+      if (!NOT_OWN.test(file)) return `${file}:${python[2] ?? python[4]}`;
+    }
+  }
+  return null;
+}
+
+/** One test's attempts, from its testcases in the file's order (more than one: its runs, as `retryRule` reads them); `testId` is their `junitTestId`. */
+export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(testcases[0] as JunitCase), rule: RetryRule | null = null): Attempt[] {
   const first = testcases[0] as JunitCase;
-  const runs = testcases.flatMap((testcase) => runsOf(testcase).map((run) => ({ run, testcase })));
+  const runs = testcases.flatMap((testcase, index) =>
+    runsOf(testcase, rule === 'pytest-rerunfailures' && index < testcases.length - 1).map((run) => ({ run, testcase })),
+  );
   const outcome = outcomeOf(runs.map(({ run }) => run));
   const lastFailure = [...runs].reverse().find(({ run }) => run.failure)?.run.failure ?? null;
   const finalError = outcome === 'unexpected' || outcome === 'flaky' ? lastFailure && errorText(lastFailure) : null;
@@ -154,7 +215,7 @@ export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(
       status: run.status,
       duration: run.ms,
       error_message: error,
-      error_location: null,
+      error_location: run.failure ? ownLocation(run.failure.text) : null,
       stdout_tail: run.output ? tail(testcase.systemOut) : null,
       stderr_tail: run.output ? tail(testcase.systemErr) : null,
       started_at: startedAt(testcase),
@@ -177,14 +238,172 @@ export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(
 }
 
 /** The files a test's testcases name, each on the attempt whose output named it (the testcase's own run). */
-export function attachmentsOf(testcases: JunitCase[], testId: string): { path: string; test_case_id: string; retry: number }[] {
+export function attachmentsOf(testcases: JunitCase[], testId: string, rule: RetryRule | null = null): { path: string; test_case_id: string; retry: number }[] {
   const named: { path: string; test_case_id: string; retry: number }[] = [];
   let offset = 0;
-  for (const testcase of testcases) {
-    const runs = runsOf(testcase);
+  for (const [index, testcase] of testcases.entries()) {
+    const runs = runsOf(testcase, rule === 'pytest-rerunfailures' && index < testcases.length - 1);
     const retry = offset + runs.findIndex((run) => run.output);
     if (retry <= LIMIT.retries) for (const path of testcase.attachments) named.push({ path, test_case_id: testId, retry });
     offset += runs.length;
   }
   return named;
+}
+
+/**
+ * Why testcases of one test written one after the other are its runs (retries), not tests of
+ * their own; null: they are distinct tests (TestNG's data-provider invocations, Jest's `test.each`
+ * cases of one title…), the N-th of a name in its file named `name [N]`.
+ *
+ * - `pytest-rerunfailures`: the testcases are a Python runner's (the testsuite is named `pytest`,
+ *   as pytest names it, or `file` is a `.py` file), which writes a test once unless
+ *   pytest-rerunfailures reruns it (then once a run, the reruns often empty: each is a failed
+ *   run); or a testcase records a `rerun`, `reruns` or `execution_count` property (as a conftest can).
+ * - `gradle-test-retry`: every testcase but the last failed (`failure` or `error`), the last
+ *   passed, each names as its class its own testsuite (the JVM runners' per-class files that
+ *   Gradle's test-retry plugin writes its retries into), and Maven Surefire did not write the file
+ *   (it writes a test's reruns inside one testcase: its repeats are TestNG's invocations).
+ *
+ * Retries a format marks inside one testcase (Surefire's and Playwright's `rerunFailure`,
+ * `rerunError`, `flakyFailure`, `flakyError`) are read by `runsOf`, whatever the rule.
+ */
+export type RetryRule = 'pytest-rerunfailures' | 'gradle-test-retry';
+
+const RERUN_PROPERTIES = new Set(['rerun', 'reruns', 'execution_count']);
+
+export function retryRule(testcases: JunitCase[]): RetryRule | null {
+  if (testcases.length < 2) return null;
+  if (testcases.every(isPytest) || testcases.some((testcase) => testcase.properties.some((property) => RERUN_PROPERTIES.has(property.name)))) {
+    return 'pytest-rerunfailures';
+  }
+  const last = testcases.at(-1) as JunitCase;
+  const ownClass = testcases.every((testcase) => !testcase.surefire && testcase.classname !== '' && testcase.classname === testcase.suites.at(-1));
+  if (ownClass && !last.failure && !last.skipped && testcases.slice(0, -1).every((testcase) => testcase.failure !== null)) return 'gradle-test-retry';
+  return null;
+}
+
+export const RETRY_RULE_TEXT: Record<RetryRule, string> = {
+  'pytest-rerunfailures': "a test's runs as pytest-rerunfailures writes them (pytest writes a test once unless it reruns it)",
+  'gradle-test-retry': "a test's runs as Gradle's test-retry plugin writes them (failed runs of one test, one after the other, ending in a pass)",
+};
+
+/** A test as the grouper hands it on: its id, its testcases (its runs), and the rule that made them one. */
+export interface GroupedTest {
+  id: string;
+  testcases: JunitCase[];
+  rule: RetryRule | null;
+}
+
+/** What one file's testcases came to: as Proctor counts them (a test by its final run), and as the file's totals do (each testcase). */
+export interface FileCounts {
+  testcases: number;
+  tests: number;
+  failures: number;
+  errors: number;
+  skipped: number;
+  /** Testcases read as runs of the test before them, by rule. */
+  retries: Partial<Record<RetryRule, number>>;
+  /** The testcases counted one by one, as JUnit's totals count them. */
+  written: { tests: number; failures: number; errors: number; skipped: number };
+}
+
+function kindOf(testcase: JunitCase): 'failures' | 'errors' | 'skipped' | null {
+  if (testcase.failure) return testcase.failure.element === 'error' ? 'errors' : 'failures';
+  return testcase.skipped ? 'skipped' : null;
+}
+
+/**
+ * Groups one file's testcases, in the file's order, into tests: testcases of one test written one
+ * after the other are held until another test's comes, then read as its runs (`retryRule`) or as
+ * tests of their own, the N-th of a name in the file named `name [N]` (the same test in the next
+ * upload of the file, so its id is stable). Memory: the ids of the file's tests.
+ */
+export class FileGrouper {
+  private held: JunitCase[] = [];
+  private heldId: string | null = null;
+  private readonly seen = new Map<string, number>();
+  readonly counts: FileCounts = {
+    testcases: 0,
+    tests: 0,
+    failures: 0,
+    errors: 0,
+    skipped: 0,
+    retries: {},
+    written: { tests: 0, failures: 0, errors: 0, skipped: 0 },
+  };
+
+  constructor(
+    private readonly places: Map<string, string>,
+    private readonly onTest: (test: GroupedTest) => void,
+  ) {}
+
+  add(testcase: JunitCase): void {
+    const id = junitTestId(testcase, this.places);
+    if (id === this.heldId) {
+      this.held.push(testcase);
+      return;
+    }
+    this.release();
+    this.held = [testcase];
+    this.heldId = id;
+  }
+
+  /** The file has ended: its last test is complete (a test's runs never span files). */
+  end(): FileCounts {
+    this.release();
+    return this.counts;
+  }
+
+  private release(): void {
+    const held = this.held;
+    const id = this.heldId;
+    this.held = [];
+    this.heldId = null;
+    if (!id || held.length === 0) return;
+    for (const testcase of held) {
+      this.counts.testcases++;
+      this.counts.written.tests++;
+      const kind = kindOf(testcase);
+      if (kind) this.counts.written[kind]++;
+    }
+    const rule = retryRule(held);
+    if (rule) {
+      this.counts.retries[rule] = (this.counts.retries[rule] ?? 0) + held.length - 1;
+      this.emit(id, held, rule);
+    } else for (const testcase of held) this.emit(id, [testcase], null);
+  }
+
+  private emit(baseId: string, testcases: JunitCase[], rule: RetryRule | null): void {
+    const nth = (this.seen.get(baseId) ?? 0) + 1;
+    this.seen.set(baseId, nth);
+    const named = nth === 1 ? testcases : testcases.map((testcase) => ({ ...testcase, name: `${testcase.name} [${nth}]` }));
+    const id = nth === 1 ? baseId : junitTestId(named[0] as JunitCase, this.places);
+    this.counts.tests++;
+    const last = testcases.at(-1) as JunitCase;
+    const outcome = outcomeOf(testcases.flatMap((testcase, index) => runsOf(testcase, rule === 'pytest-rerunfailures' && index < testcases.length - 1)));
+    if (outcome === 'skipped') this.counts.skipped++;
+    else if (outcome === 'unexpected') this.counts[last.failure?.element === 'error' ? 'errors' : 'failures']++;
+    this.onTest({ id, testcases: named, rule });
+  }
+}
+
+/**
+ * Why a file's counts differ from the totals its testsuites state, one reason a line; none when
+ * they agree (or the file states none).
+ */
+export function countDifferences(counts: FileCounts, totals: JunitTotals | null): string[] {
+  if (!totals) return [];
+  const ours = { tests: counts.tests, failures: counts.failures, errors: counts.errors, skipped: counts.skipped };
+  const keys = ['tests', 'failures', 'errors', 'skipped'] as const;
+  if (keys.every((key) => ours[key] === totals[key])) return [];
+  const why: string[] = [];
+  for (const [rule, n] of Object.entries(counts.retries) as [RetryRule, number][]) {
+    if (n > 0) why.push(`${n} testcase(s) read as retries of the test before them: ${RETRY_RULE_TEXT[rule]}; the file's totals count each run`);
+  }
+  const say = (of: { tests: number; failures: number; errors: number; skipped: number }) => keys.map((key) => `${of[key]} ${key}`).join(', ');
+  if (keys.some((key) => counts.written[key] !== totals[key])) {
+    why.push(`the file's totals (${say(totals)}) are not those of the testcases it holds (${say(counts.written)}): Proctor counts the testcases`);
+  }
+  if (why.length === 0) why.push(`counted ${say(ours)} where the file's totals say ${say(totals)}`);
+  return why;
 }

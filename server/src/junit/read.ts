@@ -42,6 +42,25 @@ export interface JunitCase {
   attachments: string[];
   /** Where the testcase starts in its file: for error messages. */
   atLine: number;
+  /** Maven Surefire wrote its testsuite (its schema, or its `surefire.*` properties): it writes a test's reruns inside one testcase. */
+  surefire: boolean;
+}
+
+/** What a file's testsuites say of themselves: their totals (where they state `tests`), summed over the outermost that do. */
+export interface JunitTotals {
+  tests: number;
+  failures: number;
+  errors: number;
+  skipped: number;
+}
+
+/** When a file's tests ran, as its testsuites say: the zoned timestamps' span, and the seconds they took. */
+export interface JunitTimes {
+  /** Milliseconds since the epoch: the earliest zoned `timestamp` of a testsuite, and the latest end (`timestamp` + `time`). */
+  startMs: number | null;
+  endMs: number | null;
+  /** Seconds: the outermost testsuites' `time` together, else the testcases'. */
+  seconds: number;
 }
 
 /** A file that is not JUnit XML, or is broken: its name, the line, and what is wrong (a 400). */
@@ -89,6 +108,11 @@ function seconds(raw: string | undefined): number | null {
   return Number.isFinite(value) && value >= 0 ? value : null;
 }
 
+function totalsOf(a: Record<string, string>): JunitTotals {
+  // Google Test counts its disabled tests apart from those it skipped.
+  return { tests: count(a.tests), failures: count(a.failures), errors: count(a.errors), skipped: count(a.skipped ?? a.skip) + count(a.disabled) };
+}
+
 function lineNumber(raw: string | undefined): number | null {
   return raw && /^\d{1,9}$/.test(raw) ? Number(raw) : null;
 }
@@ -102,7 +126,28 @@ interface Suite {
   names: string[];
   file: string | null;
   timestamp: string | null;
+  /** Its totals, or an outer testsuite's, are counted in the file's. */
+  counted: boolean;
+  /** Its time, or an outer testsuite's, is counted in the file's. */
+  timed: boolean;
+  surefire: boolean;
 }
+
+function count(raw: string | undefined): number {
+  return raw && /^\s*\d{1,9}\s*$/.test(raw) ? Number(raw) : 0;
+}
+
+/** A `timestamp` with a zone as milliseconds; null without one (the runner's local time, unknown here). */
+export function zonedMs(timestamp: string | null): number | null {
+  if (!timestamp || !/(Z|[+-]\d{2}:?\d{2})$/.test(timestamp)) return null;
+  const at = Date.parse(timestamp);
+  return Number.isFinite(at) ? at : null;
+}
+
+// The characters XML 1.0 forbids are the point of this expression.
+// eslint-disable-next-line no-control-regex
+const DISALLOWED = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
+const DISALLOWED_ALL = new RegExp(DISALLOWED.source, 'g');
 
 /** Longer than any timestamp a runner writes: not one, and not parsed again for every testcase. */
 const TIMESTAMP_MAX = 64;
@@ -131,6 +176,12 @@ export class JunitReader {
   private failure: OpenFailure | null = null;
   private sawRoot = false;
   cases = 0;
+  /** The file's totals as its testsuites state them; null when none does. */
+  totals: JunitTotals | null = null;
+  private rootTotals: JunitTotals | null = null;
+  readonly times: JunitTimes = { startMs: null, endMs: null, seconds: 0 };
+  private suiteSeconds = 0;
+  private caseSeconds = 0;
 
   constructor(
     private readonly file: string,
@@ -149,12 +200,16 @@ export class JunitReader {
   }
 
   write(chunk: string): void {
-    this.guard(() => this.parser.write(chunk));
+    // Control characters XML 1.0 does not allow, which runners copy from a test's output (colours' ESC): read as U+FFFD.
+    const text = DISALLOWED.test(chunk) ? chunk.replace(DISALLOWED_ALL, '\uFFFD') : chunk;
+    this.guard(() => this.parser.write(text));
   }
 
   end(): void {
     if (!this.sawRoot) throw new JunitFileError(this.file, this.parser.line, 'holds no element: JUnit XML has a <testsuites> or <testsuite> element');
     this.guard(() => this.parser.close());
+    this.totals ??= this.rootTotals;
+    this.times.seconds = this.suiteSeconds > 0 ? this.suiteSeconds : this.caseSeconds;
   }
 
   private guard(step: () => void): void {
@@ -178,10 +233,14 @@ export class JunitReader {
         this.fail(`is not JUnit XML: its root element is <${tag.name}>, where JUnit XML has <testsuites> or <testsuite>`);
       }
       this.sawRoot = true;
+      if (tag.name === 'testsuites' && a.tests !== undefined) this.rootTotals = totalsOf(a);
     }
     if (this.current) return this.openInCase(tag);
     if (tag.name === 'testsuite') this.openSuite(a);
-    else if (tag.name === 'testcase') {
+    else if (tag.name === 'property' && a.name?.startsWith('surefire.')) {
+      const suite = this.suites.at(-1);
+      if (suite) suite.surefire = true;
+    } else if (tag.name === 'testcase') {
       const suite = this.suites.at(-1);
       this.current = {
         value: {
@@ -201,11 +260,15 @@ export class JunitReader {
           systemErr: '',
           attachments: [],
           atLine: this.parser.line,
+          surefire: suite?.surefire ?? false,
         },
         out: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
         err: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
       };
-      if (!this.current.value.name) this.fail('a <testcase> has no name');
+      // A testcase without a name (xUnit's theories, hand-made files) is named by its class, else so.
+      if (!this.current.value.name) this.current.value.name = this.current.value.classname || '(unnamed testcase)';
+      // Google Test marks a disabled test so, with no <skipped>.
+      if (a.status && /^(disabled|notrun|skipped)$/i.test(a.status)) this.current.value.skipped = { message: a.status.toLowerCase() };
     }
   }
 
@@ -227,7 +290,26 @@ export class JunitReader {
       this.fail(`the testsuites open here have names (and a file) of more than ${JUNIT_LIMITS.suiteChars.toLocaleString('en')} characters together`);
     }
     const timestamp = a.timestamp ?? outer?.timestamp ?? null;
-    this.suites.push({ names, file, timestamp: timestamp && timestamp.length <= TIMESTAMP_MAX ? timestamp : null });
+    const counted = (outer?.counted ?? false) || a.tests !== undefined;
+    if (counted && !outer?.counted) {
+      const own = totalsOf(a);
+      const sum = (this.totals ??= { tests: 0, failures: 0, errors: 0, skipped: 0 });
+      sum.tests += own.tests;
+      sum.failures += own.failures;
+      sum.errors += own.errors;
+      sum.skipped += own.skipped;
+    }
+    const time = seconds(a.time);
+    const timed = (outer?.timed ?? false) || time !== null;
+    if (time !== null && !outer?.timed) this.suiteSeconds += time;
+    const start = a.timestamp && a.timestamp.length <= TIMESTAMP_MAX ? zonedMs(a.timestamp) : null;
+    if (start !== null) {
+      this.times.startMs = Math.min(this.times.startMs ?? start, start);
+      const end = start + Math.round((time ?? 0) * 1000);
+      this.times.endMs = Math.max(this.times.endMs ?? end, end);
+    }
+    const surefire = (outer?.surefire ?? false) || /surefire/i.test(a['xsi:noNamespaceSchemaLocation'] ?? '');
+    this.suites.push({ names, file, timestamp: timestamp && timestamp.length <= TIMESTAMP_MAX ? timestamp : null, counted, timed, surefire });
   }
 
   private openInCase(tag: SaxesTagPlain): void {
@@ -281,6 +363,7 @@ export class JunitReader {
   private closeCase(open: OpenCase): void {
     this.current = null;
     this.cases++;
+    this.caseSeconds += open.value.time ?? 0;
     const systemOut = open.out.value();
     this.onCase({ ...open.value, systemOut, systemErr: open.err.value(), attachments: attachmentsIn(systemOut) });
   }

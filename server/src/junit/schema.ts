@@ -49,10 +49,31 @@ const uploadedTest = z.object({
   snoozed: z.boolean(),
 });
 
+const totals = z.object({ tests: z.number().int(), failures: z.number().int(), errors: z.number().int(), skipped: z.number().int() });
+
 export const junitUploadResponse = z.object({
   data: z.object({
     test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), summary_url: z.string() }),
-    files: z.array(z.object({ name: z.string(), testcases: z.number().int() })),
+    files: z
+      .array(
+        z.object({
+          name: z.string(),
+          testcases: z.number().int().describe('the testcases the file holds'),
+          tests: z.number().int().describe('the tests Proctor read from them: a testcase each, but for the runs of one test a format marks as retries'),
+          failures: z.number().int().describe('tests whose last run failed with a `failure`'),
+          errors: z.number().int().describe('tests whose last run failed with an `error`'),
+          skipped: z.number().int(),
+          totals: totals
+            .nullable()
+            .describe("the totals the file's outermost testsuites state (`tests`, `failures`, `errors`, `skipped`), summed; null when none does"),
+          differences: z
+            .array(z.string())
+            .describe(
+              "why Proctor's counts differ from the file's totals, one reason each (retries read by a rule, totals that are not the testcases'); empty when they agree",
+            ),
+        }),
+      )
+      .describe('the files, in the order they came, each as read'),
     counts: z.object({
       tests: z.number().int(),
       passed: z.number().int(),

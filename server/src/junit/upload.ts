@@ -3,20 +3,22 @@ import fs from 'node:fs';
 import type { Actor } from '../audit/index.ts';
 import { type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
+import { attachShardFailures } from '../failuregroups/index.ts';
 import {
   type Attempt,
   beginUploadShard,
   endUploadShard,
   recordUploadBatch,
   type ResultWrite,
+  startedNoLaterThan,
   TestRecordedAlreadyError,
   type UploadShard,
   uploadedResults,
 } from '../runs/index.ts';
 import type { ListedTest } from '../testcases/index.ts';
-import { attachmentsOf, attemptsOf, junitTestId, listedTest } from './attempts.ts';
+import { attachmentsOf, attemptsOf, countDifferences, type FileCounts, FileGrouper, type GroupedTest, listedTest } from './attempts.ts';
 import type { UploadedFile } from './multipart.ts';
-import { type JunitCase, JunitFileError, JunitReader } from './read.ts';
+import { type JunitCase, JunitFileError, JunitReader, type JunitTimes, type JunitTotals } from './read.ts';
 import { JUNIT_LIMITS, type JunitUploadQuery } from './schema.ts';
 import { Spool, type SpooledFile } from './spool.ts';
 
@@ -28,9 +30,22 @@ import { Spool, type SpooledFile } from './spool.ts';
 // database's writing overlap); a file that fails rolls the transaction back and leaves nothing of
 // the upload behind (docs/decisions/junit-upload-pipeline.md).
 
+/** A file of the upload as read: its testcases, Proctor's counts, the totals it states and why they differ. */
+export interface ReadFile {
+  name: string;
+  testcases: number;
+  tests: number;
+  failures: number;
+  errors: number;
+  skipped: number;
+  totals: JunitTotals | null;
+  differences: string[];
+  times: JunitTimes;
+}
+
 export interface UploadOutcome {
   runId: number;
-  files: { name: string; testcases: number }[];
+  files: Omit<ReadFile, 'times'>[];
   attachments: NamedAttachment[];
   counts: Awaited<ReturnType<typeof uploadedResults>>['counts'];
   failed: Awaited<ReturnType<typeof uploadedResults>>['failed'];
@@ -54,48 +69,49 @@ function repeated(start: TestStart): JunitFileError {
   return new JunitFileError(
     start.file,
     start.line,
-    `testcase "${start.name}"${start.classname ? ` of ${start.classname}` : ''} appears again after other testcases (or in another upload of this run): one test's runs follow each other (for Playwright with several projects, set the junit reporter's includeProjectInTestName)`,
+    `testcase "${start.name}"${start.classname ? ` of ${start.classname}` : ''} appears again in another file of this upload, or in another upload of this run: a test is in one file of a run (for Playwright with several projects, set the junit reporter's includeProjectInTestName)`,
   );
 }
 
-/** The batch being filled: a test's testcases are held until a testcase of another test comes (they may be its retries). */
+/** The batch being filled: each file's testcases grouped into tests (`FileGrouper`), a test's rows added as it is complete. */
 class Batcher {
   private tests: ListedTest[] = [];
   private attempts: Attempt[] = [];
-  private group: JunitCase[] = [];
-  private groupId: string | null = null;
-  private groupFile = '';
+  private grouper: FileGrouper | null = null;
+  private file = '';
   /** What the testcases' output names, for the client to send (bounded). */
   readonly attachments: NamedAttachment[] = [];
-  /** Where each test of the batch starts: a test seen again is refused with both places. Memory by batch, not by file. */
+  /** Where each test of the batch starts: a test another file or shard recorded is refused with its place. Memory by batch, not by file. */
   private starts = new Map<string, TestStart>();
   private readonly places = new Map<string, string>();
   constructor(private readonly sink: (batch: Batch) => Promise<void>) {}
 
-  add(file: string, testcase: JunitCase): void {
-    const id = junitTestId(testcase, this.places);
-    if (id === this.groupId) {
-      this.group.push(testcase);
-      return;
-    }
-    if (this.starts.has(id)) throw repeated({ file, line: testcase.atLine, name: testcase.name, classname: testcase.classname });
-    this.closeGroup();
-    this.starts.set(id, { file, line: testcase.atLine, name: testcase.name, classname: testcase.classname });
-    this.groupId = id;
-    this.groupFile = file;
-    this.group = [testcase];
+  /** A file begins: its testcases are grouped apart from other files'. */
+  startFile(file: string): void {
+    this.file = file;
+    this.grouper = new FileGrouper(this.places, (test) => this.addTest(test));
   }
 
-  /** The last test of a file is complete: a test's runs never span files. */
-  closeGroup(): void {
-    if (this.group.length === 0) return;
-    this.tests.push(listedTest(this.group[0] as JunitCase, this.groupId as string));
-    this.attempts.push(...attemptsOf(this.group, this.groupId as string));
-    for (const named of attachmentsOf(this.group, this.groupId as string)) {
-      if (this.attachments.length < JUNIT_LIMITS.attachmentsPerUpload) this.attachments.push({ file: this.groupFile, ...named });
+  add(testcase: JunitCase): void {
+    this.grouper?.add(testcase);
+  }
+
+  private addTest({ id, testcases, rule }: GroupedTest): void {
+    const first = testcases[0] as JunitCase;
+    if (this.starts.has(id)) throw repeated({ file: this.file, line: first.atLine, name: first.name, classname: first.classname });
+    this.starts.set(id, { file: this.file, line: first.atLine, name: first.name, classname: first.classname });
+    this.tests.push(listedTest(first, id));
+    this.attempts.push(...attemptsOf(testcases, id, rule));
+    for (const named of attachmentsOf(testcases, id, rule)) {
+      if (this.attachments.length < JUNIT_LIMITS.attachmentsPerUpload) this.attachments.push({ file: this.file, ...named });
     }
-    this.group = [];
-    this.groupId = null;
+  }
+
+  /** The file has ended: its last test is complete (a test's runs never span files); what its testcases came to. */
+  endFile(): FileCounts {
+    const counts = this.grouper?.end() as FileCounts;
+    this.grouper = null;
+    return counts;
   }
 
   get full(): boolean {
@@ -120,8 +136,9 @@ interface Batch {
 }
 
 /** One spooled file's testcases into the batcher, from disk; broken XML is a 400 naming the file and its line. */
-async function readFile(file: SpooledFile, batcher: Batcher, signal: AbortSignal): Promise<number> {
-  const reader = new JunitReader(file.name, (testcase) => batcher.add(file.name, testcase));
+async function readFile(file: SpooledFile, batcher: Batcher, signal: AbortSignal): Promise<ReadFile> {
+  batcher.startFile(file.name);
+  const reader = new JunitReader(file.name, (testcase) => batcher.add(testcase));
   const decoder = new TextDecoder('utf-8');
   let yielded = performance.now();
   for await (const chunk of fs.createReadStream(file.path, { highWaterMark: READ_BYTES })) {
@@ -139,8 +156,18 @@ async function readFile(file: SpooledFile, batcher: Batcher, signal: AbortSignal
   }
   reader.write(decoder.decode());
   reader.end();
-  batcher.closeGroup();
-  return reader.cases;
+  const counts = batcher.endFile();
+  return {
+    name: file.name,
+    testcases: reader.cases,
+    tests: counts.tests,
+    failures: counts.failures,
+    errors: counts.errors,
+    skipped: counts.skipped,
+    totals: reader.totals,
+    differences: countDifferences(counts, reader.totals),
+    times: reader.times,
+  };
 }
 
 /** Text read between two looks at the clock; past YIELD_AFTER_MS since the last, the event loop gets its turn. */
@@ -214,18 +241,45 @@ export async function storeJunitUpload(
       writing = recordBatch(tx, projectId, shard, batch, write, options.now);
       writing.catch(() => undefined);
     });
-    const files: UploadOutcome['files'] = [];
+    const files: ReadFile[] = [];
     try {
-      for (const file of upload.spool.files) files.push({ name: file.name, testcases: await readFile(file, batcher, options.signal) });
+      for (const file of upload.spool.files) files.push(await readFile(file, batcher, options.signal));
       await batcher.flush();
     } finally {
       // Never leave a write running on the transaction: its outcome (or the reading's error) decides.
       await writing.catch(() => undefined);
     }
     await writing;
+    await startedNoLaterThan(tx, shard.runId, testsBegan(files, options.now));
+    // As the reporter attaches each failure to its group: the groups are there when the run's notifications are composed.
+    await attachShardFailures(tx, projectId, shard.runId, shard.shard, attachedBy(options.actor), options.now);
     await endUploadShard(tx, projectId, shard, options.now);
-    return { runId: shard.runId, files, attachments: batcher.attachments, ...(await uploadedResults(tx, shard, 100)) };
+    return {
+      runId: shard.runId,
+      files: files.map(({ times: _times, ...file }) => file),
+      attachments: batcher.attachments,
+      ...(await uploadedResults(tx, shard, 100)),
+    };
   });
+}
+
+/** A day: a file that says its tests began earlier is believed only for its times. */
+const DAY_MS = 86_400_000;
+
+/**
+ * When the upload's tests began, as its files say: the earliest zoned `timestamp` of their
+ * testsuites, else `now` less the seconds they took together (files of one job run one after
+ * another).
+ */
+export function testsBegan(files: ReadFile[], now: Date): Date {
+  const seconds = files.reduce((sum, file) => sum + file.times.seconds, 0);
+  const byTimes = now.getTime() - Math.min(Math.round(seconds * 1000), DAY_MS);
+  const starts = files.map((file) => file.times.startMs).filter((at): at is number => at !== null && at <= now.getTime() && at >= now.getTime() - DAY_MS);
+  return new Date(starts.length > 0 ? Math.min(...starts) : byTimes);
+}
+
+function attachedBy(actor: Actor): { source: 'machine' | 'human'; actorId: string | null } {
+  return actor.kind === 'user' ? { source: 'human', actorId: actor.id } : { source: 'machine', actorId: null };
 }
 
 /** A batch's rows; a test an earlier batch (or shard) recorded is found by the database, and named by where the batch saw it start. */

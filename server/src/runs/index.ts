@@ -33,6 +33,7 @@ export { getRun } from './store.ts';
 export {
   beginUploadShard,
   endUploadShard,
+  startedNoLaterThan,
   recordUploadBatch,
   TestRecordedAlreadyError,
   type UploadShard,

@@ -106,6 +106,15 @@ export async function recordUploadBatch(
   }
 }
 
+/**
+ * The run started no later than `at`: when an upload's files say their tests began (a file's
+ * report is uploaded after its tests ran), so that the run's duration, counted from its start to
+ * its end, is the tests' and not the upload's.
+ */
+export async function startedNoLaterThan(sql: Tx, runId: number, at: Date): Promise<void> {
+  await sql`update test_runs set run_started_at = least(coalesce(run_started_at, ${at}), ${at}) where id = ${runId}`;
+}
+
 /** The shard ends, passed or failed by its results; the run ends with its last shard. */
 export async function endUploadShard(sql: Tx, projectId: number, shard: UploadShard, now: Date): Promise<void> {
   const [failed] = await sql<{ failed: boolean }[]>`

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSession } from '../../server/src/sessions/store.ts';
+import { multipartBody } from '../helpers/bodies.ts';
+import { client } from '../helpers/http.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { waitUntil } from '../helpers/runs.ts';
+import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+
+// A JUnit failure goes the way of a reporter's: it joins a failure group (titled from its message
+// and the first frame of its stack in the project's own files), is categorised as a unit test's,
+// and is labelled new, then known (still failing), by the webhook, Slack and the compare page alike.
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let hook: Receiver;
+let slack: Receiver;
+let projectId: number;
+let key: string;
+let cookie: string;
+const clock = new TestClock('live');
+
+beforeAll(async () => {
+  [hook, slack] = await Promise.all([startReceiver(), startReceiver()]);
+  server = await startTestServer({ clock, env: { PROCTOR_NOTIFY_ALLOW_HOSTS: '127.0.0.1' } });
+  const project = await seedProject(server.sql, 'Cart');
+  projectId = project.projectId;
+  key = project.key;
+  await seedEnvironment(server.sql, projectId, 'unit');
+  api = client(server.url, key);
+  const { userId } = await seedUser(server.sql, [projectId]);
+  cookie = `proctor_session=${encodeURIComponent((await createSession(server.sql, userId, new Date())).cookie)}`;
+  await api.post('/api/notification-destinations', { type: 'webhook', url: `${hook.url}/proctor`, when: 'failed' });
+  await api.post('/api/notification-destinations', { type: 'slack', url: `${slack.url}/services/T0/B0/x`, when: 'failed' });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await hook?.close();
+  await slack?.close();
+});
+
+// pytest's JUnit XML: no `file`, the module path in `classname`; a failure's text is its traceback.
+const PYTEST = (at: string) => `<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" errors="0" failures="1" skipped="0" tests="2" time="12.5" timestamp="${at}">
+<testcase classname="tests.test_cart" name="test_adds_item" time="4.0"/>
+<testcase classname="tests.test_cart.TestTotals" name="test_total_with_tax" time="8.5"><failure message="AssertionError: assert 107 == 108">self = &lt;tests.test_cart.TestTotals object at 0x7f1c&gt;
+
+    def test_total_with_tax(self):
+&gt;       assert cart.total(tax=0.08) == 108
+E       AssertionError: assert 107 == 108
+
+/usr/lib/python3.12/site-packages/_pytest/python.py:159: in pytest_pyfunc_call
+tests/test_cart.py:42: AssertionError</failure></testcase>
+</testsuite></testsuites>`;
+
+async function upload(runKey: string, xml: string) {
+  const { body, contentType } = multipartBody([{ name: 'junit.xml', content: xml }]);
+  const response = await fetch(`${server.url}/api/test-runs/junit?environment=unit&run_key=${runKey}&branch=main`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+    body: new Uint8Array(body),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { data: { test_run: { id: number }; failed_tests: { test_case_id: string; file_path: string }[] } }).data;
+}
+
+/** The Slack message of the run's end. */
+async function slackTextOf(runId: number): Promise<string> {
+  const of = (request: { body: string }) => (JSON.parse(request.body).text as string).includes(`run #${runId} `);
+  await waitUntil(() => slack.requests.some(of), 20_000, `the Slack message of run ${runId}`);
+  return JSON.parse(slack.requests.find(of)?.body as string).text as string;
+}
+
+async function webhookEventOf(runId: number) {
+  await waitUntil(async () => hook.requests.some((request) => JSON.parse(request.body).test_run?.id === runId), 20_000, `the webhook of run ${runId}`);
+  return JSON.parse(hook.requests.find((request) => JSON.parse(request.body).test_run?.id === runId)?.body as string);
+}
+
+describe('a JUnit failure uploaded twice', () => {
+  it('when it is uploaded, then it is in one titled failure group, new; uploaded again, it is still failing in the webhook, Slack and the compare page', async () => {
+    const first = await upload('build-1', PYTEST('2026-11-28T06:00:00Z'));
+    expect(first.failed_tests).toEqual([expect.objectContaining({ file_path: 'tests/test_cart.py' })]);
+    const testId = first.failed_tests[0]?.test_case_id as string;
+
+    const read = (await api.get(`/api/test-runs/${first.test_run.id}`)).body.data.test_run;
+    // The run's duration is its tests' (from the file's time), not the upload's few milliseconds.
+    expect(read.testRun.duration).toBeGreaterThanOrEqual(12_500);
+    const failed = read.flattenedSummaryDetails.find((t: { test_case_id: string }) => t.test_case_id === testId);
+    expect(failed).toMatchObject({ failure_group_id: expect.stringMatching(/^fg_/), failure_category: 'assertion' });
+    const groupId = failed.failure_group_id as string;
+
+    const group = (await api.get(`/api/failure-groups/${groupId}`)).body.data;
+    expect(group.failure_group).toMatchObject({ title: 'AssertionError: assert 107 == 108 at test_cart.py:42', category: 'assertion', member_count: 1 });
+    expect(group.members).toEqual([expect.objectContaining({ test_case_id: testId, state: 'active', source: 'machine' })]);
+    const firstEvent = await webhookEventOf(first.test_run.id);
+    expect(firstEvent.failures).toEqual([expect.objectContaining({ test_case_id: testId, label: 'new', failure_group_title: group.failure_group.title })]);
+    expect(await slackTextOf(first.test_run.id)).toContain('*new* test_total_with_tax');
+
+    // Its link on the run page opens the group.
+    const page = await fetch(`${server.url}/projects/${projectId}/runs/${first.test_run.id}`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const link = `/projects/${projectId}/failure-groups/${encodeURIComponent(groupId)}`;
+    expect(await page.text()).toContain(`href="${link}"`);
+    const opened = await fetch(`${server.url}${link}`, { headers: { cookie } });
+    expect(opened.status).toBe(200);
+    expect(await opened.text()).toContain('AssertionError: assert 107 == 108');
+
+    const second = await upload('build-2', PYTEST('2026-11-28T07:00:00Z'));
+    expect(second.failed_tests.map((t) => t.test_case_id)).toEqual([testId]);
+    const again = (await api.get(`/api/failure-groups/${groupId}`)).body.data.failure_group;
+    expect(again).toMatchObject({ title: group.failure_group.title, member_count: 1, occurrence_count: 2, last_test_run_id: second.test_run.id });
+    expect((await api.get('/api/failure-groups')).body.data.failure_groups).toHaveLength(1);
+    const secondEvent = await webhookEventOf(second.test_run.id);
+    expect(secondEvent.failures).toEqual([expect.objectContaining({ test_case_id: testId, label: 'known' })]);
+    expect(await slackTextOf(second.test_run.id)).toContain('*known* test_total_with_tax');
+    const compared = (await api.get(`/api/test-runs/${second.test_run.id}/compare/${first.test_run.id}`)).body.data.comparison;
+    expect(compared.still_failing.tests.map((t: { test_case_id: string }) => t.test_case_id)).toEqual([testId]);
+    expect(compared.new_failures.total).toBe(0);
+    const comparePage = await fetch(`${server.url}/projects/${projectId}/runs/${second.test_run.id}/compare/${first.test_run.id}`, { headers: { cookie } });
+    const html = await comparePage.text();
+    expect(comparePage.status).toBe(200);
+    const stillFailing = html.slice(html.indexOf('Still failing'));
+    expect(stillFailing).toContain('test_total_with_tax');
+    expect(html.slice(html.indexOf('New failures'), html.indexOf('Still failing'))).not.toContain('test_total_with_tax');
+  });
+});
