@@ -321,7 +321,12 @@ function kindOf(testcase: JunitCase): 'failures' | 'errors' | 'skipped' | null {
 export class FileGrouper {
   private held: JunitCase[] = [];
   private heldId: string | null = null;
-  private readonly seen = new Map<string, number>();
+  /**
+   * The tests of the file so far, each by 52 bits of its id (a number, not the 41-character id:
+   * a file of 400,000 testcases keeps a few MB here, not 50), and how often a repeated one came.
+   */
+  private readonly seen = new Set<number>();
+  private readonly repeats = new Map<number, number>();
   readonly counts: FileCounts = {
     testcases: 0,
     tests: 0,
@@ -374,8 +379,13 @@ export class FileGrouper {
   }
 
   private emit(baseId: string, testcases: JunitCase[], rule: RetryRule | null): void {
-    const nth = (this.seen.get(baseId) ?? 0) + 1;
-    this.seen.set(baseId, nth);
+    // The id's last 13 hex digits are of the hash of the test's file, class, suites and name.
+    const key = Number.parseInt(baseId.slice(-13), 16);
+    let nth = 1;
+    if (this.seen.has(key)) {
+      nth = (this.repeats.get(key) ?? 1) + 1;
+      this.repeats.set(key, nth);
+    } else this.seen.add(key);
     const named = nth === 1 ? testcases : testcases.map((testcase) => ({ ...testcase, name: `${testcase.name} [${nth}]` }));
     const id = nth === 1 ? baseId : junitTestId(named[0] as JunitCase, this.places);
     this.counts.tests++;
