@@ -93,8 +93,12 @@ describe('agents: crashed units', () => {
     const run = await runOf(runId);
     expect(run.state).toBe('error');
     const [row] = await server.sql<{ error_reason: string }[]>`select error_reason from test_runs where id = ${runId}`;
-    expect(row?.error_reason).toContain('unit 1 (crashes.spec.ts, chromium) crashed on agent agent-a: Playwright exited (code 1): the web server port is taken');
-    expect(row?.error_reason).toContain('unit 1 (crashes.spec.ts, chromium) crashed again on agent agent-b: Playwright exited (code 1): the web server port is taken again');
+    expect(row?.error_reason).toContain(
+      'unit 1 (crashes.spec.ts, chromium) crashed on agent agent-a: Playwright exited (code 1): the web server port is taken',
+    );
+    expect(row?.error_reason).toContain(
+      'unit 1 (crashes.spec.ts, chromium) crashed again on agent agent-b: Playwright exited (code 1): the web server port is taken again',
+    );
     expect(row?.error_reason).not.toContain('shard 2');
     const page = await fetch(run.summary_url as string);
     expect(page.status).toBe(200);

@@ -194,7 +194,16 @@ test('b full', async () => { expect(true).toBe(true); });
 describe('Playwright arguments', () => {
   it('when an agent is given Playwright arguments after --, then every unit runs with them: its config, project, grep, retries and timeout', async () => {
     const dir = projectsSuite();
-    const { code, output } = await agent('with-args', dir, ['--', '--config=alt.config.ts', '--project', 'beta', '--grep', '@smoke', '--retries=1', '--timeout=12345']);
+    const { code, output } = await agent('with-args', dir, [
+      '--',
+      '--config=alt.config.ts',
+      '--project',
+      'beta',
+      '--grep',
+      '@smoke',
+      '--retries=1',
+      '--timeout=12345',
+    ]);
     expect(code, output).toBe(0);
     const { run } = await endedRun('with-args');
     expect(run.testRun).toMatchObject({ state: 'passed', total_count: 2, success_count: 2 });

@@ -107,7 +107,8 @@ export async function runAgent(settings: AgentSettings, log: AgentLog): Promise<
   } catch (error) {
     return { code: 1, reason: (error as Error).message };
   } finally {
-    for (const held of prepared?.webServers ?? []) await releaseWebServer(held).catch((error: unknown) => log.warn({ err: error }, 'could not stop the web server'));
+    for (const held of prepared?.webServers ?? [])
+      await releaseWebServer(held).catch((error: unknown) => log.warn({ err: error }, 'could not stop the web server'));
     if (prepared?.ownCheckout) fs.rmSync(prepared.dir, { recursive: true, force: true });
   }
 }
@@ -209,7 +210,8 @@ async function shareWebServers(prepared: Prepared, log: AgentLog): Promise<void>
     throw new WebServerError(
       `--share-web-server: the suite's webServer (${refusing.url ?? `port ${refusing.port}`}) does not reuse a server already running (reuseExistingServer is not true with CI=1 and PROCTOR_SHARE_WEB_SERVER=1); set reuseExistingServer: !process.env.CI || !!process.env.PROCTOR_SHARE_WEB_SERVER`,
     );
-  for (const server of servers) prepared.webServers.push(await shareWebServer(server, prepared.dir, prepared.env, prepared.runner, (line) => log.info({}, line)));
+  for (const server of servers)
+    prepared.webServers.push(await shareWebServer(server, prepared.dir, prepared.env, prepared.runner, (line) => log.info({}, line)));
 }
 
 async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog): Promise<void> {

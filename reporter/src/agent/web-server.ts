@@ -112,7 +112,7 @@ export async function shareWebServer(server: ListedWebServer, dir: string, env: 
       continue;
     }
     fs.writeFileSync(path.join(holder, 'pid'), String(process.pid));
-    if (!server.command) throw new WebServerError('--share-web-server: the config\'s webServer has no command to start');
+    if (!server.command) throw new WebServerError("--share-web-server: the config's webServer has no command to start");
     log(`starting the suite's web server for the agents of this machine: ${server.command}`);
     const child = spawn(server.command, {
       ...runnerSpawnOptions(runner),
@@ -129,7 +129,9 @@ export async function shareWebServer(server: ListedWebServer, dir: string, env: 
     while (Date.now() < deadline) {
       if (exited !== undefined) {
         fs.rmSync(holder, { recursive: true, force: true });
-        throw new WebServerError(`--share-web-server: the suite's web server (${server.command}) exited with code ${exited} before it served: ${stderr.trim()}`);
+        throw new WebServerError(
+          `--share-web-server: the suite's web server (${server.command}) exited with code ${exited} before it served: ${stderr.trim()}`,
+        );
       }
       if (await isServing(server)) return { server, folder, child };
       await sleep(100);

@@ -218,7 +218,13 @@ export function shardArgs(
   // The pick's arguments right after `test`: see pickArgs. The run's own Playwright arguments
   // (checked by playwrightArgsProblem: options only) come before Proctor's, whose --grep of the
   // run's tags then wins.
-  const args = ['test', ...(pick ? pickArgs(pick) : []), ...playwrightArgs, `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`, `--output=${outputDir}`];
+  const args = [
+    'test',
+    ...(pick ? pickArgs(pick) : []),
+    ...playwrightArgs,
+    `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`,
+    `--output=${outputDir}`,
+  ];
   if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
   for (const project of selection.projects ?? []) args.push('--project', project);
   if (selection.tags.length > 0) args.push('--grep', selection.tags.map((tag) => `${escapeRegExp(tag)}(?![\\w-])`).join('|'));

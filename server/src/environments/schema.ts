@@ -41,7 +41,7 @@ const playwrightArgs = z
   })
   .openapi({
     description:
-      'Playwright arguments of every run Proctor executes in the environment (its shards, or its agents\' units before their own): `--config`, `--project`, `--workers`, `--grep`, `--retries`, `--timeout`, …; test file filters, `--shard`, `--test-list`, `--list`, `--last-failed`, `--only-changed`, `--ui`, `--debug`, `--reporter`, `--output` and `--repeat-each` are refused',
+      "Playwright arguments of every run Proctor executes in the environment (its shards, or its agents' units before their own): `--config`, `--project`, `--workers`, `--grep`, `--retries`, `--timeout`, …; test file filters, `--shard`, `--test-list`, `--list`, `--last-failed`, `--only-changed`, `--ui`, `--debug`, `--reporter`, `--output` and `--repeat-each` are refused",
     example: ['--config=playwright.ci.config.ts', '--workers=2'],
   });
 
