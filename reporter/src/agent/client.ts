@@ -154,6 +154,15 @@ export class AgentApi {
     } catch (error_) {
       // The run ended meanwhile (another agent's unit ended it, or a cancel): nothing to record.
       if ((error_ instanceof ApiError && error_.status === 409) || (await this.endOf(runId, error_))) return false;
+      // A server before 0.3 has no retries: the unit's shard ends crashed at once.
+      if (error_ instanceof ApiError && error_.status === 404) {
+        await this.call('POST', `/api/test-runs/${runId}/shards/${unit}/end`, { status: 'crashed', errors: [error.slice(0, 20_000)] }).catch(
+          async (ended: unknown) => {
+            if (!(ended instanceof ApiError && ended.status === 409) && !(await this.endOf(runId, ended))) throw ended;
+          },
+        );
+        return false;
+      }
       throw error_;
     }
   }

@@ -37,6 +37,15 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid written in a folder of the meeting; 0 when not written yet, or the folder is gone. */
+function pidIn(folder: string): number {
+  try {
+    return Number(fs.readFileSync(path.join(folder, 'pid'), 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** What Playwright waits for: the URL answering below 404 (its own test), else the port accepting. */
 export async function isServing(server: Pick<ListedWebServer, 'url' | 'port'>): Promise<boolean> {
   if (server.url) {
@@ -70,7 +79,7 @@ async function withLock<T>(folder: string, act: () => T | Promise<T>): Promise<T
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = Number(fs.readFileSync(path.join(lock, 'pid'), { encoding: 'utf8', flag: 'a+' }) || 0);
+      const owner = pidIn(lock);
       // A lock left by an agent that died holding it.
       if ((owner > 0 && !alive(owner)) || tries > 300) fs.rmSync(lock, { recursive: true, force: true });
       await sleep(50);
@@ -105,7 +114,7 @@ export async function shareWebServer(server: ListedWebServer, dir: string, env: 
       fs.mkdirSync(holder);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number(fs.readFileSync(path.join(holder, 'pid'), { encoding: 'utf8', flag: 'a+' }) || 0);
+      const pid = pidIn(holder);
       // Another agent is starting it; one that died before it served leaves the start to this one.
       if (pid > 0 && !alive(pid)) fs.rmSync(holder, { recursive: true, force: true });
       await sleep(200);
