@@ -89,10 +89,14 @@ module.exports = {
     {
       name: 'long-work-only-in-jobs',
       comment:
-        "Checkouts, installs and listings (the reporter package's toolchain) run in the jobs layer (or a command, or the demo seeded at start), never inside a request; its types, the overrides rule and where Playwright is installed are not work.",
+        "Checkouts, installs and listings (the reporter package's toolchain) run in the jobs layer (or a command, or the demo seeded at start), never inside a request; its types, the overrides rule, the Playwright arguments rule and where Playwright is installed are not work.",
       severity: 'error',
       from: { path: '^server/src/', pathNot: '^server/src/(executor/|(main|bin|cli|server|app|demo)\\.ts$)' },
-      to: { path: '^reporter/dist/toolchain/', pathNot: '^reporter/dist/toolchain/(overrides|packages)\\.js$', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: '^reporter/dist/toolchain/',
+        pathNot: '^reporter/dist/toolchain/(overrides|packages|playwright-args)\\.js$',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'the-agent-is-a-client',

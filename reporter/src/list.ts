@@ -24,6 +24,36 @@ export interface RunnerListing {
   /** A setup project's teardown project, which Playwright runs after the projects that depend on the setup. */
   teardowns: Record<string, string>;
   tests: RunnerListedTest[];
+  /** The config's webServer entries as loaded (an agent with --share-web-server starts them itself); absent from older listings. */
+  web_servers?: ListedWebServer[];
+}
+
+/** A `webServer` entry of the config, its `cwd` resolved as Playwright resolves it (against the config's folder). */
+export interface ListedWebServer {
+  command: string | null;
+  url: string | null;
+  port: number | null;
+  cwd: string;
+  env: Record<string, string>;
+  timeout: number;
+  reuseExistingServer: boolean;
+}
+
+/** The config's webServer entries: an array is kept on Playwright's internal config only. */
+function webServersOf(config: FullConfig, configDir: string): ListedWebServer[] {
+  const internal = Object.getOwnPropertySymbols(config)
+    .filter((symbol) => symbol.description === 'configInternalSymbol')
+    .map((symbol) => (config as unknown as Record<symbol, { webServers?: unknown[] }>)[symbol])[0];
+  const entries = (internal?.webServers ?? (config.webServer ? [config.webServer] : [])) as Record<string, unknown>[];
+  return entries.map((entry) => ({
+    command: typeof entry.command === 'string' ? entry.command : null,
+    url: typeof entry.url === 'string' ? entry.url : null,
+    port: typeof entry.port === 'number' ? entry.port : null,
+    cwd: typeof entry.cwd === 'string' ? path.resolve(configDir, entry.cwd) : configDir,
+    env: Object.fromEntries(Object.entries((entry.env ?? {}) as Record<string, unknown>).map(([name, value]) => [name, String(value)])),
+    timeout: typeof entry.timeout === 'number' ? entry.timeout : 60_000,
+    reuseExistingServer: entry.reuseExistingServer === true,
+  }));
 }
 
 const posix = (file: string) => file.split(path.sep).join('/');
@@ -43,6 +73,7 @@ export default class ListReporter implements Reporter {
       projects: config.projects.map((project) => project.name),
       dependencies: Object.fromEntries(config.projects.map((project) => [project.name, project.dependencies])),
       teardowns: Object.fromEntries(config.projects.flatMap((project) => (project.teardown ? [[project.name, project.teardown]] : []))),
+      web_servers: webServersOf(config, configDir),
       tests: suite.allTests().map((test) => ({
         ...listTest(test, configDir),
         file: posix(path.relative(config.rootDir, test.location.file)),

@@ -379,12 +379,19 @@ describe('environments and snoozes', () => {
     await row.getByLabel('Schedule (cron, UTC)').fill('0 6 * * 1-5');
     await row.getByLabel('Runner projects (comma-separated)').fill('chromium, firefox');
     await row.getByLabel('Burn-in repeats of new tests').fill('3');
+    await row.getByLabel('Playwright arguments (space-separated; values with =)').fill('--workers=2  --retries=1');
     await row.getByRole('button', { name: 'Save' }).click();
     await expect
       .poll(async () => (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly')?.scheduled_trigger)
       .toBe('0 6 * * 1-5');
     const saved = (await api.get('/api/environments')).body.data.environments.find((env: { slug: string }) => env.slug === 'nightly');
-    expect(saved).toMatchObject({ name: 'Nightly', runner_projects_match: ['chromium', 'firefox'], runner_projects_ignore: [], burn_in_repeats: 3 });
+    expect(saved).toMatchObject({
+      name: 'Nightly',
+      runner_projects_match: ['chromium', 'firefox'],
+      runner_projects_ignore: [],
+      burn_in_repeats: 3,
+      playwright_args: ['--workers=2', '--retries=1'],
+    });
     const badge = page.locator('tr[data-environment="nightly"] img');
     await expect.poll(() => badge.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
     expect(await page.locator('tr[data-environment="nightly"] input.snippet').inputValue()).toBe(

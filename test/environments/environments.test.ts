@@ -28,6 +28,7 @@ describe('environments', () => {
       runner_projects: [],
       scheduled_trigger: null,
       burn_in_repeats: 0,
+      playwright_args: [],
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -52,13 +52,20 @@ export async function proctorCi(
 
 /**
  * `proctor-ci agent` of the built reporter on a suite's folder as it is (`--workspace`), with a work
- * folder of its own that the runner user can enter (removed after); its exit code and output.
+ * folder of its own that the runner user can enter (removed after); its exit code and output, at
+ * LOG_LEVEL warn.
  */
-export async function workspaceAgent(server: { url: string; key: string }, runKey: string, dir: string): Promise<{ code: number | null; output: string }> {
+export async function workspaceAgent(
+  server: { url: string; key: string },
+  runKey: string,
+  dir: string,
+  extra: string[] = [],
+): Promise<{ code: number | null; output: string }> {
   const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-work-'));
   fs.chmodSync(workdir, 0o711);
   const main = path.resolve(import.meta.dirname, '../../reporter/dist/cli/main.js');
-  const args = ['agent', '--url', server.url, '--environment', 'ci', '--run-key', runKey, '--workspace', dir, '--workdir', workdir];
+  // `extra`: more flags, and Playwright's arguments after `--`.
+  const args = ['agent', '--url', server.url, '--environment', 'ci', '--run-key', runKey, '--workspace', dir, '--workdir', workdir, ...extra];
   const child = spawn(process.execPath, [main, ...args], {
     env: { ...process.env, PROCTOR_API_KEY: server.key, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

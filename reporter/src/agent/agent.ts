@@ -15,17 +15,20 @@ import {
   ListingError,
   listTests,
   playwrightVersion,
+  type Listing,
   type ShardProcess,
   shardArgs,
   spawnShard,
   type TestPick,
 } from '../toolchain/playwright.ts';
+import { withoutProjects } from '../toolchain/playwright-args.ts';
 import { currentBranch, RepositoryError, resolveRepository, useWorkspace } from '../toolchain/repository.ts';
 import { assertReachable, handOver, prepareRunner, type Runner } from '../toolchain/sandbox.ts';
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { AgentApi, type AgentRunBody, type JoinAnswer, type Unit } from './client.ts';
 import type { AgentLog } from './log.ts';
 import { planUnits } from './units.ts';
+import { releaseWebServer, shareWebServer, WebServerError } from './web-server.ts';
 
 export interface AgentSettings {
   url: string;
@@ -41,6 +44,12 @@ export interface AgentSettings {
   /** Run the workspace's package manager's install when its dependencies are missing; else the agent refuses such a workspace. */
   install?: boolean;
   runnerUser: string;
+  /** Given to every unit (after the environment's): `proctor-ci agent … -- <arguments>`, checked by playwrightArgsProblem. */
+  playwrightArgs?: string[];
+  /** The agents the run is expected to have (`--agents N`): the units' PROCTOR_AGENT_COUNT; else the agents joined so far. */
+  agents?: number | null;
+  /** Start the suite's web servers once for the agents of this machine, which its units then reuse. */
+  shareWebServer?: boolean;
   /** Stops the agent (its server shutting down): the unit under way is stopped, its lease lapses to another agent. */
   signal?: AbortSignal;
 }
@@ -70,6 +79,12 @@ interface Prepared {
   runner: Runner;
   /** The run's tags: with locations, they leave out the tests a location selects beside the unit's. */
   tags: string[];
+  /** The environment's Playwright arguments, then the agent's own: the listing's and every unit's. */
+  args: string[];
+  /** A listing made while preparing (for --share-web-server), which a plan reuses. */
+  listing: Listing | null;
+  /** The web servers this agent shares with the others of its machine, released at its end. */
+  webServers: Awaited<ReturnType<typeof shareWebServer>>[];
 }
 
 /** Runs the agent to its end: 0 when its run has no work left or has ended, 1 with the reason otherwise. */
@@ -92,6 +107,8 @@ export async function runAgent(settings: AgentSettings, log: AgentLog): Promise<
   } catch (error) {
     return { code: 1, reason: (error as Error).message };
   } finally {
+    for (const held of prepared?.webServers ?? [])
+      await releaseWebServer(held).catch((error: unknown) => log.warn({ err: error }, 'could not stop the web server'));
     if (prepared?.ownCheckout) fs.rmSync(prepared.dir, { recursive: true, force: true });
   }
 }
@@ -154,19 +171,51 @@ async function prepare(settings: AgentSettings, runId: number, joined: JoinAnswe
       (line) => log.info({}, line),
     ));
   }
-  const env = suiteEnvironment(runner, {
-    checkoutDir: dir,
-    envFiles: wanted.env_files,
-    overrides: wanted.environment_variables_overrides,
-    buildUrl: wanted.build_url,
-    reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch },
-  });
+  const env = {
+    ...suiteEnvironment(runner, {
+      checkoutDir: dir,
+      envFiles: wanted.env_files,
+      overrides: wanted.environment_variables_overrides,
+      buildUrl: wanted.build_url,
+      reporter: { url: settings.url, apiKey: joined.reporter_key, runId, commit: headSha, branch },
+    }),
+    ...agentPlace(settings, joined),
+    ...(settings.shareWebServer ? { PROCTOR_SHARE_WEB_SERVER: '1' } : {}),
+  };
   joined.checkout.commit = headSha;
-  return { dir, branch, ownCheckout, env, runner, tags: wanted.tags };
+  const args = [...(wanted.playwright_args ?? []), ...(settings.playwrightArgs ?? [])];
+  const prepared: Prepared = { dir, branch, ownCheckout, env, runner, tags: wanted.tags, args, listing: null, webServers: [] };
+  if (settings.shareWebServer) await shareWebServers(prepared, log);
+  return prepared;
+}
+
+/**
+ * PROCTOR_AGENT_INDEX: the agent's place in the run's join order (0 for the first), unique among
+ * the run's agents, so that agents on one machine can pick ports apart; PROCTOR_AGENT_COUNT: the
+ * `--agents N` expected, else the agents joined so far (never below the index + 1).
+ */
+function agentPlace(settings: AgentSettings, joined: JoinAnswer): Record<string, string> {
+  const index = joined.agent.index ?? 0;
+  const count = Math.max(settings.agents ?? joined.agent.joined ?? 1, index + 1);
+  return { PROCTOR_AGENT_INDEX: String(index), PROCTOR_AGENT_COUNT: String(count) };
+}
+
+/** --share-web-server: the suite's web servers, started once for the agents of this machine. */
+async function shareWebServers(prepared: Prepared, log: AgentLog): Promise<void> {
+  prepared.listing = await listTests(prepared.dir, prepared.env, prepared.runner, prepared.args);
+  const servers = prepared.listing.web_servers ?? [];
+  if (servers.length === 0) throw new WebServerError("--share-web-server: the suite's config has no webServer to share");
+  const refusing = servers.find((server) => !server.reuseExistingServer);
+  if (refusing)
+    throw new WebServerError(
+      `--share-web-server: the suite's webServer (${refusing.url ?? `port ${refusing.port}`}) does not reuse a server already running (reuseExistingServer is not true with CI=1 and PROCTOR_SHARE_WEB_SERVER=1); set reuseExistingServer: !process.env.CI || !!process.env.PROCTOR_SHARE_WEB_SERVER`,
+    );
+  for (const server of servers)
+    prepared.webServers.push(await shareWebServer(server, prepared.dir, prepared.env, prepared.runner, (line) => log.info({}, line)));
 }
 
 async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog): Promise<void> {
-  const listing = await listTests(prepared.dir, prepared.env, prepared.runner);
+  const listing = prepared.listing ?? (await listTests(prepared.dir, prepared.env, prepared.runner, prepared.args));
   const { checkout: wanted } = joined;
   // Units name their tests as the suite's Playwright understands: --test-list from 1.56, locations before.
   const locations = !hasTestList(playwrightVersion(prepared.dir, prepared.runner));
@@ -296,7 +345,7 @@ async function runUnit(api: AgentApi, runId: number, agentId: number, unit: Unit
       pick = unitPick(unit, prepared, path.join(scratch, 'tests.txt'));
     } catch (error) {
       if (!(error instanceof ListingError)) throw error;
-      await api.crashed(runId, unit.unit, [error.message]);
+      await reportCrash(api, runId, agentId, unit, error.message, log);
       return true;
     }
     await handOver(prepared.runner, scratch);
@@ -307,7 +356,8 @@ async function runUnit(api: AgentApi, runId: number, agentId: number, unit: Unit
     const env = { ...prepared.env, PROCTOR_SHARD: String(unit.unit), PROCTOR_EXECUTION: marker };
     // A location also selects the tests written at the same place: the run's tags leave out those it does not select.
     const tags = pick.kind === 'locations' ? prepared.tags : [];
-    const args = shardArgs(prepared.runner, { projects: null, tags, tests: null }, 1, 1, pick, path.join(scratch, 'output'));
+    // The run's Playwright arguments, but its --project: the unit names its own.
+    const args = shardArgs(prepared.runner, { projects: null, tags, tests: null }, 1, 1, pick, path.join(scratch, 'output'), withoutProjects(prepared.args));
     current.shard = spawnShard(prepared.dir, args, env, prepared.runner);
     const code = await current.shard.exited;
     // The reporter ended the shard before Playwright exited; if it could not, the unit crashed.
@@ -316,12 +366,17 @@ async function runUnit(api: AgentApi, runId: number, agentId: number, unit: Unit
     // The reporter ends the unit's shard as Playwright ends: a unit still leased to this agent was not ended.
     const { state, units } = await api.heartbeat(runId, agentId);
     if (isTerminalState(state) || !units.includes(unit.unit)) return false;
-    log.warn({ unit: unit.unit, file: unit.file, code }, 'the unit crashed');
-    await api.crashed(runId, unit.unit, [`Playwright exited (code ${code}) without its reporter ending the unit\n${output}`]);
+    await reportCrash(api, runId, agentId, unit, `Playwright exited (code ${code}) without its reporter ending the unit\n${output}`, log);
     return true;
   } finally {
     current.shard = null;
     killMarked(marker);
     fs.rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** The server sends a unit's first crash to another agent, and fails it on its second. */
+async function reportCrash(api: AgentApi, runId: number, agentId: number, unit: Unit, reason: string, log: AgentLog): Promise<void> {
+  const retried = await api.crashed(runId, agentId, unit.unit, reason);
+  log.warn({ unit: unit.unit, file: unit.file, retried }, retried ? 'the unit crashed: it goes to another agent' : 'the unit crashed again: the run fails it');
 }

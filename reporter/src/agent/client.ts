@@ -24,6 +24,8 @@ export interface Checkout {
   /** The deployed build's URL a trigger gave: the tests' BASE_URL and PLAYWRIGHT_BASE_URL. */
   build_url: string | null;
   environment_variables_overrides: { name: string; value: string }[];
+  /** The environment's Playwright arguments (absent from servers before 0.3). */
+  playwright_args?: string[];
 }
 
 /** A unit as its planner sends it: a spec file of a runner project (or one test of a parallel file), its `--test-list` lines. */
@@ -55,7 +57,8 @@ export interface AgentRunBody {
 }
 
 export interface JoinAnswer {
-  agent: { id: number; name: string };
+  /** `index`: the agent's place in the run's join order (0 first), `joined`: agents so far; absent from older servers. */
+  agent: { id: number; name: string; index?: number; joined?: number };
   test_run: { id: number; state: RunState; planned: boolean };
   checkout: Checkout;
   reporter_key: string;
@@ -137,12 +140,31 @@ export class AgentApi {
     return { state: data.test_run.state, units: data.leased_units };
   }
 
-  /** A unit whose Playwright ended without its reporter ending the shard (killed, crashed on load). */
-  async crashed(runId: number, unit: number, errors: string[]): Promise<void> {
-    await this.call('POST', `/api/test-runs/${runId}/shards/${unit}/end`, { status: 'crashed', errors }).catch(async (error: unknown) => {
+  /**
+   * A unit whose Playwright ended without its reporter ending the shard (killed, crashed on load):
+   * true when the server sends it to another agent (its first crash), false when it failed it.
+   */
+  async crashed(runId: number, agentId: number, unit: number, error: string): Promise<boolean> {
+    try {
+      const answer = await this.call<{ data: { retried: boolean } }>('POST', `/api/test-runs/${runId}/units/${unit}/crash`, {
+        agent_id: agentId,
+        error: error.slice(0, 20_000),
+      });
+      return answer.data.retried;
+    } catch (error_) {
       // The run ended meanwhile (another agent's unit ended it, or a cancel): nothing to record.
-      if (!(error instanceof ApiError && error.status === 409) && !(await this.endOf(runId, error))) throw error;
-    });
+      if ((error_ instanceof ApiError && error_.status === 409) || (await this.endOf(runId, error_))) return false;
+      // A server before 0.3 has no retries: the unit's shard ends crashed at once.
+      if (error_ instanceof ApiError && error_.status === 404) {
+        await this.call('POST', `/api/test-runs/${runId}/shards/${unit}/end`, { status: 'crashed', errors: [error.slice(0, 20_000)] }).catch(
+          async (ended: unknown) => {
+            if (!(ended instanceof ApiError && ended.status === 409) && !(await this.endOf(runId, ended))) throw ended;
+          },
+        );
+        return false;
+      }
+      throw error_;
+    }
   }
 
   /**

@@ -6,20 +6,27 @@ import { parseArgs } from 'node:util';
 import { type AgentSettings, runAgent } from '../agent/agent.ts';
 import { isLogLevel, jsonLog } from '../agent/log.ts';
 import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision } from '../ci.ts';
+import { playwrightArgsProblem } from '../toolchain/playwright-args.ts';
 import { openCommand, UsageError } from './exit.ts';
 
 /** The agents' API as the agent reads it, which the server checks against its schemas. */
 export type { AgentRunBody, Checkout, JoinAnswer, LeaseAnswer, PlannedUnit, Unit } from '../agent/client.ts';
 
 export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SLUG [--run-key K]) [--url URL] [--key KEY] [--name N] [--workdir DIR] [--workspace DIR [--install]]
+                        [--agents N] [--share-web-server] [-- PLAYWRIGHT_ARGUMENTS]
   Runs units of a run of agents here until the run has no work left: the first agent of a CI build
   makes its run (--environment), plans its units, and every agent leases them one at a time.
   URL and KEY also from PROCTOR_URL and PROCTOR_API_KEY; --run-key defaults to PROCTOR_RUN_KEY, else
   the CI build's id. A --workspace is used as it is, its dependencies installed already; --install
   lets the agent run its package manager's install there. Suites run as PROCTOR_RUNNER_USER (default nobody) when the agent is root.
+  Units get PROCTOR_AGENT_INDEX (join order, 0 first) and PROCTOR_AGENT_COUNT (--agents N, else the agents
+  joined so far); --share-web-server starts the config's webServer once for the agents of this machine.
+  Arguments after -- go to every unit's Playwright (--config, --project, --workers, --grep, ...); test file
+  filters, --shard, --test-list, --list, --last-failed, --only-changed, --ui, --debug, --reporter, --output
+  and --repeat-each are refused.
   Log lines (JSON) on stderr at LOG_LEVEL (info; warn, error, silent).`;
 
-const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace'] as const;
+const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace', 'agents'] as const;
 
 export interface AgentFlags {
   url?: string;
@@ -31,6 +38,10 @@ export interface AgentFlags {
   workdir?: string;
   workspace?: string;
   install?: boolean;
+  agents?: string;
+  'share-web-server'?: boolean;
+  /** What follows `--`: every unit's Playwright arguments. */
+  playwright?: string[];
 }
 
 export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentSettings {
@@ -40,6 +51,9 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentS
   if (!key) throw new UsageError('--key (or PROCTOR_API_KEY) must be a project key');
   if (flags.install && !flags.workspace) throw new UsageError('--install is for a --workspace: a checkout of the agent installs its dependencies itself');
   if ((flags.run === undefined) === (flags.environment === undefined)) throw new UsageError('give --run ID or --environment SLUG (one of them)');
+  if (flags.agents !== undefined && !/^[1-9]\d{0,3}$/.test(flags.agents)) throw new UsageError('--agents must be the number of agents expected (1 to 9999)');
+  const problem = playwrightArgsProblem(flags.playwright ?? []);
+  if (problem) throw new UsageError(`the Playwright arguments after --: ${problem}`);
   return {
     url,
     key,
@@ -49,6 +63,9 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentS
     workspace: flags.workspace ? path.resolve(flags.workspace) : null,
     install: flags.install === true,
     runnerUser: env.PROCTOR_RUNNER_USER ?? 'nobody',
+    playwrightArgs: flags.playwright ?? [],
+    agents: flags.agents !== undefined ? Number(flags.agents) : null,
+    shareWebServer: flags['share-web-server'] === true,
   };
 }
 
@@ -100,12 +117,19 @@ export async function agentCommand(args: string[], env: NodeJS.ProcessEnv, name 
 }
 
 function flagsOf(args: string[]): AgentFlags {
+  const split = args.indexOf('--');
+  const own = split === -1 ? args : args.slice(0, split);
   try {
-    return parseArgs({
-      args,
-      options: { ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), install: { type: 'boolean' as const } },
+    const flags = parseArgs({
+      args: own,
+      options: {
+        ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])),
+        install: { type: 'boolean' as const },
+        'share-web-server': { type: 'boolean' as const },
+      },
       strict: true,
     }).values as AgentFlags;
+    return split === -1 ? flags : { ...flags, playwright: args.slice(split + 1) };
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -62,14 +62,15 @@ export function provideVideoEncoder(dir: string, env: NodeJS.ProcessEnv, runner:
 }
 
 /** Every test of every runner project, as Playwright lists it (run as the runner: the config is the suite's code). */
-export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Runner): Promise<Listing> {
+export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Runner, playwrightArgs: readonly string[] = []): Promise<Listing> {
   const scratch = fs.mkdtempSync(path.join(runner.home, 'tmp', 'list-'));
   await handOver(runner, scratch);
   const output = path.join(scratch, 'list.json');
   try {
     await promisify(execFile)(
       process.execPath,
-      [playwrightCli(dir, runner), 'test', '--list', `--reporter=${reporterFile(runner, '@proctor/reporter/list')}`, `--output=${scratch}`],
+      // The run's Playwright arguments (its --config, --project, --grep) choose what is listed, as what is run.
+      [playwrightCli(dir, runner), 'test', '--list', `--reporter=${reporterFile(runner, '@proctor/reporter/list')}`, `--output=${scratch}`, ...playwrightArgs],
       {
         ...runnerSpawnOptions(runner),
         cwd: dir,
@@ -205,9 +206,25 @@ export async function runRepeats(
 }
 
 /** `outputDir`: where Playwright writes test-results, a folder of the runner's (the suite's own folder may not be writable). */
-export function shardArgs(runner: Runner, selection: Selection, shard: number, totalShards: number, pick: TestPick | null, outputDir: string): string[] {
-  // The pick's arguments right after `test`: see pickArgs.
-  const args = ['test', ...(pick ? pickArgs(pick) : []), `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`, `--output=${outputDir}`];
+export function shardArgs(
+  runner: Runner,
+  selection: Selection,
+  shard: number,
+  totalShards: number,
+  pick: TestPick | null,
+  outputDir: string,
+  playwrightArgs: readonly string[] = [],
+): string[] {
+  // The pick's arguments right after `test`: see pickArgs. The run's own Playwright arguments
+  // (checked by playwrightArgsProblem: options only) come before Proctor's, whose --grep of the
+  // run's tags then wins.
+  const args = [
+    'test',
+    ...(pick ? pickArgs(pick) : []),
+    ...playwrightArgs,
+    `--reporter=list,${reporterFile(runner, '@proctor/reporter')}`,
+    `--output=${outputDir}`,
+  ];
   if (totalShards > 1) args.push(`--shard=${shard}/${totalShards}`);
   for (const project of selection.projects ?? []) args.push('--project', project);
   if (selection.tags.length > 0) args.push('--grep', selection.tags.map((tag) => `${escapeRegExp(tag)}(?![\\w-])`).join('|'));

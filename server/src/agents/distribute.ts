@@ -8,10 +8,23 @@ import { createAgentToken, createRunKey } from '../auth/index.ts';
 import type { Sql, Tx } from '../db.ts';
 import { environmentForReport } from '../environments/index.ts';
 import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
-import { distributeToAgents, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
+import { distributeToAgents, endShard, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.ts';
-import { addAgent, agentName, type EstimatedUnit, extendLeases, insertUnits, isPlanner, leaseNext, remainingUnits, touchAgent } from './store.ts';
+import {
+  addAgent,
+  agentName,
+  type EstimatedUnit,
+  extendLeases,
+  insertUnits,
+  isPlanner,
+  joinOrder,
+  leaseNext,
+  lockUnit,
+  recordCrash,
+  remainingUnits,
+  touchAgent,
+} from './store.ts';
 
 /** The CI build's run: the first agent makes it, the others find it by its run key. */
 export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody, now: Date, actor: Actor): Promise<{ id: number; state: string }> {
@@ -40,6 +53,10 @@ export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody
 
 export interface Joined {
   agentId: number;
+  /** The agent's place in the run's join order, 0 for the first: PROCTOR_AGENT_INDEX of its units. */
+  index: number;
+  /** Agents joined so far, this one included. */
+  joined: number;
   state: RunState;
   planned: boolean;
   checkout: Checkout;
@@ -59,6 +76,7 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
     const agentId = await addAgent(tx, runId, name, now);
     return {
       agentId,
+      ...(await joinOrder(tx, runId, agentId)),
       state: run.state as RunState,
       planned: run.planned,
       checkout: await checkoutOf(tx, runId),
@@ -71,7 +89,8 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
 async function checkoutOf(sql: Tx, runId: number): Promise<Checkout> {
   const [row] = await sql<Checkout[]>`
     select p.repo_url, coalesce(r.test_run_branch, r.build_branch) as branch, r.test_run_head_sha as "commit", r.tags, r.test_case_ids,
-           e.runner_projects_match, e.runner_projects_ignore, e.env_files, r.environment_variables_overrides, r.build ->> 'url' as build_url
+           e.runner_projects_match, e.runner_projects_ignore, e.env_files, r.environment_variables_overrides, r.build ->> 'url' as build_url,
+           e.playwright_args
     from test_runs r join projects p on p.id = r.project_id join environments e on e.id = r.environment_id
     where r.id = ${runId}`;
   return row as Checkout;
@@ -164,7 +183,7 @@ export function leaseUnit(sql: Sql, projectId: number, runId: number, agentId: n
     const lease = { unit: null, remaining: 0, state: run.state, planned: run.planned, plan: false };
     if (isTerminal(run.state)) return lease;
     if (!run.planned) return { ...lease, plan: await isPlanner(tx, runId, agentId, now, leaseMs) };
-    const unit = await leaseNext(tx, runId, agentId, now, new Date(now.getTime() + leaseMs));
+    const unit = await leaseNext(tx, runId, agentId, now, new Date(now.getTime() + leaseMs), new Date(now.getTime() - leaseMs));
     return { ...lease, unit, remaining: await remainingUnits(tx, runId) };
   });
 }
@@ -183,4 +202,38 @@ export function agentHeartbeat(
     const units = isTerminal(run.state) ? [] : await extendLeases(tx, runId, agentId, now, new Date(now.getTime() + leaseMs));
     return { state: run.state, units };
   });
+}
+
+/**
+ * The agent's unit crashed: its Playwright ended without its reporter ending the unit. The first
+ * crash sends the unit back to the queue for another agent (leaseNext); the second ends its shard
+ * `crashed` with every crash's reason, so that the run ends `error` naming the unit, once its
+ * other units end. `retried` says which it was.
+ */
+export async function unitCrashed(
+  sql: Sql,
+  projectId: number,
+  runId: number,
+  agentId: number,
+  unitNumber: number,
+  error: string,
+  now: Date,
+): Promise<{ retried: boolean }> {
+  const crash = await sql.begin(async (tx) => {
+    const run = await runOfAgent(tx, projectId, runId, agentId, now);
+    if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`);
+    const unit = await lockUnit(tx, runId, unitNumber);
+    if (!unit) throw new NotFoundError(`unit ${unitNumber} of test run ${runId} not found`);
+    if (unit.done) return null;
+    const name = (await agentName(tx, runId, agentId)) ?? String(agentId);
+    const what = `unit ${unit.unit} (${unit.file}${unit.runner_project ? `, ${unit.runner_project}` : ''})`;
+    const reason = `${what} crashed ${unit.crashes === 0 ? '' : 'again '}on agent ${name}: ${error}`;
+    const retry = unit.crashes === 0;
+    await recordCrash(tx, runId, unitNumber, agentId, reason, retry, now);
+    return { retry, errors: [...unit.crash_errors, reason] };
+  });
+  if (!crash) return { retried: false };
+  if (crash.retry) return { retried: true };
+  await endShard(sql, projectId, runId, unitNumber, { status: 'crashed', errors: crash.errors }, now);
+  return { retried: false };
 }

@@ -3,17 +3,20 @@ import { actorOf } from '../audit/index.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { runParams } from '../runs/schema.ts';
-import { agentHeartbeat, agentRunOf, joinRun, leaseUnit, planRun } from './distribute.ts';
+import { agentHeartbeat, agentRunOf, joinRun, leaseUnit, planRun, unitCrashed } from './distribute.ts';
 import {
   agentBodySchema,
   agentParams,
   agentRunSchema,
+  crashResponse,
+  crashSchema,
   heartbeatResponse,
   joinResponse,
   joinSchema,
   leaseResponse,
   planResponse,
   planSchema,
+  unitParams,
 } from './schema.ts';
 import { RUN_STATES } from '../states.ts';
 
@@ -53,7 +56,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
       const joined = await joinRun(sql, scope.projectId, params.id, body.name, clock());
       return {
         data: {
-          agent: { id: joined.agentId, name: body.name },
+          agent: { id: joined.agentId, name: body.name, index: joined.index, joined: joined.joined },
           test_run: { id: params.id, state: joined.state, planned: joined.planned },
           checkout: joined.checkout,
           reporter_key: joined.reporterKey,
@@ -104,5 +107,20 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
       const beat = await agentHeartbeat(sql, scope.projectId, params.id, params.agent, leaseMs, clock());
       return { data: { test_run: { state: beat.state }, leased_units: beat.units } };
     },
+  });
+
+  addRoute(ctx, {
+    method: 'post',
+    path: '/api/test-runs/:id/units/:unit/crash',
+    agent: ({ params, body }) => ({ runId: params.id, agentId: body.agent_id }),
+    tag: TAG,
+    summary:
+      "A unit's Playwright ended without its reporter ending the unit: the first crash sends it to another agent, a second ends its shard `crashed` (the run then ends `error` naming it)",
+    params: unitParams,
+    body: crashSchema,
+    response: crashResponse,
+    handler: async ({ params, body, scope }) => ({
+      data: await unitCrashed(sql, scope.projectId, params.id, body.agent_id, params.unit, body.error, clock()),
+    }),
   });
 }

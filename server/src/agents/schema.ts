@@ -42,12 +42,20 @@ const checkoutSchema = z
     env_files: z.array(z.string()),
     build_url: z.string().nullable().describe("the deployed build's URL a trigger gave (build.url): the tests' BASE_URL and PLAYWRIGHT_BASE_URL"),
     environment_variables_overrides: z.array(z.object({ name: z.string(), value: z.string() })),
+    playwright_args: z
+      .array(z.string())
+      .describe("the environment's Playwright arguments, which every unit gets before the agent's own (`proctor-ci agent … -- <arguments>`)"),
   })
   .openapi('AgentCheckout');
 
 export const joinResponse = z.object({
   data: z.object({
-    agent: z.object({ id: z.number().int(), name: z.string() }),
+    agent: z.object({
+      id: z.number().int(),
+      name: z.string(),
+      index: z.number().int().describe("the agent's place in the run's join order, 0 for the first: its units' PROCTOR_AGENT_INDEX"),
+      joined: z.number().int().describe('agents of the run joined so far, this one included'),
+    }),
     test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), planned: z.boolean() }),
     checkout: checkoutSchema,
     reporter_key: z.string().describe("a key scoped to this run, for the tests' reporter: the only credential the test process gets"),
@@ -124,6 +132,23 @@ export const heartbeatResponse = z.object({
 });
 
 export const agentParams = z.object({ id: positiveId, agent: positiveId }).strict();
+export const unitParams = z.object({ id: positiveId, unit: positiveId }).strict();
+
+export const crashSchema = z
+  .object({
+    agent_id: bodyId,
+    error: z.string().min(1).max(LIMIT.errorMessage).describe("why the unit crashed: Playwright's exit and the end of its output"),
+  })
+  .strict()
+  .openapi('AgentUnitCrash');
+
+export const crashResponse = z.object({
+  data: z.object({
+    retried: z
+      .boolean()
+      .describe("true: the unit's first crash, it goes to another agent; false: it crashed again (its shard ended `crashed`) or had ended already"),
+  }),
+});
 
 export type AgentRunBody = z.infer<typeof agentRunSchema>;
 export type Plan = z.infer<typeof planSchema>;
@@ -141,9 +166,10 @@ type Reads<Answer, Wire> = [Answer] extends [Wire] ? true : false;
 const agentWireAgrees: [
   Sends<typeof agentRunSchema, AgentWire.AgentRunBody>,
   Sends<typeof planSchema, { agent_id: number; commit: string | null; branch: string | null; units: AgentWire.PlannedUnit[]; error?: string | null }>,
+  Sends<typeof crashSchema, { agent_id: number; error: string }>,
   Reads<z.output<typeof joinResponse>['data'], AgentWire.JoinAnswer>,
   Reads<z.output<typeof leaseResponse>['data'], AgentWire.LeaseAnswer>,
   Reads<Unit, AgentWire.Unit>,
   Reads<Checkout, AgentWire.Checkout>,
-] = [true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true];
 void agentWireAgrees;

@@ -37,15 +37,20 @@ export async function insertUnits(sql: Tx, runId: number, units: EstimatedUnit[]
 /**
  * Gives the agent the longest unit that is neither done nor held (unknown durations first, then
  * the longest estimate), held until `leasedUntil`. SKIP LOCKED: agents leasing at once get
- * different units.
+ * different units. A unit that crashed on this agent is left to the others while another agent
+ * was heard from since `activeSince`; with none, this agent takes it again once its crash is that
+ * old too (a lease time, for an agent that joins late to take it first).
  */
-export async function leaseNext(sql: Tx, runId: number, agentId: number, now: Date, leasedUntil: Date): Promise<Unit | null> {
+export async function leaseNext(sql: Tx, runId: number, agentId: number, now: Date, leasedUntil: Date, activeSince: Date): Promise<Unit | null> {
   const [unit] = await sql<Unit[]>`
     with next as (
       select u.unit from test_run_units u
       where u.test_run_id = ${runId}
         and (u.leased_until is null or u.leased_until < ${now})
         and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)
+        and (u.crashed_agent_id is distinct from ${agentId}
+             or (u.crashed_at < ${activeSince}
+                 and not exists (select 1 from test_run_agents a where a.test_run_id = u.test_run_id and a.id <> ${agentId} and a.last_seen_at >= ${activeSince})))
       order by u.estimate_ms desc nulls first, u.unit
       for update of u skip locked
       limit 1
@@ -89,4 +94,43 @@ export async function isPlanner(sql: Tx, runId: number, agentId: number, now: Da
 export async function agentName(sql: Tx, runId: number, agentId: number): Promise<string | null> {
   const [row] = await sql<{ name: string }[]>`select name from test_run_agents where test_run_id = ${runId} and id = ${agentId}`;
   return row?.name ?? null;
+}
+
+export interface CrashedUnit {
+  unit: number;
+  runner_project: string;
+  file: string;
+  crashes: number;
+  crash_errors: string[];
+  /** Its shard has ended already (its reporter ended it meanwhile, or a crash before): nothing to record. */
+  done: boolean;
+}
+
+/** The unit locked for its crash to be recorded; null when the run has no such unit. */
+export async function lockUnit(sql: Tx, runId: number, unit: number): Promise<CrashedUnit | null> {
+  const [row] = await sql<CrashedUnit[]>`
+    select u.unit, u.runner_project, u.file, u.crashes, u.crash_errors,
+           exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null) as done
+    from test_run_units u where u.test_run_id = ${runId} and u.unit = ${unit} for update`;
+  return row ?? null;
+}
+
+/**
+ * Records a crash of the unit on the agent. The first (`retry`) frees the unit for another agent at
+ * once; a later one keeps it leased to the agent until its shard is ended `crashed`.
+ */
+export async function recordCrash(sql: Tx, runId: number, unit: number, agentId: number, reason: string, retry: boolean, now: Date): Promise<void> {
+  await sql`
+    update test_run_units set crashes = crashes + 1, crashed_agent_id = ${agentId}, crashed_at = ${now},
+      crash_errors = array_append(crash_errors, ${reason}::text)
+      ${retry ? sql`, agent_id = null, leased_until = null` : sql``}
+    where test_run_id = ${runId} and unit = ${unit}`;
+}
+
+/** The agent's place in the run's join order (0 for the first) and how many agents joined so far. */
+export async function joinOrder(sql: Tx, runId: number, agentId: number): Promise<{ index: number; joined: number }> {
+  const [row] = await sql<{ index: number; joined: number }[]>`
+    select count(*) filter (where id < ${agentId})::int as index, count(*)::int as joined
+    from test_run_agents where test_run_id = ${runId}`;
+  return row ?? { index: 0, joined: 1 };
 }

@@ -44,6 +44,7 @@ export const DASHBOARD_SCRIPT = `
       case 'list': return [raw];
       case 'end-of-day': return new Date(raw + 'T23:59:59Z').toISOString();
       case 'csv': return raw.split(',').map((item) => item.trim()).filter(Boolean);
+      case 'words': return raw.split(' ').map((item) => item.trim()).filter(Boolean);
       case 'nullable': return raw.trim() === '' ? null : raw.trim();
       default: return raw;
     }

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { PLAYWRIGHT_ARGS_LIMITS, playwrightArgsProblem } from '@proctor/reporter/toolchain/playwright-args';
 import { z } from 'zod';
 import { pagination } from '../http/openapi.ts';
 import { paginationQuery } from '../http/pagination.ts';
@@ -30,6 +31,19 @@ const runnerProjectsIgnore = z.array(z.string().min(1));
 const scheduledTrigger = z.string().refine(isCron, 'must be a valid cron expression, such as "0 6 * * 1-5"').nullable();
 
 const burnInRepeats = z.number().int().min(0).max(100);
+/** Options only, each one a unit may get: the same check as `proctor-ci agent … -- <arguments>`. */
+const playwrightArgs = z
+  .array(z.string().min(1).max(PLAYWRIGHT_ARGS_LIMITS.length))
+  .max(PLAYWRIGHT_ARGS_LIMITS.count)
+  .superRefine((args, ctx) => {
+    const problem = playwrightArgsProblem(args);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .openapi({
+    description:
+      "Playwright arguments of every run Proctor executes in the environment (its shards, or its agents' units before their own): `--config`, `--project`, `--workers`, `--grep`, `--retries`, `--timeout`, …; test file filters, `--shard`, `--test-list`, `--list`, `--last-failed`, `--only-changed`, `--ui`, `--debug`, `--reporter`, `--output` and `--repeat-each` are refused",
+    example: ['--config=playwright.ci.config.ts', '--workers=2'],
+  });
 
 export const environmentSchema = z
   .object({
@@ -44,6 +58,7 @@ export const environmentSchema = z
     runner_projects: z.array(z.string()).describe('the runner projects the last sync found in the test repository'),
     scheduled_trigger: z.string().nullable(),
     burn_in_repeats: z.number().int().openapi({ description: 'A test seen for the first time in a triggered run is repeated this many times in it (0: off)' }),
+    playwright_args: z.array(z.string()).openapi({ description: 'Playwright arguments of every run Proctor executes in the environment' }),
     created_at: z.iso.datetime().nullable(),
     updated_at: z.iso.datetime().nullable(),
   })
@@ -57,6 +72,7 @@ export const createEnvironmentSchema = z
     runner_projects_ignore: runnerProjectsIgnore.default([]),
     scheduled_trigger: scheduledTrigger.default(null),
     burn_in_repeats: burnInRepeats.default(0),
+    playwright_args: playwrightArgs.default([]),
   })
   .strict()
   .openapi('CreateEnvironment');
@@ -70,6 +86,7 @@ export const updateEnvironmentSchema = z
     runner_projects_ignore: runnerProjectsIgnore.optional(),
     scheduled_trigger: scheduledTrigger.optional(),
     burn_in_repeats: burnInRepeats.optional(),
+    playwright_args: playwrightArgs.optional(),
   })
   .strict()
   .openapi('UpdateEnvironment');

@@ -252,7 +252,8 @@ export class Executor {
     });
 
     const needsListing = claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0 || claimed.burn_in_repeats > 0;
-    const listing = needsListing ? await listTests(dir, env, this.runner) : null;
+    // The environment's Playwright arguments (checked when they were set) choose what is listed, as what runs.
+    const listing = needsListing ? await listTests(dir, env, this.runner, claimed.playwright_args) : null;
     const selection = selectTests(listing, {
       match: claimed.runner_projects_match,
       ignore: claimed.runner_projects_ignore,
@@ -269,7 +270,7 @@ export class Executor {
     const video = provideVideoEncoder(dir, env, this.runner);
     if (video.kind === 'none') log.warn(video.reason);
     for (let shard = 1; shard <= claimed.total_shards; shard++) {
-      const args = shardArgs(this.runner, selection, shard, claimed.total_shards, pick, path.join(scratch, `shard-${shard}`));
+      const args = shardArgs(this.runner, selection, shard, claimed.total_shards, pick, path.join(scratch, `shard-${shard}`), claimed.playwright_args);
       run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }, this.runner));
     }
     log.info({ shards: claimed.total_shards, branch, head: headSha }, 'shards started');

@@ -154,6 +154,8 @@ export interface ClaimedRun {
   env_files: string[];
   /** New tests are repeated this many times before the shards start (0: off). */
   burn_in_repeats: number;
+  /** The environment's Playwright arguments, which every shard (and the listing) gets. */
+  playwright_args: string[];
 }
 
 /**
@@ -172,7 +174,7 @@ export async function claimRun(sql: Tx, workerId: string, now: Date): Promise<Cl
       returning r.id, r.project_id, r.environment_id, r.total_shards, r.test_run_branch, r.build, r.build_branch,
                 r.environment_variables_overrides, r.tags, r.test_case_ids
     )
-    select c.*, p.repo_url, e.runner_projects_match, e.runner_projects_ignore, e.env_files, e.burn_in_repeats
+    select c.*, p.repo_url, e.runner_projects_match, e.runner_projects_ignore, e.env_files, e.burn_in_repeats, e.playwright_args
     from claimed c join projects p on p.id = c.project_id join environments e on e.id = c.environment_id`;
   return run ?? null;
 }
