@@ -55,9 +55,7 @@ const envSchema = z.object({
   PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
   PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
   PROCTOR_GITLAB_TOKEN: z.string().min(1).max(500).optional(),
-  PROCTOR_SMTP_URL: z
-    .url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL, like smtp://user:password@host:587' })
-    .optional(),
+  PROCTOR_SMTP_URL: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL, like smtp://user:password@host:587' }).optional(),
   PROCTOR_MAIL_FROM: z
     .string()
     .max(320)

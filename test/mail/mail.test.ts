@@ -173,7 +173,11 @@ describe('an email destination', () => {
     const without = await api.post('/api/notification-destinations', { type: 'email' });
     expect(without.status).toBe(400);
     expect(without.text).toContain('body.recipients: required for an email destination');
-    const slack = await api.post('/api/notification-destinations', { type: 'slack', url: 'https://hooks.slack.com/services/T1/B2/x', recipients: ['a@example.com'] });
+    const slack = await api.post('/api/notification-destinations', {
+      type: 'slack',
+      url: 'https://hooks.slack.com/services/T1/B2/x',
+      recipients: ['a@example.com'],
+    });
     expect(slack.status).toBe(400);
     expect(slack.text).toContain('body.recipients: only an email destination has recipients');
     const bad = await api.post('/api/notification-destinations', { type: 'email', recipients: ['not an address'] });

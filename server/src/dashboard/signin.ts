@@ -2,7 +2,16 @@ import express from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { clearedSessionCookie, consumeLoginLink, createLoginLink, createSession, deleteSession, readCookie, SESSION_COOKIE, sessionCookie } from '../sessions/index.ts';
+import {
+  clearedSessionCookie,
+  consumeLoginLink,
+  createLoginLink,
+  createSession,
+  deleteSession,
+  readCookie,
+  SESSION_COOKIE,
+  sessionCookie,
+} from '../sessions/index.ts';
 import { acceptInvitation } from '../members/index.ts';
 import type { Mailer } from '../mail/index.ts';
 import { makeFirstInstanceAdmin, userForEmail, userIdOfEmail } from '../users/index.ts';

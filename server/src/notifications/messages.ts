@@ -85,7 +85,12 @@ export function emailMessage(story: RunStory): EmailMessage {
     '',
     `Open the run: ${run.summary_url}`,
     ...(listed.length > 0
-      ? ['', 'Failed tests:', ...listed.map((f) => `- ${f.label}: ${f.title}${where(f) ? ` (${where(f)})` : ''}${describe(f)}`), ...(more > 0 ? [`and ${more} more`] : [])]
+      ? [
+          '',
+          'Failed tests:',
+          ...listed.map((f) => `- ${f.label}: ${f.title}${where(f) ? ` (${where(f)})` : ''}${describe(f)}`),
+          ...(more > 0 ? [`and ${more} more`] : []),
+        ]
       : []),
   ].join('\n');
   const rows = listed

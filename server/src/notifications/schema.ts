@@ -14,7 +14,7 @@ const recipients = z
   .array(z.email().max(320))
   .min(1)
   .max(50)
-  .describe('the addresses an email destination mails (sent through the server\'s PROCTOR_SMTP_URL), 1 to 50');
+  .describe("the addresses an email destination mails (sent through the server's PROCTOR_SMTP_URL), 1 to 50");
 const writeOnly = (what: string) => z.string().min(1).max(500).describe(`${what}; write-only: answers say only has_secret`);
 
 export const destinationSchema = z

@@ -23,7 +23,8 @@ export interface StoredDestination {
 }
 
 /** A destination's columns, as `StoredDestination` holds them. */
-export const destinationColumns = (sql: Tx) => sql`id, project_id, type, url, repo, gitlab_project as project, recipients, environments, "when", secret, token, created_at`;
+export const destinationColumns = (sql: Tx) =>
+  sql`id, project_id, type, url, repo, gitlab_project as project, recipients, environments, "when", secret, token, created_at`;
 
 /** What the API shows of a destination: never its secret, its token or a credential in its URL. */
 export function presentDestination(row: StoredDestination): Destination {
