@@ -199,3 +199,26 @@ describe("the server's log", () => {
     for (const token of tokens) expect(log).not.toContain(token);
   });
 });
+
+describe('an SMTP server that refuses the login', () => {
+  it('when a run ends, then its email delivery fails with the refusal, not retried, and neither the answer nor the log holds the password', async () => {
+    const wrong = 'wrong-Pa55-Zq81x';
+    const refusing = await startTestServer({ env: { PROCTOR_SMTP_URL: mail.smtpUrl.replace(encodeURIComponent(mail.password), wrong) } });
+    try {
+      const { projectId: id } = await seedProject(refusing.sql, 'Refused');
+      await seedEnvironment(refusing.sql, id, 'staging');
+      const { key } = await seedUser(refusing.sql, [id], { role: 'admin' });
+      const api = client(refusing.url, key, { 'x-project-id': String(id) });
+      expect((await api.post('/api/notification-destinations', { type: 'email', recipients: ['refused@example.com'] })).status).toBe(201);
+      const runId = await reportRun(api, 'main', 'd'.repeat(40), [2]);
+      const delivery = await settledDelivery(api, runId);
+      expect(delivery).toMatchObject({ state: 'failed', attempts: 1 });
+      expect(delivery.last_error).toMatch(/^the SMTP server smtp:\/\/127\.0\.0\.1:\d+ did not take the mail: EAUTH: /);
+      expect(delivery.last_error).not.toContain(wrong);
+      expect(refusing.logs.join('')).not.toContain(wrong);
+      expect((await mail.received()).some((m) => m.to.includes('refused@example.com'))).toBe(false);
+    } finally {
+      await refusing.close();
+    }
+  });
+});
