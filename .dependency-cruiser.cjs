@@ -34,6 +34,8 @@ const features = [
   'sessions',
   'projects',
   'audit',
+  // Sending mail (SMTP through nodemailer): invitations, sign-in links, email destinations.
+  'mail',
 ];
 
 const layers = [

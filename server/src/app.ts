@@ -33,6 +33,7 @@ import { bindingRoutes } from './bindings/index.ts';
 import { retentionRoutes } from './retention/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { agentRoutes } from './agents/index.ts';
+import { createMailer } from './mail/index.ts';
 import { type BranchLookup, lookUpBranches } from '@proctor/reporter/toolchain/repository';
 
 /** What the app is built from: the branch lookup is `git ls-remote` unless a test gives its own. */
@@ -45,6 +46,8 @@ export function createApp(input: AppInput) {
   const api = Router();
   const open = Router();
   const ctx: RouteContext = { api, open, registry, uploadIdleMs: deps.config.uploadIdleMs };
+  // Null when the server sends no mail: pages then show the links to pass on.
+  const mailer = createMailer(deps.config.mail, deps.logger);
 
   userRoutes(ctx, deps.sql);
   environmentRoutes(ctx, deps);
@@ -66,12 +69,12 @@ export function createApp(input: AppInput) {
   retentionRoutes(ctx, deps);
   notificationRoutes(ctx, deps);
   keyRoutes(ctx, deps);
-  memberRoutes(ctx, deps);
+  memberRoutes(ctx, deps, mailer);
   projectRoutes(ctx, deps);
   bindingRoutes(ctx, deps);
   projectSettingRoutes(ctx, deps);
   auditRoutes(ctx, deps.sql);
-  dashboardRoutes(ctx, deps);
+  dashboardRoutes(ctx, deps, mailer);
 
   let document: ReturnType<typeof generateDocument> | null = null;
   const openApiDocument = () => (document ??= generateDocument(registry, deps.config.publicUrl));

@@ -55,6 +55,12 @@ const envSchema = z.object({
   PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
   PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
   PROCTOR_GITLAB_TOKEN: z.string().min(1).max(500).optional(),
+  PROCTOR_SMTP_URL: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL, like smtp://user:password@host:587' }).optional(),
+  PROCTOR_MAIL_FROM: z
+    .string()
+    .max(320)
+    .regex(/^(?:[^<>@\r\n]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/, 'must be an address, or a name and an address: Proctor <proctor@example.com>')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -119,6 +125,20 @@ export interface OidcSettings {
   trustEmailsWithoutClaim: boolean;
 }
 
+/** How Proctor sends mail: invitations, sign-in links, notifications to email destinations. */
+export interface MailSettings {
+  /** PROCTOR_SMTP_URL, with its credential: never logged or shown (see `smtpServerOf`). */
+  smtpUrl: string;
+  /** The From of every mail. */
+  from: string;
+}
+
+/** The SMTP server as logs and pages may name it: scheme, host and port, never the user or password. */
+export function smtpServerOf(settings: MailSettings): string {
+  const url = new URL(settings.smtpUrl);
+  return `${url.protocol}//${url.host}`;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -157,6 +177,8 @@ export interface Config {
   /** How long an invitation's link works. */
   inviteDays: number;
   notify: NotifySettings;
+  /** Null: no mail is sent; pages show the links to pass on. */
+  mail: MailSettings | null;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -211,8 +233,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       githubApp: githubApp(e),
       gitlabToken: e.PROCTOR_GITLAB_TOKEN ?? null,
     },
+    mail: mailSettings(e),
     logLevel: e.LOG_LEVEL,
   };
+}
+
+function mailSettings(e: Env): MailSettings | null {
+  if (!e.PROCTOR_SMTP_URL) {
+    if (e.PROCTOR_MAIL_FROM) throw new ConfigError('invalid configuration: PROCTOR_MAIL_FROM: no mail is sent without PROCTOR_SMTP_URL');
+    return null;
+  }
+  // The public URL's host names the sender unless the operator does; a mail server may want its own domain.
+  const host = new URL(e.PUBLIC_URL ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '');
+  return { smtpUrl: e.PROCTOR_SMTP_URL, from: e.PROCTOR_MAIL_FROM ?? `Proctor <proctor@${host}>` };
 }
 
 function s3Settings(e: Env, aws: Record<string, string | undefined>): S3Settings | null {

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { type Config, smtpServerOf } from './config.ts';
 import type { Clock } from './context.ts';
 import { Jobs } from './executor/jobs.ts';
 import { postgresIsPatched } from './copyfix.ts';
@@ -86,6 +86,8 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
         embedded: database.embedded,
         http_workers: httpWorkers,
         storage: config.s3 ? `s3://${config.s3.bucket}/${config.s3.prefix}` : 'files',
+        // The SMTP server without its user and password; none: no mail is sent.
+        mail: config.mail ? smtpServerOf(config.mail) : 'none',
       },
       'listening',
     );

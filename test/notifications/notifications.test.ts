@@ -93,6 +93,7 @@ describe('notification destinations', () => {
       url: null,
       repo: 'acme/shop',
       project: null,
+      recipients: null,
       environments: [],
       when: 'failed',
       has_secret: true,

@@ -4,13 +4,28 @@ import { escapeXml as e } from '../xml.ts';
 import { apiForm, FORM_STYLE, formSection } from './forms.ts';
 import { layout, stateBadge, type Viewer } from './layout.ts';
 
-export function signInPage(next: string, problem: string | null, provider: { name: string } | null): string {
+/** What the sign-in page offers besides the provider: a form that mails a link (the server sends mail), or the command that makes one. */
+export interface SignInOptions {
+  mail: boolean;
+  /** Shown above the form: what became of a link asked for by email. */
+  notice?: string | null;
+  /** The email typed last, kept in the form. */
+  email?: string;
+}
+
+export function signInPage(next: string, problem: string | null, provider: { name: string } | null, options: SignInOptions = { mail: false }): string {
   const oidc = provider
     ? `<p><a class="button" href="/sign-in/oidc?next=${encodeURIComponent(next)}">Sign in with ${e(provider.name)}</a></p><p class="muted">Or with a sign-in link:</p>`
     : '';
+  const byMail = options.mail
+    ? `<form method="post" action="/sign-in/email" class="filters"><input type="hidden" name="next" value="${e(next)}">
+<label for="signin-email">Email<input id="signin-email" name="email" type="email" required maxlength="320" autocomplete="email" size="30" value="${e(options.email ?? '')}"></label>
+<button type="submit">Email me a sign-in link</button></form>
+<p class="muted">Or ask an administrator for a sign-in link, or make one on the server:</p>`
+    : `<p>This server sends no mail (its operator has not set <code>PROCTOR_SMTP_URL</code>). Ask an administrator for a sign-in link, or make one on the server:</p>`;
   const body = `<h1>Sign in to Proctor</h1>
-${problem ? `<p role="alert"><strong>${e(problem)}</strong></p>` : ''}${oidc}
-<p>Ask an administrator for a sign-in link, or make one on the server:</p>
+${problem ? `<p role="alert"><strong>${e(problem)}</strong></p>` : ''}${options.notice ? `<p role="status"><strong>${e(options.notice)}</strong></p>` : ''}${oidc}
+${byMail}
 <pre>proctor user login-link --email &lt;your email&gt;</pre>
 <p class="muted">A link signs you in once, within 15 minutes of being made.</p>
 ${next !== '/' ? `<p class="muted">You will be taken back to <code>${e(next)}</code>.</p>` : ''}`;

@@ -83,6 +83,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         instanceAdmin: await isInstanceAdmin(sql, viewer.userId),
         policy: await retentionPolicyOf(sql, deps.config, project.id),
         quarantine: await getPolicy(sql, project.id),
+        mail: deps.config.mail !== null,
       });
     },
   });

@@ -12,6 +12,7 @@ import { DASHBOARD_SCRIPT } from './assets.ts';
 import { dashboardPolicy, FAVICON_SVG } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
 import { runPage } from './run-page.ts';
+import type { Mailer } from '../mail/index.ts';
 import { signInRoutes } from './signin.ts';
 import { projectRoutes } from './project-routes.ts';
 import { teamRoutes } from './team-routes.ts';
@@ -20,7 +21,7 @@ import { addPage, addProjectPage, projectParams } from './page-route.ts';
 
 const RUNS_PER_PAGE = 50;
 
-export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
+export function dashboardRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer | null): void {
   const { sql, clock } = deps;
   const storageOrigin = deps.storage.direct?.origin ?? null;
 
@@ -39,7 +40,7 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps): void {
     res.send(DASHBOARD_SCRIPT);
   });
 
-  signInRoutes(ctx, deps);
+  signInRoutes(ctx, deps, mailer);
 
   addPage(ctx, deps, {
     path: '/',

@@ -8,10 +8,11 @@ import { layout, type Viewer } from './layout.ts';
 /** A destination as the settings page lists it (the API's shape: never a secret). */
 export interface DestinationView {
   id: number;
-  type: 'slack' | 'webhook' | 'github' | 'gitlab';
+  type: 'slack' | 'webhook' | 'github' | 'gitlab' | 'email';
   url: string | null;
   repo: string | null;
   project: string | null;
+  recipients: string[] | null;
   environments: string[];
   when: 'always' | 'failed' | 'changed';
   has_secret: boolean;
@@ -25,18 +26,21 @@ function destinationRow(d: DestinationView): string {
       ? `<code>${e(d.repo ?? '')}</code>`
       : d.type === 'gitlab'
         ? `<code>${e(d.project ?? '')}</code>`
-        : `<code class="url">${e(d.url ?? '')}</code>`;
+        : d.type === 'email'
+          ? e((d.recipients ?? []).join(', '))
+          : `<code class="url">${e(d.url ?? '')}</code>`;
   const tokened = d.type === 'github' || d.type === 'gitlab';
   const secret = d.has_secret ? (tokened ? 'token set' : 'signed') : d.type === 'github' ? 'GitHub App' : d.type === 'gitlab' ? "the server's token" : '';
   return `<tr data-destination="${d.id}"><td>${e(d.type)}</td><td>${target}</td><td>${d.environments.length === 0 ? 'every environment' : e(d.environments.join(', '))}</td>
 <td>${e(WHEN_TEXT[d.when])}</td><td>${e(secret)}</td><td>${apiForm(`DELETE /api/notification-destinations/${d.id}`, 'reload', 'Remove')}</td></tr>`;
 }
 
-function destinationForm(): string {
-  const fields = `<label for="dest-type">Type<select id="dest-type" name="type"><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option><option value="gitlab">GitLab</option></select></label>
+function destinationForm(mail: boolean): string {
+  const fields = `<label for="dest-type">Type<select id="dest-type" name="type"><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option><option value="gitlab">GitLab</option>${mail ? '<option value="email">Email</option>' : ''}</select></label>
 <label for="dest-url">URL (Slack, webhook)<input id="dest-url" name="url" type="url" size="40" data-optional></label>
 <label for="dest-repo">Repository (GitHub, owner/name)<input id="dest-repo" name="repo" data-optional></label>
 <label for="dest-project">Project (GitLab, group/name or id)<input id="dest-project" name="project" data-optional></label>
+${mail ? '<label for="dest-recipients">Recipients (email, comma-separated)<input id="dest-recipients" name="recipients" data-type="csv" size="40" data-optional></label>' : ''}
 <label for="dest-envs">Environments (slugs, comma-separated; none: all)<input id="dest-envs" name="environments" data-type="csv" data-optional></label>
 <label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option></select></label>
 <label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>
@@ -104,6 +108,8 @@ export function settingsPage(
     instanceAdmin: boolean;
     policy: { results_days: number; artifacts_days: number };
     quarantine: QuarantinePolicy;
+    /** Whether the server sends mail (PROCTOR_SMTP_URL): email destinations are offered. */
+    mail: boolean;
   },
 ): string {
   const table =
@@ -114,8 +120,12 @@ export function settingsPage(
   const body = `<h1>Settings of ${e(project.name)}</h1>
 <h2 id="project">Test repository and environments</h2><p class="muted">The repository triggered runs check out (reports, JUnit uploads and agents in the CI job's checkout need none), and whether a report, an upload or an agent naming an environment the project lacks makes it (its slug as its name).</p>
 ${projectForm(project)}
-<h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment).</p>
-${table}${destinationForm()}
+<h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment)${
+    view.mail
+      ? ', email (a mail to its recipients).'
+      : '. This server sends no mail (its operator has not set PROCTOR_SMTP_URL): there are no email destinations.'
+  }</p>
+${table}${destinationForm(view.mail)}
 ${bindingsSection(project, view.bindings, view.instanceAdmin)}
 <h2>Retention</h2><p class="muted">How long runs keep their results and attachments after they end; pinned runs and the daily rollups are kept whatever this says.</p>
 ${retentionForm(view.policy)}

@@ -2,11 +2,23 @@ import express from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { clearedSessionCookie, consumeLoginLink, createSession, deleteSession, readCookie, SESSION_COOKIE, sessionCookie } from '../sessions/index.ts';
+import {
+  clearedSessionCookie,
+  consumeLoginLink,
+  createLoginLink,
+  createSession,
+  deleteSession,
+  readCookie,
+  SESSION_COOKIE,
+  sessionCookie,
+} from '../sessions/index.ts';
 import { acceptInvitation } from '../members/index.ts';
-import { makeFirstInstanceAdmin, userForEmail } from '../users/index.ts';
+import type { Mailer } from '../mail/index.ts';
+import { makeFirstInstanceAdmin, userForEmail, userIdOfEmail } from '../users/index.ts';
+import { RateLimit } from './rate-limit.ts';
+import { signInMail } from './signin-mail.ts';
 import { clearedPendingCookie, OIDC_COOKIE, OidcSignIn, OidcSignInError, pendingCookie } from './oidc.ts';
-import { signInPage } from './pages.ts';
+import { type SignInOptions, signInPage } from './pages.ts';
 import { sendPage, viewerOf } from './viewer.ts';
 
 const TAG = 'Dashboard';
@@ -18,12 +30,26 @@ function localPath(next: string | undefined): string {
 
 const nextQuery = z.object({ next: z.string().max(2000).optional() }).strict();
 
-/** Signing in (a one-time link, or the OpenID Connect provider when one is set) and out. */
-export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
+/** Sign-in links mailed for one email, and asked for from one address, within LIMIT_WINDOW_MS. */
+const LINKS_PER_EMAIL = 3;
+const LINKS_PER_ADDRESS = 20;
+const LIMIT_WINDOW_MS = 15 * 60_000;
+
+const emailSchema = z.email().max(320);
+
+/**
+ * Signing in (a one-time link, or the OpenID Connect provider when one is set) and out. With a
+ * mailer, the sign-in page mails a link to the email typed in (docs/decisions/mail.md).
+ */
+export function signInRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer | null): void {
   const { sql, clock, config } = deps;
   const secure = config.publicUrl.startsWith('https://');
   const oidc = config.oidc ? new OidcSignIn(config.oidc, deps.signingSecret) : null;
   const provider = oidc ? { name: oidc.providerName } : null;
+  const page = (next: string, problem: string | null, options: Omit<SignInOptions, 'mail'> = {}) =>
+    signInPage(next, problem, provider, { mail: mailer !== null, ...options });
+  const perEmail = new RateLimit(LINKS_PER_EMAIL, LIMIT_WINDOW_MS, clock);
+  const perAddress = new RateLimit(LINKS_PER_ADDRESS, LIMIT_WINDOW_MS, clock);
 
   /** A session for the person, its cookie on the answer, and on to where they were going. */
   const signIn = async (res: express.Response, userId: string, next: string) => {
@@ -43,7 +69,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     errorShape: 'page',
     handler: async ({ query, req, res }) => {
       if (await viewerOf(deps, req)) return res.redirect(303, localPath(query.next));
-      sendPage(res, signInPage(localPath(query.next), null, provider));
+      sendPage(res, page(localPath(query.next), null));
     },
   });
 
@@ -58,7 +84,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     errorShape: 'page',
     handler: async ({ query, res }) => {
       const userId = await consumeLoginLink(sql, query.token, clock());
-      if (!userId) return sendPage(res, signInPage('/', 'This sign-in link has been used, has expired, or is not one: ask for a new one.', provider), 400);
+      if (!userId) return sendPage(res, page('/', 'This sign-in link has been used, has expired, or is not one: ask for a new one.'), 400);
       await signIn(res, userId, localPath(query.next));
     },
   });
@@ -82,7 +108,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
           res.redirect(303, url);
         } catch (error) {
           if (!(error instanceof OidcSignInError)) throw error;
-          sendPage(res, signInPage('/', error.message, provider), 502);
+          sendPage(res, page('/', error.message), 502);
         }
       },
     });
@@ -107,7 +133,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
           await signIn(res, userId, person.next);
         } catch (error) {
           if (!(error instanceof OidcSignInError)) throw error;
-          sendPage(res, signInPage('/', error.message, provider), 400);
+          sendPage(res, page('/', error.message), 400);
         }
       },
     });
@@ -131,7 +157,7 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
       // The link never signs anyone in as an account it did not make: that account's owner signs in the usual way.
       if ('signInAs' in accepted) {
         const problem = `This invitation is for ${accepted.signInAs}, which has an account: sign in as it, then follow the invitation's link again.`;
-        return sendPage(res, signInPage(here, problem, provider), 401);
+        return sendPage(res, page(here, problem), 401);
       }
       const { userId, projectId, made } = accepted.joined;
       const next = `/projects/${projectId}/runs`;
@@ -140,11 +166,40 @@ export function signInRoutes(ctx: RouteContext, deps: AppDeps): void {
     },
   });
 
+  // The sign-in page's form: the same answer whatever the email, sent before the account is even
+  // looked up, so that neither its words nor its time tell whether the email has an account; the
+  // link is made and mailed after it. Limited per email and per address, whether or not the email
+  // has an account.
+  ctx.open.post('/sign-in/email', express.urlencoded({ extended: false, limit: '4kb' }), (req, res) => {
+    const form = (req.body ?? {}) as { email?: unknown; next?: unknown };
+    const next = localPath(typeof form.next === 'string' ? form.next : undefined);
+    if (!mailer) return sendPage(res, page(next, 'This server sends no mail: ask an administrator for a sign-in link.'), 404);
+    const parsed = emailSchema.safeParse(typeof form.email === 'string' ? form.email.trim() : '');
+    if (!parsed.success) return sendPage(res, page(next, 'That is not an email address: type the email of your account.'), 400);
+    const email = parsed.data.toLowerCase();
+    const wait = perAddress.take(`address:${req.ip ?? ''}`) ?? perEmail.take(`email:${email}`);
+    if (wait !== null) {
+      const minutes = Math.max(1, Math.ceil(wait / 60_000));
+      res.setHeader('retry-after', String(Math.ceil(wait / 1000)));
+      return sendPage(res, page(next, `Too many sign-in links were asked for: try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, { email }), 429);
+    }
+    const notice = `If ${email} is the email of an account here, a sign-in link is on its way to it. It signs you in once, within 15 minutes.`;
+    sendPage(res, page(next, null, { notice, email }));
+    const log = (res.locals.log as typeof deps.logger | undefined) ?? deps.logger;
+    void (async () => {
+      const userId = await userIdOfEmail(sql, email);
+      if (userId === null) return;
+      const token = await createLoginLink(sql, userId, clock());
+      const url = `${config.publicUrl}/sign-in/link?token=${token}${next !== '/' ? `&next=${encodeURIComponent(next)}` : ''}`;
+      mailer.sendLater(signInMail(email, url), 'sign-in link');
+    })().catch((error: unknown) => log.error({ err: error }, 'making a sign-in link to mail failed'));
+  });
+
   // A form post (the header's button): its body is the CSRF token, read here alone.
   ctx.open.post('/sign-out', express.urlencoded({ extended: false, limit: '2kb' }), async (req, res) => {
     const viewer = await viewerOf(deps, req);
     if (viewer && (req.body as { _csrf?: string } | undefined)?._csrf !== viewer.csrfToken) {
-      return sendPage(res, signInPage('/', 'That form was not sent from this session: nothing was done.', provider), 403);
+      return sendPage(res, page('/', 'That form was not sent from this session: nothing was done.'), 403);
     }
     const cookie = readCookie(req.get('cookie'), SESSION_COOKIE);
     if (cookie) await deleteSession(sql, cookie);

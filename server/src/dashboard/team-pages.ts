@@ -40,7 +40,16 @@ function invitationRow(invitation: InvitationRow): string {
 <td>${apiForm(`DELETE /api/invitations/${invitation.id}`, 'reload', 'Withdraw')}</td></tr>`;
 }
 
-export function membersPage(viewer: Viewer, project: Project, view: { members: MemberRow[]; invitations: InvitationRow[] }): string {
+export function membersPage(
+  viewer: Viewer,
+  project: Project,
+  view: {
+    members: MemberRow[];
+    invitations: InvitationRow[];
+    /** Whether the server mails invitations (PROCTOR_SMTP_URL). */
+    mail: boolean;
+  },
+): string {
   const members = `<table><thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col">Actions</th></tr></thead>
 <tbody>${view.members.map(memberRow).join('')}</tbody></table>`;
   const invitations =
@@ -58,9 +67,12 @@ export function membersPage(viewer: Viewer, project: Project, view: { members: M
       `<label for="person-email">Email<input id="person-email" name="email" type="email" required size="30"></label>${roleSelect('person-role', 'member')}`,
     ),
   );
+  const howInvited = view.mail
+    ? '<p class="muted" data-mail="sent">A person with an account joins at once. Anyone else is mailed an invitation link; it is also shown here once, should the mail not arrive.</p>'
+    : '<p class="muted" data-mail="none">A person with an account joins at once. This server sends no mail (its operator has not set <code>PROCTOR_SMTP_URL</code>): anyone else gets an invitation link, shown here once, for you to pass on.</p>';
   const body = `<h1>Members of ${e(project.name)}</h1>
 <p class="muted">Viewers read the project; members also report, trigger, snooze, triage and pin; admins also configure it and manage its keys and people.</p>
-${members}${invitations}${add}`;
+${members}${invitations}${add ? `${add}${howInvited}` : ''}`;
   return layout({ title: `Members · ${project.name}`, viewer, project, body, script: true, style: FORM_STYLE });
 }
 

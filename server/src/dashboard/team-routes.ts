@@ -27,7 +27,7 @@ export function teamRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: projectParams,
     render: async ({ viewer, project }) => {
       const members = (await listMembers(sql, project.id)).map(presentMember);
-      return membersPage(viewer, project, { members, invitations: await pendingInvitations(sql, project.id, clock()) });
+      return membersPage(viewer, project, { members, invitations: await pendingInvitations(sql, project.id, clock()), mail: deps.config.mail !== null });
     },
   });
 

@@ -5,6 +5,7 @@ import { type Config, workRootOf } from '../config.ts';
 import type { Clock, JobControl } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { rollUpNext } from '../analytics/index.ts';
+import { createMailer } from '../mail/index.ts';
 import { deliverNext } from '../notifications/index.ts';
 import { describeReport, runRetentionPass, serverPolicy } from '../retention/index.ts';
 import { summaryUrl } from '../runs/index.ts';
@@ -98,6 +99,7 @@ export class Jobs implements JobControl {
       clock: this.clock,
       settings: this.config.notify,
       receivers: { allow: this.config.notify.allow, resolve: systemResolver },
+      mailer: createMailer(this.config.mail, this.logger),
       runUrl: (runId: number) => summaryUrl(this.config.publicUrl, signingSecret, runId, this.clock()),
     };
     this.notifications = new DrainLoop(

@@ -1,7 +1,9 @@
 import { actorOf } from '../audit/index.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { listMembers } from '../projects/index.ts';
+import type { Mailer } from '../mail/index.ts';
+import { getProject, listMembers } from '../projects/index.ts';
+import { invitationMail } from './mail.ts';
 import {
   addedResponse,
   invitationParams,
@@ -17,8 +19,11 @@ import { pendingInvitations } from './store.ts';
 
 const TAG = 'Members';
 
-/** The project's people: listed for everyone in it, managed by its admins. */
-export function memberRoutes(ctx: RouteContext, deps: AppDeps): void {
+/**
+ * The project's people: listed for everyone in it, managed by its admins. With a mailer, an
+ * invitation's link is mailed to the person after the answer (docs/decisions/mail.md).
+ */
+export function memberRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer | null): void {
   const { sql, clock, config } = deps;
 
   addRoute(ctx, {
@@ -36,14 +41,21 @@ export function memberRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'post',
     path: '/api/members',
     tag: TAG,
-    summary: 'Add a person by email with a role: one with an account joins at once; anyone else gets an invitation, whose link is in this answer only',
+    summary:
+      'Add a person by email with a role: one with an account joins at once; anyone else gets an invitation, whose link is in this answer only, and is mailed to them when the server sends mail (PROCTOR_SMTP_URL)',
     body: newMemberSchema,
     response: addedResponse,
     status: 201,
     fails: { 409: 'The person is a member already' },
-    handler: async ({ body, scope }) => ({
-      data: await addPerson(sql, scope.projectId, actorOf(scope), body, { days: config.inviteDays, publicUrl: config.publicUrl }, clock()),
-    }),
+    handler: async ({ body, scope }) => {
+      const invite = { days: config.inviteDays, publicUrl: config.publicUrl, mailed: mailer !== null };
+      const added = await addPerson(sql, scope.projectId, actorOf(scope), body, invite, clock());
+      if (mailer && added.invitation) {
+        const project = await getProject(sql, scope.projectId);
+        mailer.sendLater(invitationMail(added.invitation, project?.name ?? `project ${scope.projectId}`), 'invitation');
+      }
+      return { data: added };
+    },
   });
 
   addRoute(ctx, {

@@ -49,6 +49,9 @@ export const addedResponse = z.object({
     z.object({
       invitation: invitationSchema.extend({
         url: z.string().describe('the one-time link to hand the person, shown this once; valid PROCTOR_INVITE_DAYS (7) days'),
+        mailed: z
+          .boolean()
+          .describe('whether the server mails the link to the person (it sends mail: PROCTOR_SMTP_URL), after this answer; false: pass the link on yourself'),
       }),
     }),
   ]),

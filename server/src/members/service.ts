@@ -25,13 +25,15 @@ async function lockMemberships(sql: Tx, projectId: number): Promise<void> {
 
 export interface Added {
   member?: MemberView;
-  invitation?: InvitationView & { url: string };
+  invitation?: InvitationView & { url: string; mailed: boolean };
 }
 
 export interface InviteSettings {
   days: number;
   /** The link's base: the server's public URL. */
   publicUrl: string;
+  /** Whether the link is mailed (by the caller, once the invitation is committed); the command line prints it instead. */
+  mailed?: boolean;
 }
 
 /** A person joins by email: at once when they have an account, else by an invitation link shown once. */
@@ -48,7 +50,7 @@ export function addPerson(sql: Sql, projectId: number, actor: Actor, given: NewM
         days: invite.days,
       });
       await recordChange(tx, { projectId, actor, action: 'invitation.created', target: `invitation:${invitation.id}`, after: invitation }, now);
-      return { invitation: { ...invitation, url: `${invite.publicUrl}/invitations/accept?token=${token}` } };
+      return { invitation: { ...invitation, url: `${invite.publicUrl}/invitations/accept?token=${token}`, mailed: invite.mailed ?? false } };
     }
     if (!(await addMember(tx, projectId, userId, given.role, now))) throw new ConflictError(`body.email: ${given.email} is a member of this project already`);
     const member = presentMember((await memberOf(tx, projectId, userId)) as Member);

@@ -6,7 +6,8 @@ import { composeStory, type RunStory } from './compose.ts';
 import { refusedAtDelivery } from './credentials.ts';
 import { tellGitHub } from './github.ts';
 import { tellGitLab } from './gitlab.ts';
-import { slackMessage, webhookEvent } from './messages.ts';
+import { MailError, type Mailer } from '../mail/index.ts';
+import { type EmailMessage, emailMessage, slackMessage, webhookEvent } from './messages.ts';
 import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, markStepDone, takeDue } from './outbox.ts';
 import type { ReceiverPolicy } from '../outbound/addresses.ts';
 import { postToReceiver } from '../outbound/receiver.ts';
@@ -17,6 +18,8 @@ export interface NotifyDeps {
   settings: NotifySettings;
   /** Where Slack and webhook receivers may be, and how their names resolve. */
   receivers: ReceiverPolicy;
+  /** Sends email destinations' mail; null: the server sends no mail (no PROCTOR_SMTP_URL). */
+  mailer: Mailer | null;
   /** The run page's link, for people to open from the message. */
   runUrl: (runId: number) => string;
 }
@@ -61,6 +64,7 @@ async function composePayload(tx: Tx, due: DueDelivery, deps: NotifyDeps): Promi
   const story = await composeStory(tx, due.test_run_id, deps.runUrl);
   // GitHub's and GitLab's requests are made from the story at each attempt: the request and its comment may have changed.
   if (due.destination.type === 'github' || due.destination.type === 'gitlab') return JSON.stringify(story);
+  if (due.destination.type === 'email') return JSON.stringify(emailMessage(story));
   return JSON.stringify(due.destination.type === 'slack' ? slackMessage(story) : webhookEvent(story, due.event_id, due.created_at));
 }
 
@@ -76,7 +80,21 @@ async function attempt(tx: Tx, due: DueDelivery, payload: string, deps: NotifyDe
     const tell = destination.type === 'github' ? tellGitHub : tellGitLab;
     return tell(tx, destination, JSON.parse(payload) as RunStory, deps.settings, progress);
   }
+  if (destination.type === 'email') return mail(destination.recipients, JSON.parse(payload) as EmailMessage, deps.mailer);
   return post(due, payload, deps.receivers);
+}
+
+/** An email destination: one mail to its recipients; a 5xx answer of the SMTP server is not tried again. */
+async function mail(recipients: string[] | null, message: EmailMessage, mailer: Mailer | null): Promise<Attempt> {
+  if (mailer === null) return { ok: false, error: 'not sent: this server sends no mail (PROCTOR_SMTP_URL is not set)', permanent: true };
+  if (recipients === null || recipients.length === 0) return { ok: false, error: 'an email destination without recipients', permanent: true };
+  try {
+    await mailer.send({ to: recipients, ...message });
+    return { ok: true };
+  } catch (error) {
+    if (!(error instanceof MailError)) throw error;
+    return { ok: false, error: `the SMTP server ${mailer.server} did not take the mail: ${error.message}`, permanent: error.permanent };
+  }
 }
 
 /** The header a webhook's receiver checks: the HMAC-SHA256 of the body in hex, as GitHub signs its own webhooks. */

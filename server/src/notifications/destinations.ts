@@ -7,15 +7,32 @@ import type { DestinationUpdate, NewDestination } from './schema.ts';
 import type { StoredDestination } from './store.ts';
 import { knownEnvironments } from './store.ts';
 
-type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'project' | 'secret' | 'token' | 'environments'>;
+type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'project' | 'recipients' | 'secret' | 'token' | 'environments'>;
+
+/** What the server offers destinations: its GitHub App, its GitLab token, its mail (PROCTOR_SMTP_URL). */
+export interface ServerOffers {
+  githubApp: boolean;
+  gitlabToken: boolean;
+  mail: boolean;
+}
 
 /**
  * What each type takes: a URL (Slack, webhook), a repository and a token (GitHub) or a project and
  * a token (GitLab), the token left out where the server has its own (its App, its GitLab token); a
  * secret for webhooks only.
  */
-function problemOf(d: Shape, server: { githubApp: boolean; gitlabToken: boolean }): string | null {
+function problemOf(d: Shape, server: ServerOffers): string | null {
   if (d.project !== null && d.type !== 'gitlab') return 'body.project: only a gitlab destination has a project';
+  if (d.recipients !== null && d.type !== 'email') return 'body.recipients: only an email destination has recipients';
+  if (d.type === 'email') {
+    if (!server.mail) return 'body.type: this server sends no mail (its operator has not set PROCTOR_SMTP_URL): an email destination would tell nobody';
+    if (d.recipients === null) return 'body.recipients: required for an email destination (the addresses to mail)';
+    if (d.url !== null) return 'body.url: an email destination has no url (give recipients)';
+    if (d.repo !== null) return 'body.repo: an email destination has no repo (give recipients)';
+    if (d.token !== null) return 'body.token: only a github or gitlab destination has a token';
+    if (d.secret !== null) return 'body.secret: only a webhook destination has a secret';
+    return null;
+  }
   if (d.type === 'gitlab') {
     if (d.url !== null) return 'body.url: a gitlab destination has no url (give project)';
     if (d.repo !== null) return 'body.repo: a gitlab destination has no repo (give project)';
@@ -44,8 +61,14 @@ function problemOf(d: Shape, server: { githubApp: boolean; gitlabToken: boolean 
  * App, a GitLab one the server's token), uses the server's credential only on a repository bound
  * to the project, and names the project's environments.
  */
-export async function checkDestination(sql: Tx, projectId: number, d: Shape, settings: Pick<NotifySettings, 'githubApp' | 'gitlabToken'>): Promise<void> {
-  const problem = problemOf(d, { githubApp: settings.githubApp !== null, gitlabToken: settings.gitlabToken !== null });
+export async function checkDestination(
+  sql: Tx,
+  projectId: number,
+  d: Shape,
+  settings: Pick<NotifySettings, 'githubApp' | 'gitlabToken'>,
+  mail: boolean,
+): Promise<void> {
+  const problem = problemOf(d, { githubApp: settings.githubApp !== null, gitlabToken: settings.gitlabToken !== null, mail });
   if (problem) throw new InvalidInputError(problem);
   const unbound = await unboundProblem(sql, projectId, d);
   if (unbound) throw new InvalidInputError(`body.${unbound.field}: ${unbound.message}`);
@@ -67,6 +90,7 @@ export function shapeOfNew(given: NewDestination): Shape {
     url: given.url ?? null,
     repo: given.repo ?? null,
     project: given.project ?? null,
+    recipients: given.recipients ?? null,
     secret: given.secret ?? null,
     token: given.token ?? null,
     environments: given.environments,
@@ -79,6 +103,7 @@ export function shapeAfter(current: StoredDestination, change: DestinationUpdate
     url: change.url === undefined ? current.url : change.url,
     repo: change.repo === undefined ? current.repo : change.repo,
     project: change.project === undefined ? current.project : change.project,
+    recipients: change.recipients === undefined ? current.recipients : change.recipients,
     secret: change.secret === undefined ? current.secret : change.secret,
     token: change.token === undefined ? current.token : change.token,
     environments: change.environments ?? current.environments,

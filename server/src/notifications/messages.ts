@@ -1,6 +1,7 @@
+import { escapeHtml as e, mailButton, mailDocument, mailParagraph } from '../mail/index.ts';
 import type { LabelledFailure, RunStory } from './compose.ts';
 
-// A run's story as each destination takes it: a Slack message, a webhook's JSON event.
+// A run's story as each destination takes it: a Slack message, a webhook's JSON event, a mail.
 
 /** Failures a Slack message lists before "and N more". */
 export const SLACK_FAILURE_LIMIT = 15;
@@ -52,4 +53,62 @@ export interface WebhookEvent {
 
 export function webhookEvent(story: RunStory, eventId: string, createdAt: Date): WebhookEvent {
   return { id: eventId, type: 'test_run.ended', created_at: createdAt.toISOString(), test_run: story.run, failures: story.failures };
+}
+
+/** Failures an email lists before "and N more". */
+export const EMAIL_FAILURE_LIMIT = 50;
+
+/** An email's subject and parts; the recipients are the destination's, read at each attempt. */
+export interface EmailMessage {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** A mail of the run's ending: the state, counts, environment, branch, commit, a link, the failures labelled (new first). */
+export function emailMessage(story: RunStory): EmailMessage {
+  const { run, failures } = story;
+  const place = [run.environment_name, run.branch ? `branch ${run.branch}` : null, run.commit ? `commit ${run.commit.slice(0, 12)}` : null]
+    .filter(Boolean)
+    .join(' · ');
+  const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky · ${run.skipped_count} skipped${run.snoozed_count ? ` (${run.snoozed_count} snoozed)` : ''}`;
+  const subject = `${run.project_name}: run #${run.id} ${run.state} in ${run.environment_name}${run.branch ? ` (${run.branch})` : ''}`.replace(/[\r\n]+/g, ' ');
+  const listed = failures.slice(0, EMAIL_FAILURE_LIMIT);
+  const more = failures.length - listed.length;
+  const where = (f: LabelledFailure) => [f.file_path, f.runner_project].filter(Boolean).join(' · ');
+  const describe = (f: LabelledFailure) =>
+    `${f.failure_category !== 'unknown' ? ` [${f.failure_category}]` : ''}${f.failure_group_title ? `: ${f.failure_group_title}` : ''}`;
+  const text = [
+    `${run.project_name}: run #${run.id} ${run.state}`,
+    place,
+    counts,
+    '',
+    `Open the run: ${run.summary_url}`,
+    ...(listed.length > 0
+      ? [
+          '',
+          'Failed tests:',
+          ...listed.map((f) => `- ${f.label}: ${f.title}${where(f) ? ` (${where(f)})` : ''}${describe(f)}`),
+          ...(more > 0 ? [`and ${more} more`] : []),
+        ]
+      : []),
+  ].join('\n');
+  const rows = listed
+    .map(
+      (f) =>
+        `<tr><td style="padding:4px 8px;border-bottom:1px solid #d0d7de"><strong>${e(f.label)}</strong></td><td style="padding:4px 8px;border-bottom:1px solid #d0d7de">${e(f.title)}${
+          where(f) ? `<br><span style="color:#57606a;font-size:13px">${e(where(f))}</span>` : ''
+        }${describe(f) ? `<br><span style="font-size:13px">${e(describe(f).replace(/^: /, ''))}</span>` : ''}</td></tr>`,
+    )
+    .join('');
+  const html = mailDocument(
+    subject,
+    `<h1 style="font-size:20px;margin:0 0 8px">${e(run.project_name)}: run #${run.id} ${e(run.state)}</h1>
+${mailParagraph(place)}${mailParagraph(counts)}${mailButton(run.summary_url, 'Open the run')}${
+      listed.length > 0
+        ? `<h2 style="font-size:16px;margin:16px 0 8px">Failed tests</h2><table style="border-collapse:collapse;width:100%">${rows}</table>${more > 0 ? mailParagraph(`and ${more} more`, true) : ''}`
+        : ''
+    }`,
+  );
+  return { subject, text, html };
 }

@@ -29,7 +29,7 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'get',
     path: PATH,
     tag: TAG,
-    summary: "The project's notification destinations (Slack, webhooks, GitHub), oldest first; secrets and tokens are never shown",
+    summary: "The project's notification destinations (Slack, webhooks, GitHub, GitLab, email), oldest first; secrets and tokens are never shown",
     query: destinationListQuery,
     response: destinationListResponse,
     handler: async ({ query, scope }) => {
@@ -47,7 +47,7 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: destinationResponse,
     status: 201,
     handler: async ({ body, scope }) => {
-      await checkDestination(sql, scope.projectId, shapeOfNew(body), config.notify);
+      await checkDestination(sql, scope.projectId, shapeOfNew(body), config.notify, config.mail !== null);
       await checkReceiver(body.url, receivers);
       const destination = await audited(sql, scope, clock(), async (tx) => {
         const made = store.presentDestination(await store.createDestination(tx, scope.projectId, body, clock()));
@@ -84,7 +84,7 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
       const destination = await audited(sql, scope, clock(), async (tx) => {
         const current = await store.getDestination(tx, scope.projectId, params.id);
         if (!current) throw notFound('notification destination');
-        await checkDestination(tx, scope.projectId, shapeAfter(current, body), config.notify);
+        await checkDestination(tx, scope.projectId, shapeAfter(current, body), config.notify, config.mail !== null);
         const updated = await store.updateDestination(tx, scope.projectId, params.id, body, clock());
         if (!updated) throw notFound('notification destination');
         const [before, after] = [store.presentDestination(current), store.presentDestination(updated)];

@@ -4,12 +4,17 @@ import { pagination } from '../http/openapi.ts';
 import { positiveId } from '../http/fields.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
-export const DESTINATION_TYPES = ['slack', 'webhook', 'github', 'gitlab'] as const;
+export const DESTINATION_TYPES = ['slack', 'webhook', 'github', 'gitlab', 'email'] as const;
 export const NOTIFY_WHEN = ['always', 'failed', 'changed'] as const;
 export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 
 const receiverUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000);
 const environmentSlug = z.string().min(1).max(100);
+const recipients = z
+  .array(z.email().max(320))
+  .min(1)
+  .max(50)
+  .describe("the addresses an email destination mails (sent through the server's PROCTOR_SMTP_URL), 1 to 50");
 const writeOnly = (what: string) => z.string().min(1).max(500).describe(`${what}; write-only: answers say only has_secret`);
 
 export const destinationSchema = z
@@ -20,10 +25,11 @@ export const destinationSchema = z
       .string()
       .nullable()
       .describe(
-        "the Slack incoming webhook or the webhook receiver, shown with its scheme and host only (the rest may carry a credential), unless the destination's type says which part is public: Slack's own hooks show `/services/T…/B…/••••`; null for GitHub and GitLab",
+        "the Slack incoming webhook or the webhook receiver, shown with its scheme and host only (the rest may carry a credential), unless the destination's type says which part is public: Slack's own hooks show `/services/T…/B…/••••`; null for GitHub, GitLab and email",
       ),
     repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
     project: z.string().nullable().describe("the project's path (group/name) or id, for GitLab; null otherwise"),
+    recipients: z.array(z.string()).nullable().describe('the addresses an email destination mails; null for other types'),
     environments: z.array(z.string()).describe('environment slugs whose runs are told; empty: every environment'),
     when: z
       .enum(NOTIFY_WHEN)
@@ -39,6 +45,7 @@ export const createDestinationSchema = z
     url: receiverUrl.optional(),
     repo: repo.optional(),
     project: gitlabProject.optional(),
+    recipients: recipients.optional(),
     environments: z.array(environmentSlug).max(100).default([]),
     when: z.enum(NOTIFY_WHEN).default('always'),
     secret: writeOnly("the webhook's HMAC-SHA256 key: each event carries X-Proctor-Signature-256: sha256=<hex of the body's HMAC>").optional(),
@@ -54,6 +61,7 @@ export const updateDestinationSchema = z
     url: receiverUrl.optional(),
     repo: repo.optional(),
     project: gitlabProject.optional(),
+    recipients: recipients.optional(),
     environments: z.array(environmentSlug).max(100).optional(),
     when: z.enum(NOTIFY_WHEN).optional(),
     secret: writeOnly('a new webhook secret').nullable().optional().describe('null removes it'),

@@ -13,6 +13,8 @@ export interface StoredDestination {
   repo: string | null;
   /** A GitLab project's path or id. */
   project: string | null;
+  /** The addresses an email destination mails. */
+  recipients: string[] | null;
   environments: string[];
   when: Destination['when'];
   secret: string | null;
@@ -21,7 +23,8 @@ export interface StoredDestination {
 }
 
 /** A destination's columns, as `StoredDestination` holds them. */
-export const destinationColumns = (sql: Tx) => sql`id, project_id, type, url, repo, gitlab_project as project, environments, "when", secret, token, created_at`;
+export const destinationColumns = (sql: Tx) =>
+  sql`id, project_id, type, url, repo, gitlab_project as project, recipients, environments, "when", secret, token, created_at`;
 
 /** What the API shows of a destination: never its secret, its token or a credential in its URL. */
 export function presentDestination(row: StoredDestination): Destination {
@@ -32,6 +35,7 @@ export function presentDestination(row: StoredDestination): Destination {
     url: url?.url ?? null,
     repo: row.repo,
     project: row.project,
+    recipients: row.recipients,
     environments: row.environments,
     when: row.when,
     has_secret: row.secret !== null || row.token !== null || url?.masked === true,
@@ -54,8 +58,8 @@ export async function getDestination(sql: Tx, projectId: number, id: number): Pr
 
 export async function createDestination(sql: Tx, projectId: number, given: NewDestination, now: Date): Promise<StoredDestination> {
   const [row] = await sql<StoredDestination[]>`
-    insert into notification_destinations (project_id, type, url, repo, gitlab_project, environments, "when", secret, token, created_at, updated_at)
-    values (${projectId}, ${given.type}, ${given.url ?? null}, ${given.repo ?? null}, ${given.project ?? null}, ${given.environments}, ${given.when},
+    insert into notification_destinations (project_id, type, url, repo, gitlab_project, recipients, environments, "when", secret, token, created_at, updated_at)
+    values (${projectId}, ${given.type}, ${given.url ?? null}, ${given.repo ?? null}, ${given.project ?? null}, ${given.recipients ?? null}, ${given.environments}, ${given.when},
             ${given.secret ?? null}, ${given.token ?? null}, ${now}, ${now})
     returning ${destinationColumns(sql)}`;
   return row as StoredDestination;
@@ -67,6 +71,7 @@ export async function updateDestination(sql: Tx, projectId: number, id: number, 
       url = ${change.url === undefined ? sql`url` : change.url},
       repo = ${change.repo === undefined ? sql`repo` : change.repo},
       gitlab_project = ${change.project === undefined ? sql`gitlab_project` : change.project},
+      recipients = ${change.recipients === undefined ? sql`recipients` : change.recipients},
       environments = ${change.environments === undefined ? sql`environments` : change.environments},
       "when" = ${change.when === undefined ? sql`"when"` : change.when},
       secret = ${change.secret === undefined ? sql`secret` : change.secret},
