@@ -58,7 +58,11 @@ async function main(): Promise<void> {
         { label: `${target.label}: key create`, args: () => ['key', 'create', '--project', projectId, '--scope', 'report'], env: target.env },
         { label: `${target.label}: user login-link`, args: () => ['user', 'login-link', '--email', email], env: target.env },
         // Each run adds someone new (an invitation: the address has no account yet).
-        { label: `${target.label}: member add`, args: () => ['member', 'add', '--project', projectId, '--email', `added-${invited++}@example.com`], env: target.env },
+        {
+          label: `${target.label}: member add`,
+          args: () => ['member', 'add', '--project', projectId, '--email', `added-${invited++}@example.com`],
+          env: target.env,
+        },
       ];
     });
     for (const command of commands) rows.push({ label: command.label, times: [] });
@@ -67,14 +71,18 @@ async function main(): Promise<void> {
       commands.forEach((command, i) => rows[i]?.times.push(timed([BIN, ...command.args()], command.env).ms));
     }
     const fmt = (times: number[]) => times.map((t) => Math.round(t)).join(', ');
-    const width = Math.max(...rows.map((row) => row.label.length), 'node -e \'\''.length);
-    console.log(`bench/cli: node server/dist/bin.js (as npx proctor runs it), ${ROUNDS} interleaved rounds, ${os.cpus().length} CPUs, load ${os.loadavg()[0]?.toFixed(1)}`);
+    const width = Math.max(...rows.map((row) => row.label.length), "node -e ''".length);
+    console.log(
+      `bench/cli: node server/dist/bin.js (as npx proctor runs it), ${ROUNDS} interleaved rounds, ${os.cpus().length} CPUs, load ${os.loadavg()[0]?.toFixed(1)}`,
+    );
     console.log(`  ${"node -e ''".padEnd(width)} : median ${Math.round(median(baseline))} ms (rounds: ${fmt(baseline)})`);
     for (const row of rows) {
       const ms = median(row.times);
       const met = ms < TARGET_MS;
       missed ||= !met;
-      console.log(`  ${row.label.padEnd(width)} : median ${Math.round(ms)} ms (rounds: ${fmt(row.times)}) target < ${TARGET_MS} ms: ${met ? 'met' : 'NOT met'}`);
+      console.log(
+        `  ${row.label.padEnd(width)} : median ${Math.round(ms)} ms (rounds: ${fmt(row.times)}) target < ${TARGET_MS} ms: ${met ? 'met' : 'NOT met'}`,
+      );
     }
   } finally {
     await db?.close();

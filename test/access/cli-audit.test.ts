@@ -93,7 +93,9 @@ describe('the fields of a change', () => {
     expect(changeFields(null, { role: 'viewer', created_by: { id: 'u1', name: '<script>' }, note: null })).toBe(
       '<ul class="fields"><li><span class="field">role</span>: viewer</li><li><span class="field">created_by.id</span>: u1</li><li><span class="field">created_by.name</span>: &lt;script&gt;</li><li><span class="field">note</span>: none</li></ul>',
     );
-    expect(changeFields({ scope: 'admin' }, null)).toBe('<p class="muted">removed:</p><ul class="fields"><li><span class="field">scope</span>: admin</li></ul>');
+    expect(changeFields({ scope: 'admin' }, null)).toBe(
+      '<p class="muted">removed:</p><ul class="fields"><li><span class="field">scope</span>: admin</li></ul>',
+    );
     expect(changeFields(null, null)).toBe('');
   });
 });
