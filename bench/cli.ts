@@ -1,12 +1,14 @@
 // The time of the `proctor` commands a person runs by hand, from the built package as `npx proctor`
 // runs it (node server/dist/bin.js), on an existing data directory (the embedded database, which the
-// command starts itself) and, when DATABASE_URL is set, on PostgreSQL; against `node -e ''` measured
+// command starts itself), on one that a running server holds (the command goes through its socket)
+// and, when DATABASE_URL is set, on PostgreSQL; against `node -e ''` measured
 // in the same run, rounds interleaved. Target: each command's median under 1 s (issue #52).
 // Needs the build: `npm run --silent build --workspaces`.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort, serverProcess, waitForHealth } from '../test/helpers/process.ts';
 import { benchDatabase, type BenchDatabase, median } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_CLI_ROUNDS ?? 5);
@@ -41,7 +43,23 @@ async function main(): Promise<void> {
   if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run --silent build --workspaces first`);
   const base = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' };
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-cli-'));
-  const targets: Target[] = [{ label: 'embedded', env: { ...base, PROCTOR_DATA_DIR: dataDir } }];
+  // The same, with `proctor serve` running on it: a command then goes through the server's socket.
+  const servedDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-cli-served-'));
+  const port = await freePort();
+  const served = serverProcess(
+    spawn(process.execPath, [BIN, 'serve'], {
+      env: { ...base, PROCTOR_DATA_DIR: servedDir, PORT: String(port), HOST: '127.0.0.1', PROCTOR_DEMO: 'false', PROCTOR_EXECUTOR_CONCURRENCY: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  await waitForHealth(`http://127.0.0.1:${port}`).catch((error: unknown) => {
+    served.child.kill('SIGTERM');
+    throw error;
+  });
+  const targets: Target[] = [
+    { label: 'embedded', env: { ...base, PROCTOR_DATA_DIR: dataDir } },
+    { label: 'embedded, server up', env: { ...base, PROCTOR_DATA_DIR: servedDir } },
+  ];
   let db: BenchDatabase | null = null;
   if (process.env.DATABASE_URL) {
     db = await benchDatabase();
@@ -86,7 +104,10 @@ async function main(): Promise<void> {
     }
   } finally {
     await db?.close();
+    served.child.kill('SIGTERM');
+    await served.exited;
     fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(servedDir, { recursive: true, force: true });
   }
   if (missed) {
     console.log(`bench/cli: a command took ${TARGET_MS} ms or more`);
