@@ -148,9 +148,10 @@ export async function openDatabase(config: Config, options: { briefly?: boolean 
 
 /**
  * The CLI's connection: `DATABASE_URL`; else the embedded database of a running server through
- * its socket; else the embedded database opened by the CLI itself.
+ * its socket; else the embedded database opened by the CLI itself (`briefly`: for a few
+ * statements, see openEmbedded).
  */
-export async function openDatabaseForCli(config: Config): Promise<Database> {
+export async function openDatabaseForCli(config: Config, options: { briefly?: boolean } = {}): Promise<Database> {
   if (config.databaseUrl) return openDatabase(config);
   const live = readLiveLock(config.dataDir);
   if (live) {
@@ -158,7 +159,7 @@ export async function openDatabaseForCli(config: Config): Promise<Database> {
     const sql = connect(url, 1);
     return { sql, url, embedded: true, close: () => sql.end({ timeout: 5 }) };
   }
-  return openDatabase(config, { briefly: true });
+  return openDatabase(config, options);
 }
 
 const pgliteAnswers = new WeakMap<Sql, Promise<boolean>>();

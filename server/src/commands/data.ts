@@ -20,13 +20,16 @@ const MODULES: Record<string, () => Promise<Command>> = {
   migrate: async () => async () => 'migrations up to date',
 };
 
+/** Commands that may read or write much: their own embedded database runs as a server's does. */
+const LONG = new Set(['retention', 'backup', 'analytics', 'migrate']);
+
 export async function dataCommand(words: string[], flags: Flags, version: () => string): Promise<string> {
   const command = words.join(' ');
   const load = MODULES[words[0] as string];
   if (!load) throw new UsageError(`unknown command "${command}"`);
   const config = loadConfig();
   // The module loads while the database starts (the embedded one takes most of a command's time).
-  const [run, db] = await Promise.all([load(), openDatabaseForCli(config)]);
+  const [run, db] = await Promise.all([load(), openDatabaseForCli(config, { briefly: !LONG.has(words[0] as string) })]);
   try {
     await migrate(db.sql);
     const answer = await run(db.sql, command, flags, version);
