@@ -1,4 +1,9 @@
 #!/usr/bin/env node
+import module from 'node:module';
+
+// Node 22+ keeps the compiled code of the modules a command loads (zod, postgres.js, PGlite's
+// JavaScript) between runs: a command then starts sooner. Node 20 lacks it and loses nothing.
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 // `proctor agent` runs on machines that only run tests, and `proctor mcp` beside an assistant: each
 // loads its client alone, not the server.
 if (process.argv[2] === 'agent') {

@@ -1,32 +1,9 @@
+// The `proctor` command: parses the command line and loads the one module its command needs, so
+// that a command answers at once (docs/decisions/cli-start.md). Nothing here imports the server,
+// the database or zod at the top: each command's module does, when it runs.
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { rebuildRollups } from './analytics/rollups.ts';
-import { writeBackup } from './backup/backup.ts';
-import { describeBackup, describeRestore } from './backup/describe.ts';
-import { RestoreRefused } from './backup/format.ts';
-import { restoreBackup } from './backup/restore.ts';
-import { ArchiveError } from './backup/tar.ts';
-import { parseKey } from './auth/keys.ts';
-import { KEY_SCOPES, type KeyScope } from './http/access.ts';
-import { createKey, type KeyOwner, listKeys, revokeKey } from './auth/store.ts';
-import { peopleCommand, UsageError } from './commands/people.ts';
-import { repositoryCommand } from './commands/repositories.ts';
-import { bindAtSetup } from './bindings/index.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { DomainError } from './errors.ts';
-import { openDatabaseForCli } from './db.ts';
-import { DataDirLockedError } from './embedded.ts';
-import { createLogger } from './logger.ts';
-import { migrate } from './migrate.ts';
-import { repoNameFor } from './projects/repo-name.ts';
-import { createProject, getProject } from './projects/store.ts';
-import { startServer } from './server.ts';
-import { PortInUseError } from './serving.ts';
-import { describeReport, runRetentionPass, serverPolicy } from './retention/index.ts';
-import { openStorage } from './storage/open.ts';
-import { chatAccountSchema, scmAccountSchema } from './users/schema.ts';
-import { linkAccount, userExists } from './users/store.ts';
+import { type Flags, UsageError } from './commands/usage.ts';
 
 const USAGE = `usage: proctor <command>
   serve                                         start the service
@@ -70,159 +47,14 @@ function packageVersion(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 }
 
-type Flags = Record<string, string | undefined> & { 'dry-run'?: boolean };
-
-function required(flags: Flags, name: string): string {
-  const value = flags[name];
-  if (!value) throw new UsageError(`--${name} is required`);
-  return value;
-}
-
-function projectIdFlag(flags: Flags): number {
-  const id = Number(required(flags, 'project'));
-  if (!Number.isInteger(id) || id < 1) throw new UsageError('--project must be a project id (a positive integer)');
-  return id;
-}
-
-function scopeFlag(flags: Flags): KeyScope {
-  const scope = flags.scope ?? 'admin';
-  if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')}`);
-  return scope as KeyScope;
-}
-
-function parseJsonFlag<S extends z.ZodType>(schema: S, raw: string, flag: string): z.infer<S> {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new UsageError(`--${flag} must be JSON`);
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new UsageError(`--${flag}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  return parsed.data;
-}
-
-async function serve(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel);
-  const server = await startServer(config, logger);
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    await server.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-}
-
-/** Runs one data command against whichever database the server uses. */
-async function withDatabase<T>(work: (db: Awaited<ReturnType<typeof openDatabaseForCli>>) => Promise<T>): Promise<T> {
-  const db = await openDatabaseForCli(loadConfig());
-  try {
-    await migrate(db.sql);
-    return await work(db);
-  } finally {
-    await db.close();
-  }
-}
-
-/** The project or user that `--project` or `--user` names, checked to exist. */
-async function keyOwner(sql: Awaited<ReturnType<typeof openDatabaseForCli>>['sql'], flags: Flags): Promise<KeyOwner> {
-  if (flags.project) {
-    const projectId = projectIdFlag(flags);
-    if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
-    return { projectId };
-  }
-  const userId = required(flags, 'user');
-  if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
-  return { userId };
-}
-
-async function dataCommand(words: string[], flags: Flags): Promise<string> {
-  const command = words.join(' ');
-  return withDatabase(async ({ sql }) => {
-    const people = await peopleCommand(sql, command, flags);
-    if (people !== null) return people;
-    const repositories = await repositoryCommand(sql, command, flags);
-    if (repositories !== null) return repositories;
-    switch (command) {
-      case 'migrate':
-        return 'migrations up to date';
-      case 'project create': {
-        // Without --repo, a project that only receives reports (the reporter, JUnit uploads).
-        const repo = flags.repo ?? null;
-        const settings = loadConfig().notify;
-        const project = await sql.begin(async (tx) => {
-          const made = await createProject(tx, { name: required(flags, 'name'), repoUrl: repo, repoName: repoNameFor(repo, flags['repo-name']) });
-          if (made.repo_url !== null)
-            await bindAtSetup(tx, { id: made.id, repo_url: made.repo_url }, { kind: 'system', name: 'proctor command line' }, settings, new Date());
-          return made;
-        });
-        return String(project.id);
-      }
-      case 'user link': {
-        const userId = required(flags, 'user');
-        if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
-        if (flags.chat) await linkAccount(sql, userId, { kind: 'chat', account: parseJsonFlag(chatAccountSchema, flags.chat, 'chat') });
-        else if (flags.scm) await linkAccount(sql, userId, { kind: 'scm', account: parseJsonFlag(scmAccountSchema, flags.scm, 'scm') });
-        else throw new UsageError('give --chat JSON or --scm JSON');
-        return 'ok';
-      }
-      case 'key create':
-        return createKey(sql, await keyOwner(sql, flags), scopeFlag(flags));
-      case 'key list': {
-        const keys = await listKeys(sql, await keyOwner(sql, flags));
-        return keys
-          .map((key) => [key.id, key.scope, key.created_at.toISOString(), key.test_run_id ? `run ${key.test_run_id}` : ''].join('\t').trimEnd())
-          .join('\n');
-      }
-      case 'key revoke': {
-        const given = required(flags, 'key');
-        const id = parseKey(given)?.id ?? given;
-        if (!(await revokeKey(sql, null, id))) throw new UsageError(`no key ${id}`);
-        return 'revoked';
-      }
-      case 'retention run': {
-        const projectId = flags.project === undefined ? undefined : projectIdFlag(flags);
-        if (projectId !== undefined && !(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
-        const dryRun = flags['dry-run'] === true;
-        const config = loadConfig();
-        const deps = { sql, storage: await openStorage(config), clock: () => new Date(), defaults: serverPolicy(config) };
-        const reports = await runRetentionPass(deps, { projectId, dryRun });
-        return reports.map((report) => describeReport(report, dryRun)).join('\n') || 'no projects';
-      }
-      case 'backup': {
-        const out = required(flags, 'out');
-        const config = loadConfig();
-        const summary = await writeBackup(
-          { sql, embedded: !config.databaseUrl, storage: await openStorage(config), storageKind: config.s3 ? 's3' : 'files', proctorVersion: packageVersion() },
-          out,
-        );
-        return describeBackup(summary, out, config.s3 !== null);
-      }
-      case 'analytics rebuild': {
-        const projectId = projectIdFlag(flags);
-        if (!(await getProject(sql, projectId))) throw new UsageError(`no project ${projectId}`);
-        await rebuildRollups(sql, projectId);
-        return 'rollups rebuilt';
-      }
-      default:
-        throw new UsageError(`unknown command "${command}"`);
-    }
-  });
-}
+const FLAGS = ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'role', 'out', 'github', 'gitlab'];
 
 export async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
-      ...Object.fromEntries(
-        ['name', 'repo', 'repo-name', 'email', 'project', 'user', 'chat', 'scm', 'scope', 'key', 'role', 'out', 'github', 'gitlab'].map((flag) => [
-          flag,
-          { type: 'string' as const },
-        ]),
-      ),
+      ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])),
       'dry-run': { type: 'boolean' },
       admin: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -240,16 +72,34 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (positionals.length === 0) throw new UsageError('no command given');
   if (positionals[0] === 'serve') {
+    const { serve } = await import('./commands/serve.ts');
     await serve();
     return -1;
   }
   if (positionals[0] === 'restore') {
     if (positionals.length !== 2) throw new UsageError('restore takes one backup file: proctor restore FILE');
-    process.stdout.write(`${describeRestore(await restoreBackup(positionals[1] as string, loadConfig()))}\n`);
+    const { restore } = await import('./commands/maintenance.ts');
+    process.stdout.write(`${await restore(positionals[1] as string)}\n`);
     return 0;
   }
-  process.stdout.write(`${await dataCommand(positionals, values as unknown as Flags)}\n`);
+  const { dataCommand } = await import('./commands/data.ts');
+  process.stdout.write(`${await dataCommand(positionals, values as Flags, packageVersion)}\n`);
   return 0;
+}
+
+/** Errors that a command says in one line, without a stack: their modules load only when one is thrown. */
+async function isPlainError(error: unknown): Promise<boolean> {
+  const [config, embedded, serving, errors, format, tar] = await Promise.all([
+    import('./config.ts'),
+    import('./embedded.ts'),
+    import('./serving.ts'),
+    import('./errors.ts'),
+    import('./backup/format.ts'),
+    import('./backup/tar.ts'),
+  ]);
+  return [config.ConfigError, embedded.DataDirLockedError, serving.PortInUseError, errors.DomainError, format.RestoreRefused, tar.ArchiveError].some(
+    (kind) => error instanceof kind,
+  );
 }
 
 /** Runs the CLI and exits with its status; `serve` keeps the process alive until a signal. */
@@ -258,20 +108,13 @@ export function runCli(argv: string[]): void {
     (code) => {
       if (code >= 0) process.exit(code);
     },
-    (error: unknown) => {
+    async (error: unknown) => {
       if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
         process.stderr.write(`proctor: ${(error as Error).message}\n${USAGE}\n`);
         process.exit(2);
       }
-      if (
-        error instanceof ConfigError ||
-        error instanceof DataDirLockedError ||
-        error instanceof PortInUseError ||
-        error instanceof DomainError ||
-        error instanceof RestoreRefused ||
-        error instanceof ArchiveError
-      ) {
-        process.stderr.write(`proctor: ${error.message}\n`);
+      if (await isPlainError(error).catch(() => false)) {
+        process.stderr.write(`proctor: ${(error as Error).message}\n`);
         process.exit(1);
       }
       process.stderr.write(`proctor: ${(error as Error).stack ?? String(error)}\n`);

@@ -126,12 +126,12 @@ export async function pipelinedTransaction<T>(sql: Sql, work: (tx: Tx) => Promis
  * Opens the database the server runs on: `DATABASE_URL` when set, else the embedded PostgreSQL
  * in the data directory (which this process then owns through its lock file).
  */
-export async function openDatabase(config: Config): Promise<Database> {
+export async function openDatabase(config: Config, options: { briefly?: boolean } = {}): Promise<Database> {
   if (config.databaseUrl) {
     const sql = connect(config.databaseUrl, config.dbPoolMax);
     return { sql, url: config.databaseUrl, embedded: false, close: () => sql.end({ timeout: 5 }) };
   }
-  const embedded = await openEmbedded(config.dataDir);
+  const embedded = await openEmbedded(config.dataDir, options);
   // The embedded server runs one query at a time; one pooled connection leaves the other
   // socket slots free for the CLI while the server runs.
   const sql = connect(embedded.url, 1);
@@ -148,9 +148,10 @@ export async function openDatabase(config: Config): Promise<Database> {
 
 /**
  * The CLI's connection: `DATABASE_URL`; else the embedded database of a running server through
- * its socket; else the embedded database opened by the CLI itself.
+ * its socket; else the embedded database opened by the CLI itself (`briefly`: for a few
+ * statements, see openEmbedded).
  */
-export async function openDatabaseForCli(config: Config): Promise<Database> {
+export async function openDatabaseForCli(config: Config, options: { briefly?: boolean } = {}): Promise<Database> {
   if (config.databaseUrl) return openDatabase(config);
   const live = readLiveLock(config.dataDir);
   if (live) {
@@ -158,7 +159,7 @@ export async function openDatabaseForCli(config: Config): Promise<Database> {
     const sql = connect(url, 1);
     return { sql, url, embedded: true, close: () => sql.end({ timeout: 5 }) };
   }
-  return openDatabase(config);
+  return openDatabase(config, options);
 }
 
 const pgliteAnswers = new WeakMap<Sql, Promise<boolean>>();

@@ -68,7 +68,7 @@ export async function seedDemo(sql: Sql, config: Config, base: string): Promise<
       '',
       `  ${base}/sign-in/link?token=${seeded.loginToken}`,
       '',
-      'Another link later: proctor user login-link --email demo@proctor.invalid',
+      'Another link later: npx proctor user login-link --email demo@proctor.invalid',
       '',
     ].join('\n'),
   );

@@ -92,7 +92,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       'listening',
     );
     if (config.demo) await seedDemo(database.sql, config, publicUrl);
-    if (!config.oidc) process.stdout.write(`Sign in to the dashboard with a one-time link: proctor user login-link --email <your email>\n`);
+    if (!config.oidc) process.stdout.write(`Sign in to the dashboard with a one-time link: npx proctor user login-link --email <your email>\n`);
     const sweeper = startSweeper(database.sql, clock, logger, {
       intervalMs: config.sweepIntervalMs,
       shardTimeoutMs: config.shardTimeoutMs,

@@ -35,7 +35,7 @@ it('when the CLI prints a link without PORT or PUBLIC_URL, then it is on the add
   });
   try {
     await waitForHealth(`http://127.0.0.1:${port}`);
-    expect(server.output()).toContain('Sign in to the dashboard with a one-time link: proctor user login-link --email <your email>');
+    expect(server.output()).toContain('Sign in to the dashboard with a one-time link: npx proctor user login-link --email <your email>');
     const cli = async (...args: string[]) => {
       const run = spawnProctor(args, { DATABASE_URL: db.url, PORT: '', PUBLIC_URL: '' });
       expect(await run.exited, run.output()).toBe(0);

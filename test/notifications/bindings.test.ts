@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../server/src/auth/store.ts';
 import { createSession } from '../../server/src/sessions/store.ts';
@@ -159,7 +160,7 @@ describe('bindings from the command line', () => {
     const listed = await cli(['repository', 'list', '--project', p]);
     expect(listed.output).toMatch(/^host\tname\tbound_by\tbound_at\ngithub\tacme\/cli\t-\t\d{4}-/);
     expect(await cli(['repository', 'unbind', '--project', p, '--github', 'ACME/cli'])).toEqual({ code: 0, output: 'unbound github acme/cli' });
-    const cliEvents = (await events('repository')).filter((e) => e.actor.name === 'proctor command line');
+    const cliEvents = (await events('repository')).filter((e) => e.actor.name === `${os.userInfo().username} (command line)`);
     expect(cliEvents.map((e) => e.action)).toEqual(['repository.unbound', 'repository.bound']);
   }, 180_000);
 

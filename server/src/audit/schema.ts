@@ -6,7 +6,9 @@ export const auditEventSchema = z
   .object({
     id: z.number().int(),
     at: z.string(),
-    actor: z.object({ kind: z.enum(['user', 'key', 'system']), id: z.string().nullable(), name: z.string() }),
+    actor: z
+      .object({ kind: z.enum(['user', 'key', 'system', 'cli']), id: z.string().nullable(), name: z.string() })
+      .describe("`cli`: a `proctor` command on the server's machine, its id the operating system's user; `system`: the server itself (id null)"),
     action: z.string().describe('`<object>.<verb>`, as `member.role_changed`, `key.created`, `run.unpinned`'),
     target: z.string().describe('`<kind>:<id>`, as `user:…`, `key:…`, `environment:3`'),
     before: z.unknown().nullable().describe('the object before the change, as the API shows it (never a secret); null for a creation'),

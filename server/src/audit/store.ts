@@ -5,8 +5,11 @@ import type { AuditEvent, AuditQuery } from './schema.ts';
 // The one module that writes `audit_events`: every change of access or configuration, written in
 // the transaction of the change itself, so that a change and its event stand or fall together.
 
-/** Who made a change: a person, a key (a machine), or the server itself (a policy at work). */
-export type Actor = { kind: 'user'; id: string } | { kind: 'key'; id: string } | { kind: 'system'; name: string };
+/**
+ * Who made a change: a person, a key (a machine), the server itself (a policy at work), or the
+ * operating system's user who ran a `proctor` command on the server's machine.
+ */
+export type Actor = { kind: 'user'; id: string } | { kind: 'key'; id: string } | { kind: 'system'; name: string } | { kind: 'cli'; user: string };
 
 /** The actor behind a request's scope. */
 export function actorOf(scope: Scope): Actor {
@@ -30,13 +33,15 @@ export interface Change {
 /** Records a change in the transaction `sql` makes it in. */
 export async function recordChange(sql: Tx, change: Change, now: Date): Promise<void> {
   const { actor } = change;
-  const actorId = actor.kind === 'system' ? null : actor.id;
+  const actorId = actor.kind === 'system' ? null : actor.kind === 'cli' ? actor.user : actor.id;
   const name =
     actor.kind === 'user'
       ? sql`coalesce((select name from users where id = ${actor.id}), ${actor.id})`
       : actor.kind === 'key'
         ? sql`${`key ${actor.id}`}::text`
-        : sql`${actor.name}::text`;
+        : actor.kind === 'cli'
+          ? sql`${`${actor.user} (command line)`}::text`
+          : sql`${actor.name}::text`;
   await sql`
     insert into audit_events (project_id, at, actor_kind, actor_id, actor_name, action, target, before, after)
     values (${change.projectId}, ${now}, ${actor.kind}, ${actorId}, ${name}, ${change.action}, ${change.target},
@@ -62,7 +67,7 @@ export async function audited<T>(sql: Sql, scope: Scope, now: Date, work: (tx: T
 interface EventRow {
   id: string;
   at: Date;
-  actor_kind: 'user' | 'key' | 'system';
+  actor_kind: 'user' | 'key' | 'system' | 'cli';
   actor_id: string | null;
   actor_name: string;
   action: string;

@@ -1,34 +1,28 @@
 // `proctor user …` and `proctor member …`: people and their projects, by email as people know
 // them, with every link on the public URL of the server that holds the data.
-import type { Actor } from '../audit/index.ts';
+import { recordChange } from '../audit/store.ts';
 import { loadConfig } from '../config.ts';
 import type { Sql } from '../db.ts';
+import type { z } from 'zod';
 import { type Added, addPerson, presentMember, removePerson } from '../members/service.ts';
 import { ROLES, type Role } from '../principals.ts';
 import { getProject, listMembers } from '../projects/store.ts';
 import { createLoginLink, LOGIN_LINK_MINUTES } from '../sessions/store.ts';
 import { recordedPublicUrl } from '../system/store.ts';
-import { newUserSchema } from '../users/schema.ts';
-import { createUser, listUsers, userExists, userIdOfEmail } from '../users/store.ts';
+import { chatAccountSchema, newUserSchema, scmAccountSchema } from '../users/schema.ts';
+import { createUser, linkAccount, listUsers, userExists, userIdOfEmail } from '../users/store.ts';
+import { commandLineActor, type Flags, projectIdFlag, required, UsageError } from './usage.ts';
 
-/** A command line that cannot be run as given: said in one line, with the usage. */
-export class UsageError extends Error {}
-
-export type Flags = Record<string, string | boolean | undefined>;
-
-/** The command line acts as itself in the audit trail. */
-const COMMAND_LINE: Actor = { kind: 'system', name: 'proctor command line' };
-
-function required(flags: Flags, name: string): string {
-  const value = flags[name];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-  return value;
-}
-
-export function projectIdFlag(flags: Flags): number {
-  const id = Number(required(flags, 'project'));
-  if (!Number.isInteger(id) || id < 1) throw new UsageError('--project must be a project id (a positive integer)');
-  return id;
+function parseJsonFlag<S extends z.ZodType>(schema: S, raw: string, flag: string): z.infer<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new UsageError(`--${flag} must be JSON`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new UsageError(`--${flag}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
 }
 
 function roleFlag(flags: Flags): Role {
@@ -46,11 +40,11 @@ export async function publicUrlOf(sql: Sql): Promise<string> {
 async function userFlag(sql: Sql, flags: Flags): Promise<string> {
   if (typeof flags.email === 'string') {
     const id = await userIdOfEmail(sql, flags.email);
-    if (!id) throw new UsageError(`no user with the email ${flags.email} (proctor user list shows them)`);
+    if (!id) throw new UsageError(`no user with the email ${flags.email} (npx proctor user list shows them)`);
     return id;
   }
   const id = required(flags, 'user');
-  if (!(await userExists(sql, id))) throw new UsageError(`no user ${id} (proctor user list shows them)`);
+  if (!(await userExists(sql, id))) throw new UsageError(`no user ${id} (npx proctor user list shows them)`);
   return id;
 }
 
@@ -71,7 +65,31 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
       const parsed = newUserSchema.safeParse({ email: flags.email, name: flags.name });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; '));
       if (await userIdOfEmail(sql, parsed.data.email)) throw new UsageError(`a user with the email ${parsed.data.email} exists already`);
-      return createUser(sql, { ...parsed.data, isAdmin: flags.admin === true });
+      const isAdmin = flags.admin === true;
+      // A person is no project's: the event is the instance's (no project), as a personal key's.
+      return sql.begin(async (tx) => {
+        const id = await createUser(tx, { ...parsed.data, isAdmin });
+        const after = { id, email: parsed.data.email.toLowerCase(), name: parsed.data.name, is_admin: isAdmin };
+        await recordChange(tx, { projectId: null, actor: commandLineActor(), action: 'user.created', target: `user:${id}`, after }, new Date());
+        return id;
+      });
+    }
+    case 'user link': {
+      const userId = required(flags, 'user');
+      if (!(await userExists(sql, userId))) throw new UsageError(`no user ${userId}`);
+      const account =
+        typeof flags.chat === 'string'
+          ? { kind: 'chat' as const, account: parseJsonFlag(chatAccountSchema, flags.chat, 'chat') }
+          : typeof flags.scm === 'string'
+            ? { kind: 'scm' as const, account: parseJsonFlag(scmAccountSchema, flags.scm, 'scm') }
+            : null;
+      if (!account) throw new UsageError('give --chat JSON or --scm JSON');
+      await sql.begin(async (tx) => {
+        await linkAccount(tx, userId, account);
+        const after = { [account.kind]: account.account };
+        await recordChange(tx, { projectId: null, actor: commandLineActor(), action: 'user.account_linked', target: `user:${userId}`, after }, new Date());
+      });
+      return 'ok';
     }
     case 'user list': {
       const users = await listUsers(sql);
@@ -91,7 +109,7 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
         const added: Added = await addPerson(
           sql,
           projectId,
-          COMMAND_LINE,
+          commandLineActor(),
           { email: flags.email, role },
           { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql) },
           new Date(),
@@ -100,7 +118,7 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
       }
       const userId = await userFlag(sql, flags);
       const { email } = (await listUsers(sql)).find((user) => user.id === userId) as { email: string };
-      await addPerson(sql, projectId, COMMAND_LINE, { email, role }, { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql) }, new Date());
+      await addPerson(sql, projectId, commandLineActor(), { email, role }, { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql) }, new Date());
       return 'ok';
     }
     case 'member list': {
@@ -109,7 +127,7 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
     }
     case 'member remove': {
       const projectId = await projectFlag(sql, flags);
-      await removePerson(sql, projectId, COMMAND_LINE, await userFlag(sql, flags), new Date());
+      await removePerson(sql, projectId, commandLineActor(), await userFlag(sql, flags), new Date());
       return 'ok';
     }
     default:

@@ -1,12 +1,11 @@
 // `proctor repository …`: the repositories bound to a project, where the server's GitHub App and
 // GitLab token may act for it. The command line is the operator's, as an instance admin's API is.
-import type { Actor } from '../audit/index.ts';
-import { bindRepository, type BindingHost, githubRepository, gitlabProject, listBindings, unbindRepository } from '../bindings/index.ts';
+import { type BindingHost, githubRepository, gitlabProject } from '../bindings/schema.ts';
+import { bindRepository, unbindRepository } from '../bindings/service.ts';
+import { listBindings } from '../bindings/store.ts';
 import type { Sql } from '../db.ts';
 import { getProject } from '../projects/store.ts';
-import { type Flags, projectIdFlag, UsageError } from './people.ts';
-
-const COMMAND_LINE: Actor = { kind: 'system', name: 'proctor command line' };
+import { commandLineActor, type Flags, projectIdFlag, UsageError } from './usage.ts';
 
 /** The repository `--github owner/name` or `--gitlab group/name|id` names, checked as the API checks it. */
 function repositoryFlag(flags: Flags): { host: BindingHost; name: string } {
@@ -31,7 +30,7 @@ export async function repositoryCommand(sql: Sql, command: string, flags: Flags)
   switch (command) {
     case 'repository bind': {
       const projectId = await projectOf(sql, flags);
-      const binding = await bindRepository(sql, projectId, COMMAND_LINE, repositoryFlag(flags), new Date());
+      const binding = await bindRepository(sql, projectId, commandLineActor(), repositoryFlag(flags), new Date());
       return `bound ${binding.host} ${binding.name}`;
     }
     case 'repository unbind': {
@@ -39,7 +38,7 @@ export async function repositoryCommand(sql: Sql, command: string, flags: Flags)
       const { host, name } = repositoryFlag(flags);
       const binding = (await listBindings(sql, projectId)).find((b) => b.host === host && b.name.toLowerCase() === name.toLowerCase());
       if (!binding) throw new UsageError(`${host} repository ${name} is not bound to project ${projectId}`);
-      await unbindRepository(sql, projectId, COMMAND_LINE, binding.id, new Date());
+      await unbindRepository(sql, projectId, commandLineActor(), binding.id, new Date());
       return `unbound ${binding.host} ${binding.name}`;
     }
     case 'repository list': {

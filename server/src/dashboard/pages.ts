@@ -26,7 +26,7 @@ export function signInPage(next: string, problem: string | null, provider: { nam
   const body = `<h1>Sign in to Proctor</h1>
 ${problem ? `<p role="alert"><strong>${e(problem)}</strong></p>` : ''}${options.notice ? `<p role="status"><strong>${e(options.notice)}</strong></p>` : ''}${oidc}
 ${byMail}
-<pre>proctor user login-link --email &lt;your email&gt;</pre>
+<pre>npx proctor user login-link --email &lt;your email&gt;</pre>
 <p class="muted">A link signs you in once, within 15 minutes of being made.</p>
 ${next !== '/' ? `<p class="muted">You will be taken back to <code>${e(next)}</code>.</p>` : ''}`;
   return layout({ title: 'Sign in', viewer: null, body });

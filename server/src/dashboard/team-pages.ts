@@ -104,17 +104,64 @@ interface EventRow {
   after: unknown;
 }
 
-function change(event: EventRow): string {
-  const side = (label: string, value: unknown) =>
-    value === null || value === undefined ? '' : `<div><span class="muted">${label}</span> <code>${e(JSON.stringify(value))}</code></div>`;
-  return `${side('before', event.before)}${side('after', event.after)}`;
+/** A value as one line of text: nested objects flattened by changeFields, lists joined. */
+function shown(value: unknown): string {
+  if (value === null || value === undefined) return 'none';
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(shown).join(', ');
+  if (typeof value === 'object') return JSON.stringify(value);
+  if (typeof value === 'string') return value === '' ? '""' : value;
+  return String(value);
 }
+
+/** An object's fields as `field` → value, nested objects as `field.sub`; a value that is no object as one unnamed field. */
+function fieldsOf(value: unknown, prefix = ''): Map<string, unknown> {
+  const fields = new Map<string, unknown>();
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    fields.set(prefix, value);
+    return fields;
+  }
+  for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+    const name = prefix ? `${prefix}.${key}` : key;
+    if (inner !== null && typeof inner === 'object' && !Array.isArray(inner) && Object.keys(inner).length > 0) {
+      for (const [sub, v] of fieldsOf(inner, name)) fields.set(sub, v);
+    } else fields.set(name, inner);
+  }
+  return fields;
+}
+
+const fieldName = (name: string) => (name === '' ? '' : `<span class="field">${e(name)}</span>: `);
+
+/**
+ * What a change did, as fields a person reads: for an update, each field that changed as
+ * `field: old → new`; for a creation, `field: value`; for a removal, what was there. Escaped.
+ */
+export function changeFields(before: unknown, after: unknown): string {
+  const has = (value: unknown) => value !== null && value !== undefined;
+  if (!has(before) && !has(after)) return '';
+  const list = (items: string[], label: string) =>
+    items.length === 0 ? `<p class="muted">${label}</p>` : `<ul class="fields">${items.map((item) => `<li>${item}</li>`).join('')}</ul>`;
+  if (has(before) && has(after)) {
+    const old = fieldsOf(before);
+    const now = fieldsOf(after);
+    const names = [...new Set([...old.keys(), ...now.keys()])].filter((name) => shown(old.get(name)) !== shown(now.get(name)));
+    return list(
+      names.map((name) => `${fieldName(name)}<del>${e(shown(old.get(name)))}</del> → <ins>${e(shown(now.get(name)))}</ins>`),
+      'no field changed',
+    );
+  }
+  const side = has(after) ? after : before;
+  const items = [...fieldsOf(side)].map(([name, value]) => `${fieldName(name)}${e(shown(value))}`);
+  return `${has(after) ? '' : '<p class="muted">removed:</p>'}${list(items, 'no fields')}`;
+}
+
+const AUDIT_STYLE =
+  'td.change ul.fields{margin:0;padding-left:1rem;font-size:.85rem}td.change li{word-break:break-word}td.change .field{font-weight:600}td.change del{color:#8a1c1c}td.change ins{text-decoration:none;color:#14622a}td.change p{margin:0;font-size:.85rem}';
 
 export function auditPage(viewer: Viewer, project: Project, view: { events: EventRow[]; action: string | undefined; page: number; pages: number }): string {
   const rows = view.events
     .map(
       (event) =>
-        `<tr><td>${e(event.at.slice(0, 19).replace('T', ' '))}</td><td>${e(event.actor.name)}</td><td><code>${e(event.action)}</code></td><td>${e(event.target)}</td><td class="change">${change(event)}</td></tr>`,
+        `<tr><td>${e(event.at.slice(0, 19).replace('T', ' '))}</td><td>${e(event.actor.name)}</td><td><code>${e(event.action)}</code></td><td>${e(event.target)}</td><td class="change">${changeFields(event.before, event.after)}</td></tr>`,
     )
     .join('');
   const table =
@@ -125,5 +172,5 @@ export function auditPage(viewer: Viewer, project: Project, view: { events: Even
   const more =
     view.page < view.pages ? `<p><a href="?page=${view.page + 1}${view.action ? `&action=${encodeURIComponent(view.action)}` : ''}">Older changes</a></p>` : '';
   const body = `<h1>Audit trail of ${e(project.name)}</h1>${filter}${table}${more}`;
-  return layout({ title: `Audit · ${project.name}`, viewer, project, body, style: 'td.change code{word-break:break-all;font-size:.8rem}' });
+  return layout({ title: `Audit · ${project.name}`, viewer, project, body, style: AUDIT_STYLE });
 }
