@@ -35,8 +35,9 @@ async function attachInTx(
   testCaseId: string,
   by: AttachedBy,
   now: Date,
+  groupLocked = false,
 ): Promise<Member> {
-  await store.lockGroup(tx, projectId, groupId, await store.firstFailure(tx, run.id, testCaseId), now);
+  if (!groupLocked) await store.lockGroup(tx, projectId, groupId, await store.firstFailure(tx, run.id, testCaseId), now);
   const events = await store.memberEvents(tx, projectId, groupId, testCaseId);
   const decision = decideAttach(events, by.source, run.id);
   if (decision !== 'nothing') {
@@ -65,6 +66,9 @@ async function attachInTx(
  * titled and are labelled new or known as every other's. Groups are taken in id order (no two
  * uploads lock two groups in opposite orders).
  */
+/** Failures attached together on the pipelined connection. */
+const ATTACHED_AT_ONCE = 64;
+
 export async function attachShardFailures(tx: Tx, projectId: number, runId: number, shard: number, by: AttachedBy, now: Date): Promise<number> {
   const [run] = await tx<{ environment_id: number }[]>`select environment_id from test_runs where project_id = ${projectId} and id = ${runId}`;
   if (!run) return 0;
@@ -72,9 +76,21 @@ export async function attachShardFailures(tx: Tx, projectId: number, runId: numb
     select test_case_id, failure_group_id from test_results
     where test_run_id = ${runId} and shard = ${shard} and is_final and failure_group_id is not null
     order by failure_group_id, test_case_id`;
-  for (const row of failed) {
-    await attachInTx(tx, projectId, row.failure_group_id, { id: runId, environmentId: run.environment_id }, row.test_case_id, by, now);
+  const where = { id: runId, environmentId: run.environment_id };
+  // A known failure's groups are there already (the usual case from the second build on): they are
+  // locked at once in id order, then each failure's steps are sent together, pipelined on the
+  // transaction's connection: thousands of failures wait for a few round trips, not five each.
+  // A group to make is made one at a time, in id order, as its title may be another new one's.
+  const groups = [...new Set(failed.map((row) => row.failure_group_id))];
+  if ((await store.existingGroups(tx, projectId, groups)) === groups.length && (await store.lockGroups(tx, projectId, groups)) === groups.length) {
+    for (let at = 0; at < failed.length; at += ATTACHED_AT_ONCE) {
+      await Promise.all(
+        failed.slice(at, at + ATTACHED_AT_ONCE).map((row) => attachInTx(tx, projectId, row.failure_group_id, where, row.test_case_id, by, now, true)),
+      );
+    }
+    return failed.length;
   }
+  for (const row of failed) await attachInTx(tx, projectId, row.failure_group_id, where, row.test_case_id, by, now);
   return failed.length;
 }
 

@@ -70,6 +70,18 @@ export async function lockExistingGroup(sql: Tx, projectId: number, groupId: str
   return rows.length > 0;
 }
 
+/** How many of these groups the project has. */
+export async function existingGroups(sql: Tx, projectId: number, groupIds: string[]): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from failure_groups where project_id = ${projectId} and id = any(${groupIds}::text[])`;
+  return row?.n ?? 0;
+}
+
+/** Locks these groups, in id order (no two transactions lock two groups in opposite orders); how many there were. */
+export async function lockGroups(sql: Tx, projectId: number, groupIds: string[]): Promise<number> {
+  const rows = await sql`select id from failure_groups where project_id = ${projectId} and id = any(${groupIds}::text[]) order by id for update`;
+  return rows.length;
+}
+
 export async function memberEvents(sql: Tx, projectId: number, groupId: string, testCaseId?: string): Promise<MemberEvent[]> {
   return sql<MemberEvent[]>`
     select test_case_id, kind, source, actor_id, test_run_id, environment_id, occurred_at
