@@ -49,7 +49,7 @@ describe("the README's reporter section, followed by a newcomer", () => {
     const section = readmeSection();
     const install = /```sh\n(npm install --save-dev @proctor\/reporter)\n```/.exec(section)?.[1];
     const reporterLine = /```ts\n\/\/ playwright\.config\.ts\n(reporter: .*)\n```/.exec(section)?.[1];
-    const keyCommand = /`(proctor key create --project 1 --scope report)`/.exec(section)?.[1];
+    const keyCommand = /`(npx proctor key create --project 1 --scope report)`/.exec(section)?.[1];
     expect(install).toBe('npm install --save-dev @proctor/reporter');
     expect(reporterLine).toContain("'@proctor/reporter'");
     expect(keyCommand).toBeDefined();
@@ -99,7 +99,7 @@ test('applies a coupon', () => expect(10 * 0.9).toBe(9));
 
     // The server's side, as the README and docs/cli.md say: a project without a repository, a report key.
     const projectId = await proctor('project', 'create', '--name', 'Shop');
-    const key = await proctor(...(keyCommand as string).replace('--project 1', `--project ${projectId}`).split(' ').slice(1));
+    const key = await proctor(...(keyCommand as string).replace('--project 1', `--project ${projectId}`).split(' ').slice(2));
     expect(key).toMatch(/^prc_p_/);
     const api = client(server.url, key);
     expect((await api.get('/api/environments')).body.data.environments).toEqual([]);

@@ -322,11 +322,12 @@ export class FileGrouper {
   private held: JunitCase[] = [];
   private heldId: string | null = null;
   /**
-   * The tests of the file so far, each by 52 bits of its id (a number, not the 41-character id:
-   * a file of 400,000 testcases keeps a few MB here, not 50), and how often a repeated one came.
+   * The tests of the file so far, each by 52 bits of its id, off the JavaScript heap (a file of
+   * 400,000 testcases keeps 8 MB of typed array here, not 50 MB of strings); and how often a
+   * repeated one came.
    */
-  private readonly seen = new Set<number>();
-  private readonly repeats = new Map<number, number>();
+  private readonly seen = new IdSet();
+  private readonly repeats = new Map<string, number>();
   readonly counts: FileCounts = {
     testcases: 0,
     tests: 0,
@@ -379,13 +380,11 @@ export class FileGrouper {
   }
 
   private emit(baseId: string, testcases: JunitCase[], rule: RetryRule | null): void {
-    // The id's last 13 hex digits are of the hash of the test's file, class, suites and name.
-    const key = Number.parseInt(baseId.slice(-13), 16);
     let nth = 1;
-    if (this.seen.has(key)) {
-      nth = (this.repeats.get(key) ?? 1) + 1;
-      this.repeats.set(key, nth);
-    } else this.seen.add(key);
+    if (!this.seen.add(baseId)) {
+      nth = (this.repeats.get(baseId) ?? 1) + 1;
+      this.repeats.set(baseId, nth);
+    }
     const named = nth === 1 ? testcases : testcases.map((testcase) => ({ ...testcase, name: `${testcase.name} [${nth}]` }));
     const id = nth === 1 ? baseId : junitTestId(named[0] as JunitCase, this.places);
     this.counts.tests++;
@@ -416,4 +415,46 @@ export function countDifferences(counts: FileCounts, totals: JunitTotals | null)
   }
   if (why.length === 0) why.push(`counted ${say(ours)} where the file's totals say ${say(totals)}`);
   return why;
+}
+
+/**
+ * A set of test ids by 52 bits of each (the last 13 hex digits: of the hash of the test's file,
+ * class, suites and name), in a typed array that grows by doubling: open addressing, two 32-bit
+ * words a slot, 0 for empty. Off the JavaScript heap, so that a heap-capped server reads files of
+ * any number of testcases.
+ */
+export class IdSet {
+  private slots = new Uint32Array(2 * 1024);
+  private size = 0;
+
+  /** False when the id was there already. */
+  add(id: string): boolean {
+    const tail = id.slice(-13);
+    // 20 bits + 1 (never 0: 0 marks an empty slot) and 32 bits.
+    const high = Number.parseInt(tail.slice(0, 5), 16) + 1;
+    const low = Number.parseInt(tail.slice(5), 16) >>> 0;
+    if ((this.size + 1) * 2 > this.slots.length / 2) this.grow();
+    return this.put(high, low);
+  }
+
+  private put(high: number, low: number): boolean {
+    const mask = this.slots.length / 2 - 1;
+    for (let slot = (low ^ Math.imul(high, 0x9e3779b1)) & mask; ; slot = (slot + 1) & mask) {
+      const at = slot * 2;
+      if (this.slots[at] === 0) {
+        this.slots[at] = high;
+        this.slots[at + 1] = low;
+        this.size++;
+        return true;
+      }
+      if (this.slots[at] === high && this.slots[at + 1] === low) return false;
+    }
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    this.slots = new Uint32Array(old.length * 2);
+    this.size = 0;
+    for (let at = 0; at < old.length; at += 2) if (old[at] !== 0) this.put(old[at] as number, old[at + 1] as number);
+  }
 }
