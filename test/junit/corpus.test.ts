@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
+import type { JunitUploadAnswer } from '../../server/src/junit/schema.ts';
 
 // Real report files that other projects' runners wrote (test/fixtures/junit-corpus: the test files
 // of EnricoMi/publish-unit-test-result-action and mikepenz/action-junit-report, with the counts
@@ -74,16 +75,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface FileAnswer {
-  name: string;
-  testcases: number;
-  tests: number;
-  failures: number;
-  errors: number;
-  skipped: number;
-  totals: { tests: number; failures: number; errors: number; skipped: number } | null;
-  differences: string[];
-}
+/** A file as the upload's answer tells it. */
+type FileAnswer = JunitUploadAnswer['files'][number];
 
 async function upload(entry: Expected, n: number): Promise<{ status: number; file?: FileAnswer; error?: string }> {
   const name = path.basename(entry.file);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipartBody } from '../helpers/bodies.ts';
 import { client } from '../helpers/http.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
+import type { JunitUploadAnswer } from '../../server/src/junit/schema.ts';
 
 // One test written more than once, as four runners write it: TestNG's data-provider invocations
 // (through Surefire), Jest's `test.each` cases of one title, Gradle's test-retry plugin, and
@@ -22,15 +23,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface FileAnswer {
-  testcases: number;
-  tests: number;
-  failures: number;
-  errors: number;
-  skipped: number;
-  totals: { tests: number; failures: number; errors: number; skipped: number } | null;
-  differences: string[];
-}
+/** A file as the upload's answer tells it. */
+type FileAnswer = JunitUploadAnswer['files'][number];
 
 /** The file uploaded as a run of its own: the answer's file, and the run's tests by title (status and retries). */
 async function upload(name: string, xml: string): Promise<{ file: FileAnswer; tests: Record<string, { status: string; retries: number }> }> {

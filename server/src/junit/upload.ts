@@ -18,8 +18,8 @@ import {
 import type { ListedTest } from '../testcases/index.ts';
 import { attachmentsOf, attemptsOf, countDifferences, type FileCounts, FileGrouper, type GroupedTest, listedTest } from './attempts.ts';
 import type { UploadedFile } from './multipart.ts';
-import { type JunitCase, JunitFileError, JunitReader, type JunitTimes, type JunitTotals } from './read.ts';
-import { JUNIT_LIMITS, type JunitUploadQuery } from './schema.ts';
+import { type JunitCase, JunitFileError, JunitReader, type JunitTimes } from './read.ts';
+import { JUNIT_LIMITS, type JunitUploadAnswer, type JunitUploadQuery } from './schema.ts';
 import { Spool, type SpooledFile } from './spool.ts';
 
 // An upload of JUnit XML files: one shard of a run (the run of its key, made by the build's first
@@ -30,18 +30,8 @@ import { Spool, type SpooledFile } from './spool.ts';
 // database's writing overlap); a file that fails rolls the transaction back and leaves nothing of
 // the upload behind (docs/decisions/junit-upload-pipeline.md).
 
-/** A file of the upload as read: its testcases, Proctor's counts, the totals it states and why they differ. */
-export interface ReadFile {
-  name: string;
-  testcases: number;
-  tests: number;
-  failures: number;
-  errors: number;
-  skipped: number;
-  totals: JunitTotals | null;
-  differences: string[];
-  times: JunitTimes;
-}
+/** A file of the upload as read: what the answer says of it (its counts, its totals, why they differ), and when its tests ran. */
+export type ReadFile = JunitUploadAnswer['files'][number] & { times: JunitTimes };
 
 export interface UploadOutcome {
   runId: number;

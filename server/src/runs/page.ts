@@ -25,6 +25,12 @@ function branchOf(run: RunRow): string {
   return branch ? ` · branch <strong class="branch">${e(branch)}</strong>` : '';
 }
 
+/** Why the tests ran from another branch than the run's, when they did. */
+function noteOnBranch(run: RunRow): string {
+  const note = branchNote(run);
+  return note ? `<p class="note branch-note">${e(note)}</p>` : '';
+}
+
 /** The CI job that asked for the run. */
 function ciJobLink(url: string | null): string {
   return url && isWebUrl(url) ? ` · <a class="ci-job" href="${e(url)}" rel="noreferrer">CI job</a>` : '';
@@ -200,7 +206,7 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
 <div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
 ${branchOf(run)}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
 ${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}${ciJobLink(run.ci_build_url)}</div>
-${branchNote(run) ? `<p class="note branch-note">${e(branchNote(run) as string)}</p>` : ''}
+${noteOnBranch(run)}
 ${actions.run ?? ''}
 ${details.previous && actions.compareLink ? `<p class="compare"><a href="${e(actions.compareLink(details.previous.id))}">Compare with run #${details.previous.id}</a> <span class="muted">(the previous of this environment and branch)</span></p>` : ''}
 ${retentionNote(run)}
