@@ -91,15 +91,21 @@ async function main(): Promise<void> {
       const before = watchMemory(to.pid as number).stop().peakSumMb;
       const memory = watchMemory(to.pid as number);
       const started = performance.now();
-      const answer = await postStream<JunitUploadAnswer>(
-        { ...transport, url: to.url },
-        `/api/test-runs/junit?${query}`,
-        body.contentType,
-        () => body.open(),
-        body.size,
-      );
+      let answer: Awaited<ReturnType<typeof postStream<JunitUploadAnswer>>>;
+      let peakMb = 0;
+      try {
+        answer = await postStream<JunitUploadAnswer>(
+          { ...transport, url: to.url },
+          `/api/test-runs/junit?${query}`,
+          body.contentType,
+          () => body.open(),
+          body.size,
+        );
+      } finally {
+        peakMb = memory.stop().peakSumMb;
+      }
       const seconds = (performance.now() - started) / 1000;
-      const growthMb = memory.stop().peakSumMb - before;
+      const growthMb = peakMb - before;
       const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from test_results where test_run_id = ${answer.data.test_run.id}`;
       if (stored?.n !== expected) throw new Error(`expected ${expected} stored results, found ${stored?.n}`);
       return { rate: expected / seconds, growthMb };

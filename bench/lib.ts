@@ -186,7 +186,9 @@ export function watchMemory(primaryPid: number) {
     );
     for (const pid of pids) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, residentKb(pid, 'VmHWM')));
   };
+  // A sampler never keeps the bench alive: a bench whose request failed before stop() still exits.
   const timer = setInterval(sample, 200);
+  timer.unref();
   return {
     stop: () => {
       clearInterval(timer);

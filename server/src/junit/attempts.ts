@@ -38,6 +38,9 @@ export function fileOf(testcase: JunitCase): string {
   return testcase.classname;
 }
 
+/** The places whose id half `junitTestId` keeps at once. */
+const PLACES_KEPT = 4096;
+
 /**
  * A test's id from its file, class, suites and name: the same in every upload of every build, as
  * a Playwright test's id is. Shaped as the reporter's ids are (20 hex, "-", 20 hex). `places`
@@ -48,7 +51,13 @@ export function junitTestId(testcase: JunitCase, places?: Map<string, string>): 
   let placeId = places?.get(place);
   if (placeId === undefined) {
     placeId = hex20(`junit\u0000${place}`);
-    places?.set(place, placeId);
+    if (places) {
+      // Tests of a place come together, so a cache of the latest places serves as well as one of
+      // all, and its memory stays flat in the file's size. Its keys are copies: the reader's
+      // strings are slices of the chunks it read, and a slice kept keeps its whole chunk alive.
+      if (places.size >= PLACES_KEPT) places.clear();
+      places.set(Buffer.from(place, 'utf8').toString('utf8'), placeId);
+    }
   }
   const test = [testcase.file ?? '', testcase.classname, ...testcase.suites, testcase.name].join('\u0000');
   return `${placeId}-${hex20(test)}`;
