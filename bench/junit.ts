@@ -92,7 +92,7 @@ async function main(): Promise<void> {
       const memory = watchMemory(to.pid as number);
       const started = performance.now();
       let answer: Awaited<ReturnType<typeof postStream<JunitUploadAnswer>>>;
-      let peakMb = 0;
+      let peakMb: number;
       try {
         answer = await postStream<JunitUploadAnswer>(
           { ...transport, url: to.url },
