@@ -181,6 +181,14 @@ describe('what each format says of a test', () => {
     expect(byName(cases, 'TestPassing')).toMatchObject({ failure: null, skipped: null, time: 0.06 });
   });
 
+  it("when a go test records attributes (go 1.25's t.Attr), then they are its properties", () => {
+    const [testcase] = readCorpus('gotestsum/testjson/go-test-json-with-attributes.out').cases;
+    expect(testcase?.properties).toEqual([
+      { name: 'hello', value: 'world' },
+      { name: 'other', value: 'side' },
+    ]);
+  });
+
   it("when gotestsum reran failed go tests in the same file, then each is one test, its failed runs its retries as gotestsum's rerun report counts them", () => {
     const entry = corpus.find((each) => each.file === 'gotestsum/cmd/go-test-json-flaky-rerun.out') as Expected;
     const { cases } = readCorpus(entry.file);
@@ -257,6 +265,41 @@ describe('what each format says of a test', () => {
     expect(flaky.retries).toHaveLength(2);
     expect(flaky.properties).toContainEqual({ name: 'flaky', value: 'true' });
     expect(byName(cases, 'should be able to logout').skipped).toEqual({ message: 'skipped' });
+  });
+
+  it("when CTRF's own examples are read, then suites as a list, retry attempts, labels, attachments, output and times are read", () => {
+    const comprehensive = readCorpus('ctrf-spec/examples/comprehensive.json');
+    const login = byName(comprehensive.cases, 'user can login');
+    expect(login).toMatchObject({
+      suites: ['Authentication', 'Login'],
+      classname: 'Authentication > Login',
+      file: 'tests/auth/login.test.js',
+      time: 3.5,
+      timestamp: '2021-01-01T00:00:00.000Z',
+    });
+    expect(login.properties).toEqual(
+      expect.arrayContaining([
+        { name: 'tag', value: 'smoke' },
+        { name: 'label.priority', value: 'P1' },
+        { name: 'label.owners', value: 'qa, platform' },
+      ]),
+    );
+    const checkout = byName(comprehensive.cases, 'user can checkout');
+    expect(checkout.failure).toBeNull();
+    expect(checkout.retries).toHaveLength(1);
+    const dashboard = byName(comprehensive.cases, 'admin dashboard loads');
+    expect(dashboard).toMatchObject({ line: 42, failure: { element: 'failure' } });
+    expect(dashboard.failure?.message).toBeTruthy();
+    expect(dashboard.failure?.text).toBeTruthy();
+    expect(comprehensive.reader.times).toEqual({ startMs: 1609459200000, endMs: 1609459220000, seconds: 20 });
+    const [retried] = readCorpus('ctrf-spec/examples/with-retries.json').cases.filter((testcase) => testcase.name === 'flaky test');
+    expect(retried?.retries.map((retry) => [retry.message, retry.time])).toEqual([
+      ['Connection timeout', 0.12],
+      ['Connection timeout', 0.13],
+    ]);
+    const [diagnosed] = readCorpus('ctrf-spec/examples/with-diagnostics.json').cases;
+    expect(diagnosed?.attachments).toEqual(expect.arrayContaining(['/artifacts/screenshots/test-1.png', '/artifacts/logs/console-1.txt']));
+    expect(diagnosed?.systemErr).toBe('Warning: Network slow\nError: Element not found after 5000ms');
   });
 
   it('when a CTRF test names attachments, its retry attempts and its output, then they are read', () => {

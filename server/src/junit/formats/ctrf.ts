@@ -10,7 +10,8 @@ import { WholeDocumentReader } from './whole-document.ts';
 // its class that suite, else its `filePath`; `duration` in ms; `failed` is a failure (`message`,
 // `trace`); `skipped`, `pending` and `other` are skipped (their `rawStatus` the reason). Its earlier
 // runs are `retryAttempts` (each with its status, message and trace), else `retries` (a count of
-// failed runs before the last, no more said of them); `attachments[].path` are its files.
+// failed runs before the last, no more said of them); `attachments[].path` are its files; `tags`,
+// `labels`, `type`, `browser` its properties.
 
 const SKIPPED = new Set(['skipped', 'pending', 'other']);
 
@@ -107,6 +108,11 @@ class CtrfReader extends WholeDocumentReader {
       if (value) properties.push({ name: key, value: value.slice(0, 2000) });
     }
     if (test.flaky === true) properties.push({ name: 'flaky', value: 'true' });
+    // CTRF 1.0's `labels`: values of a few kinds, a list joined.
+    for (const [name, value] of Object.entries(asObject(test.labels) ?? {})) {
+      const text = Array.isArray(value) ? value.map(String).join(', ') : typeof value === 'object' || value === undefined ? null : String(value);
+      if (text !== null) properties.push({ name: `label.${name}`.slice(0, 200), value: text.slice(0, 2000) });
+    }
     return properties.slice(0, JUNIT_LIMITS.properties);
   }
 }
