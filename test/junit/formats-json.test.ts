@@ -178,6 +178,8 @@ describe('what each format says of a test', () => {
     expect(failing.atLine).toBe(7);
     expect(byName(cases, 'TestSkipped').skipped).toEqual({ message: 'calculator_test.go:45: skipping test' });
     expect(byName(cases, 'TestCases/2_+_3_=_4').failure?.message).toBe('calculator_test.go:67: expected 2 + 3 = 4, got 5');
+    // A test that failed for its subtests reported nothing of its own: its first failed subtest says why.
+    expect(byName(cases, 'TestCases').failure?.message).toBe('subtest TestCases/2_+_3_=_4 failed');
     expect(byName(cases, 'TestPassing')).toMatchObject({ failure: null, skipped: null, time: 0.06 });
   });
 

@@ -36,6 +36,8 @@ interface Pkg {
   out: BoundedText;
   /** A test of it failed. */
   failed: boolean;
+  /** A running test's first failed subtest, by the test's name: what its own failure says. */
+  failedSubtests: Map<string, string>;
 }
 
 class GoTestJsonReader implements ResultFileReader {
@@ -135,8 +137,14 @@ class GoTestJsonReader implements ResultFileReader {
           own: new BoundedText(1, 'head'),
         };
         state.running.delete(test);
-        if (action === 'fail') state.failed = true;
-        this.endTest(open, action, numberOr(event.Elapsed), null);
+        if (action === 'fail') {
+          state.failed = true;
+          const parent = test.slice(0, Math.max(0, test.lastIndexOf('/')));
+          if (parent && state.running.has(parent) && !state.failedSubtests.has(parent)) state.failedSubtests.set(parent, test);
+        }
+        const subtest = state.failedSubtests.get(test);
+        state.failedSubtests.delete(test);
+        this.endTest(open, action, numberOr(event.Elapsed), null, subtest ?? null);
         return;
       }
       default:
@@ -154,7 +162,11 @@ class GoTestJsonReader implements ResultFileReader {
 
   private packageOf(pkg: string): Pkg {
     let state = this.packages.get(pkg);
-    if (!state) this.packages.set(pkg, (state = { running: new Map(), out: new BoundedText(JUNIT_LIMITS.failureText, 'tail'), failed: false }));
+    if (!state)
+      this.packages.set(
+        pkg,
+        (state = { running: new Map(), out: new BoundedText(JUNIT_LIMITS.failureText, 'tail'), failed: false, failedSubtests: new Map() }),
+      );
     return state;
   }
 
@@ -182,7 +194,8 @@ class GoTestJsonReader implements ResultFileReader {
     this.packages.delete(pkg);
   }
 
-  private endTest(open: OpenTest, action: 'pass' | 'fail' | 'skip', elapsed: number | null, problem: string | null): void {
+  /** `subtest`: its first failed subtest, which says why a test failed that reported nothing of its own. */
+  private endTest(open: OpenTest, action: 'pass' | 'fail' | 'skip', elapsed: number | null, problem: string | null, subtest: string | null = null): void {
     const own = open.own.value();
     const lines = own
       .split('\n')
@@ -204,7 +217,13 @@ class GoTestJsonReader implements ResultFileReader {
       // The test's own report (`t.Error`'s `file_test.go:12: …`) over what it printed before.
       // (go before 1.14 wrote it after the test's name: `TestX: file_test.go:12: …`).
       const reported = lines.find((text) => /^(?:\S+: )?\S+\.go:\d+: /.test(text))?.replace(/^(?!\S+\.go:)\S+: /, '');
-      testcase.failure = failure('failure', panic ? 'panic' : null, problem ?? panic ?? reported ?? lines[0] ?? null, own, testcase.time);
+      testcase.failure = failure(
+        'failure',
+        panic ? 'panic' : null,
+        problem ?? panic ?? reported ?? lines[0] ?? (subtest ? `subtest ${subtest} failed` : null),
+        own,
+        testcase.time,
+      );
     }
     this.caseSeconds += testcase.time ?? 0;
     const key = `${open.pkg}\u0000${open.name}`;
