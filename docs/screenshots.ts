@@ -1,4 +1,5 @@
-// Screenshots of the dashboard's main pages for the README: `npx tsx docs/screenshots.ts` (on
+// Screenshots of the dashboard's pages of a week's runs for docs/dashboard.md (the run and failure
+// group pages are shot from the demo by `npm run pictures`): `npx tsx docs/screenshots.ts` (on
 // DATABASE_URL when set). A project is filled through the API as a reporter fills it (fourteen
 // runs, a flaky test, a failing one and its failure group), its runs spread over the last week,
 // then each page is shot in Chromium.
@@ -74,13 +75,10 @@ async function main(): Promise<void> {
   try {
     const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
     await page.goto(`${server.url}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`);
-    const [latest] = await sql<{ id: number }[]>`select id from test_runs where project_id = ${projectId} and state = 'failed' order by id desc limit 1`;
     const shots: [string, string][] = [
       ['runs', `/projects/${projectId}/runs`],
-      ['run', `/projects/${projectId}/runs/${latest?.id}`],
       ['tests', `/projects/${projectId}/tests?days=7`],
       ['analytics', `/projects/${projectId}/analytics?days=7`],
-      ['failure-group', `/projects/${projectId}/failure-groups/card-declined`],
     ];
     for (const [name, url] of shots) {
       await page.goto(`${server.url}${url}`);

@@ -24,6 +24,9 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL: givenBaseUrl ?? `http://127.0.0.1:${port}`,
+    // A failed try keeps its screenshot and its trace, which the run page shows beside the failure.
+    screenshot: 'only-on-failure',
+    trace: 'retain-on-failure',
     launchOptions,
   },
   projects: [

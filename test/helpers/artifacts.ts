@@ -190,10 +190,13 @@ export async function openFailureInBrowser(summaryUrl: string, origins: string[]
     // HAVE_METADATA or more: the browser fetched the video and read its webm header.
     const video = row.locator('video').first();
     await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState >= 1 && v.duration > 0)).toBe(true);
-    await row.getByRole('link', { name: 'Open trace' }).first().click();
-    await page.waitForURL(/\/trace-viewer\/index\.html\?trace=/);
-    await expect.poll(() => page.getByText('toHaveText').count(), { timeout: 30_000 }).toBeGreaterThan(0);
-    expect(await page.getByText(/Click/).count()).toBeGreaterThan(0);
+    // The viewer opens in a tab of its own; the run page stays where it was.
+    const runPageUrl = page.url();
+    const [viewer] = await Promise.all([context.waitForEvent('page'), row.getByRole('link', { name: 'Open trace' }).first().click()]);
+    await viewer.waitForURL(/\/trace-viewer\/index\.html\?trace=/);
+    expect(page.url()).toBe(runPageUrl);
+    await expect.poll(() => viewer.getByText('toHaveText').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    expect(await viewer.getByText(/Click/).count()).toBeGreaterThan(0);
     return outside;
   } finally {
     await browser.close();

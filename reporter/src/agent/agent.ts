@@ -50,6 +50,8 @@ export interface AgentSettings {
   agents?: number | null;
   /** Start the suite's web servers once for the agents of this machine, which its units then reuse. */
   shareWebServer?: boolean;
+  /** The log's format as `--log-format` gave it; null: text on a terminal, JSON elsewhere. */
+  logFormat?: 'json' | 'text' | null;
   /** Stops the agent (its server shutting down): the unit under way is stopped, its lease lapses to another agent. */
   signal?: AbortSignal;
 }

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type AgentSettings, runAgent } from '../agent/agent.ts';
-import { isLogLevel, jsonLog } from '../agent/log.ts';
+import { agentLog, isLogLevel, LOG_FORMATS, type LogFormat, logFormatFor } from '../agent/log.ts';
 import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision } from '../ci.ts';
 import { playwrightArgsProblem } from '../toolchain/playwright-args.ts';
 import { openCommand, UsageError } from './exit.ts';
@@ -13,7 +13,7 @@ import { openCommand, UsageError } from './exit.ts';
 export type { AgentRunBody, Checkout, JoinAnswer, LeaseAnswer, PlannedUnit, Unit } from '../agent/client.ts';
 
 export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SLUG [--run-key K]) [--url URL] [--key KEY] [--name N] [--workdir DIR] [--workspace DIR [--install]]
-                        [--agents N] [--share-web-server] [-- PLAYWRIGHT_ARGUMENTS]
+                        [--agents N] [--share-web-server] [--log-format text|json] [-- PLAYWRIGHT_ARGUMENTS]
   Runs units of a run of agents here until the run has no work left: the first agent of a CI build
   makes its run (--environment), plans its units, and every agent leases them one at a time.
   URL and KEY also from PROCTOR_URL and PROCTOR_API_KEY; --run-key defaults to PROCTOR_RUN_KEY, else
@@ -24,9 +24,10 @@ export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SL
   Arguments after -- go to every unit's Playwright (--config, --project, --workers, --grep, ...); test file
   filters, --shard, --test-list, --list, --last-failed, --only-changed, --ui, --debug, --reporter, --output
   and --repeat-each are refused.
-  Log lines (JSON) on stderr at LOG_LEVEL (info; warn, error, silent).`;
+  Log lines on stderr at LOG_LEVEL (info; warn, error, silent): text (time, level, message, fields) on a
+  terminal, JSON lines otherwise; --log-format picks one.`;
 
-const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace', 'agents'] as const;
+const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace', 'agents', 'log-format'] as const;
 
 export interface AgentFlags {
   url?: string;
@@ -40,6 +41,7 @@ export interface AgentFlags {
   install?: boolean;
   agents?: string;
   'share-web-server'?: boolean;
+  'log-format'?: string;
   /** What follows `--`: every unit's Playwright arguments. */
   playwright?: string[];
 }
@@ -52,6 +54,8 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentS
   if (flags.install && !flags.workspace) throw new UsageError('--install is for a --workspace: a checkout of the agent installs its dependencies itself');
   if ((flags.run === undefined) === (flags.environment === undefined)) throw new UsageError('give --run ID or --environment SLUG (one of them)');
   if (flags.agents !== undefined && !/^[1-9]\d{0,3}$/.test(flags.agents)) throw new UsageError('--agents must be the number of agents expected (1 to 9999)');
+  const format = flags['log-format'];
+  if (format !== undefined && !(LOG_FORMATS as readonly string[]).includes(format)) throw new UsageError('--log-format must be text or json');
   const problem = playwrightArgsProblem(flags.playwright ?? []);
   if (problem) throw new UsageError(`the Playwright arguments after --: ${problem}`);
   return {
@@ -66,6 +70,7 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentS
     playwrightArgs: flags.playwright ?? [],
     agents: flags.agents !== undefined ? Number(flags.agents) : null,
     shareWebServer: flags['share-web-server'] === true,
+    logFormat: (format as LogFormat | undefined) ?? null,
   };
 }
 
@@ -89,7 +94,8 @@ async function runToEnd(settings: AgentSettings, env: NodeJS.ProcessEnv, name: s
   process.once('SIGTERM', () => stopping.abort());
   process.once('SIGINT', () => stopping.abort());
   const level = env.LOG_LEVEL ?? 'info';
-  const log = jsonLog(isLogLevel(level) ? level : 'info', process.stderr);
+  // A person's terminal reads text; a CI's log or the server's executor, which read stderr through a pipe, JSON.
+  const log = agentLog(logFormatFor(settings.logFormat ?? undefined, process.stderr.isTTY === true), isLogLevel(level) ? level : 'info', process.stderr);
   const exit = await runAgent({ ...settings, signal: stopping.signal }, log);
   (exit.code === 0 ? process.stdout : process.stderr).write(`${name}: ${exit.reason.replace(/\s+/g, ' ').trim()}\n`);
   return exit.code;

@@ -74,21 +74,35 @@ function isTrace(attachment: AttachmentView): boolean {
   return attachment.name === 'trace' || (attachment.content_type === 'application/zip' && attachment.name.startsWith('trace'));
 }
 
-/** A failure's screenshots inline, its videos playable, its traces one click from the trace viewer, other files to download. */
+/** One attachment: a screenshot inline, a video playable, a trace one click from the viewer, another file to download. */
+function attachmentItem(a: AttachmentView): string {
+  const url = local(a.url);
+  const label = `${a.name} (retry ${a.retry})`;
+  // A tab of its own: the viewer is a page of its own, and the run page stays where the person was.
+  if (isTrace(a)) return `<li><a class="trace" href="${e(traceViewerLink(url))}" target="_blank" rel="noopener">Open trace</a></li>`;
+  if (showsInline(a.content_type) && a.content_type.startsWith('image/')) {
+    return `<li><figure><a href="${e(url)}"><img src="${e(url)}" alt="${e(label)}" loading="lazy"></a><figcaption>${e(a.name)}</figcaption></figure></li>`;
+  }
+  if (showsInline(a.content_type))
+    return `<li><figure><video controls preload="metadata" src="${e(url)}"></video><figcaption>${e(a.name)}</figcaption></figure></li>`;
+  return `<li><a href="${e(url)}" title="${e(label)}">${e(a.name)}</a></li>`;
+}
+
+/**
+ * A failure's attachments, a block per try (first try first): a try's trace sits with that try's
+ * screenshot and video, never beside another's.
+ */
 function attachmentsBlock(attachments: AttachmentView[]): string {
   if (attachments.length === 0) return '';
-  const items = attachments.map((a) => {
-    const url = local(a.url);
-    const label = `${a.name} (retry ${a.retry})`;
-    if (isTrace(a)) return `<li><a class="trace" href="${e(traceViewerLink(url))}">Open trace</a> <span class="file">retry ${a.retry}</span></li>`;
-    if (showsInline(a.content_type) && a.content_type.startsWith('image/')) {
-      return `<li><figure><a href="${e(url)}"><img src="${e(url)}" alt="${e(label)}" loading="lazy"></a><figcaption>${e(label)}</figcaption></figure></li>`;
-    }
-    if (showsInline(a.content_type))
-      return `<li><figure><video controls preload="metadata" src="${e(url)}"></video><figcaption>${e(label)}</figcaption></figure></li>`;
-    return `<li><a href="${e(url)}">${e(label)}</a></li>`;
-  });
-  return `<ul class="attachments">${items.join('')}</ul>`;
+  const byRetry = new Map<number, AttachmentView[]>();
+  for (const a of attachments) byRetry.set(a.retry, [...(byRetry.get(a.retry) ?? []), a]);
+  const tries = [...byRetry.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(
+      ([retry, items]) =>
+        `<section class="try" data-retry="${retry}"><h3>${retry === 0 ? 'First try' : `Retry ${retry}`}</h3><ul class="attachments">${items.map(attachmentItem).join('')}</ul></section>`,
+    );
+  return `<div class="tries">${tries.join('')}</div>`;
 }
 
 /** A failure group as people name it: its title, or its id until the group is made. */
@@ -161,7 +175,7 @@ export const RUN_REPORT_STYLE = `
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bottom:1px solid #d0d7de;padding:.4rem;text-align:left;vertical-align:top}
 .tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e}
 .tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba} .tag.new{background:#bf3989} .tag.still{background:#57606a} .tag.kind{background:#fff;color:#1f2328;border:1px solid #8c959f}
-.file{color:#57606a;font-size:.85rem} ul.attachments{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;max-height:20rem;overflow:auto}
+.file{color:#57606a;font-size:.85rem} section.try h3{font-size:.85rem;margin:.5rem 0 .25rem;color:#57606a} ul.attachments{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;max-height:20rem;overflow:auto}
 pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere} p.notice{background:#ddf4ff;border-left:3px solid #0969da;padding:.5rem}
 .meta,td{overflow-wrap:anywhere} .skip-reason{color:#57606a;font-style:italic} ul.attachments img,ul.attachments video{max-width:100%}
 @media (max-width:700px){table{display:block;overflow-x:auto}}`;
