@@ -4,7 +4,7 @@ import { composeStory } from '../../server/src/notifications/compose.ts';
 import { slackMessage } from '../../server/src/notifications/messages.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
-import { seedEnvironment, seedProject, seedProjectWithEnvironment, startTestServer, type TestServer } from '../helpers/server.ts';
+import { seedEnvironment, seedProjectWithEnvironment, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // Runs are numbered per project: a project's first run is #1 whatever other projects ran, runs
 // made at the same time get numbers of their own, and pages and messages name a run by it.
@@ -75,8 +75,15 @@ describe('the migration that numbers runs', () => {
     const before = migrations.filter((migration) => migration.version < 42);
     const db = await createTestDatabase({ migrations: before });
     try {
-      const a = await seedProject(db.sql);
-      const b = await seedProject(db.sql);
+      // Rows as that schema holds them, written by SQL: this version's code expects the columns 042 adds.
+      const project = async (name: string) =>
+        (
+          (await db.sql<{ id: number }[]>`insert into projects (name, repo_url, repo_name) values (${name}, '/nonexistent', ${name}) returning id`)[0] as {
+            id: number;
+          }
+        ).id;
+      const a = { projectId: await project('a') };
+      const b = { projectId: await project('b') };
       const environments = { [a.projectId]: await seedEnvironment(db.sql, a.projectId), [b.projectId]: await seedEnvironment(db.sql, b.projectId) };
       const order = [b.projectId, a.projectId, a.projectId, b.projectId, a.projectId];
       const ids: number[] = [];
