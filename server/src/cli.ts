@@ -23,8 +23,9 @@ const USAGE = `usage: proctor <command>
                                                 member by default; an email without an account gets an invitation link
   member list --project P
   member remove --project P (--email E | --user U)   the project's last admin stays
-  key create (--project P | --user U) [--scope read|report|admin]   admin unless given
-  key list (--project P | --user U)             the keys' ids, scopes and dates, never secrets
+  key create (--project P | --user U) [--scope read|report|admin] [--name N]
+                                                admin unless given; N: what it is for, shown in lists
+  key list (--project P | --user U)             the keys' ids, scopes, dates and names, never secrets
   key revoke --key ID                           the key's id (prc_p_<ID>_…) or the whole key
   analytics rebuild --project P                 recompute the project's analytics rollups from its results
   backup --out FILE                             one archive (.tar.gz) of the database and the stored files, as of one

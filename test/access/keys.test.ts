@@ -86,6 +86,24 @@ describe('keys and members over the API', () => {
     expect((await admin.delete(`/api/keys/${id}`)).status).toBe(404);
   });
 
+  it('when a key is made with a name, then the name is stored trimmed and listed; without one it is null; a blank or long one is refused', async () => {
+    const named = await admin.post('/api/keys', { scope: 'report', name: '  CI on main  ' });
+    expect(named.status).toBe(201);
+    expect(named.body.data.key.name).toBe('CI on main');
+    const unnamed = (await admin.post('/api/keys', { scope: 'read' })).body.data.key;
+    expect(unnamed.name).toBeNull();
+    const listed = new Map((await admin.get('/api/keys')).body.data.keys.map((k: { id: string; name: string | null }) => [k.id, k.name]));
+    expect(listed.get(named.body.data.key.id)).toBe('CI on main');
+    expect(listed.get(unnamed.id)).toBeNull();
+    const [stored] = await server.sql<{ name: string | null }[]>`select name from api_keys where id = ${named.body.data.key.id}`;
+    expect(stored?.name).toBe('CI on main');
+    const blank = await admin.post('/api/keys', { scope: 'read', name: '   ' });
+    expect(blank.status).toBe(400);
+    expect(blank.body.error.message).toContain('name');
+    expect((await admin.post('/api/keys', { scope: 'read', name: 'x'.repeat(101) })).status).toBe(400);
+    expect((await admin.post('/api/keys', { scope: 'read', name: 'x'.repeat(100) })).status).toBe(201);
+  });
+
   it("when a non-admin key lists keys or another project revokes this one's, then it is refused", async () => {
     expect((await (await as('report')).get('/api/keys')).status).toBe(403);
     const target = (await admin.post('/api/keys', { scope: 'read' })).body.data.key.id;
@@ -121,6 +139,12 @@ describe('keys and members from the command line', () => {
     expect(await cli('key', 'revoke', '--key', made.output)).toEqual({ code: 0, output: 'revoked' });
     expect(await findKey(server.sql, id)).toBeNull();
     expect((await cli('key', 'create', '--project', String(projectId), '--scope', 'root')).code).toBe(2);
+    const named = await cli('key', 'create', '--project', String(projectId), '--scope', 'report', '--name', ' Nightly CI ');
+    expect(named.code).toBe(0);
+    const namedId = parseKey(named.output)?.id as string;
+    expect((await admin.get('/api/keys')).body.data.keys.find((k: { id: string }) => k.id === namedId)?.name).toBe('Nightly CI');
+    expect((await cli('key', 'list', '--project', String(projectId))).output).toMatch(new RegExp(`^${namedId}\\treport\\t\\S+\\tNightly CI$`, 'm'));
+    expect((await cli('key', 'create', '--project', String(projectId), '--name', ' ')).code).toBe(2);
     const { userId } = await seedUser(server.sql, [projectId], { role: 'member' });
     expect(await cli('member', 'remove', '--project', String(projectId), '--user', userId)).toEqual({ code: 0, output: 'ok' });
     expect(await cli('member', 'remove', '--project', String(projectId), '--user', userId)).toEqual({ code: 1, output: 'proctor: member not found' });

@@ -5,7 +5,8 @@ import type { TimelineRow } from '../../server/src/comparisons/store.ts';
 // A test's runs, newest first, as the timeline reads them.
 let next = 100;
 const run = (outcome: TimelineRow['outcome'], fields: Partial<TimelineRow> = {}): TimelineRow => ({
-  test_run_id: next--,
+  test_run_id: next,
+  test_run_number: next--,
   environment_id: 1,
   environment_name: 'staging',
   branch: 'main',

@@ -85,18 +85,34 @@ describe('members in the dashboard', () => {
     expect(await owner.locator('tr[data-member="later@example.com"] td[data-role]').textContent()).toBe('viewer');
   });
 
-  it('when the keys and audit pages are opened by an admin, then a key is made (shown once) and the change is in the trail', async () => {
+  it('when an admin makes a named key on the keys page, then it is listed at once by its name, its secret shown once in the form, and the change is in the trail', async () => {
     const page = await signedIn(admin.userId);
     await page.goto(`${server.url}/projects/${projectId}/keys`);
     expect(await seriousViolations(page)).toEqual([]);
+    // Watched for a reload, which would lose the secret shown once.
+    await page.evaluate(() => ((window as unknown as { unreloaded: boolean }).unreloaded = true));
+    await page.getByLabel('Name (what it is for)').fill('Staging CI');
     await page.getByRole('button', { name: 'Create key' }).click();
     const shown = page.getByLabel('Copy it now: it is shown this once');
     await expect.poll(() => shown.inputValue(), { timeout: 10_000 }).toMatch(/^prc_p_[0-9a-f]{12}_[0-9a-f]{48}$/);
     const made = await shown.inputValue();
     const [, , id, secret] = made.split('_') as [string, string, string, string];
+    const row = page.locator(`tr[data-key="${id}"]`);
+    await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
+    expect(await row.locator('td[data-name]').textContent()).toBe('Staging CI');
+    expect(await row.textContent()).toContain('report');
+    expect(await page.locator('#key-list').innerHTML()).not.toContain(secret);
+    expect(await page.evaluate(() => (window as unknown as { unreloaded?: boolean }).unreloaded)).toBe(true);
+    // A second key, without a name, is listed at once too.
+    await page.getByLabel('Name (what it is for)').fill('');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => page.locator('tr[data-key]').count(), { timeout: 10_000 }).toBe(3);
+    expect(await seriousViolations(page)).toEqual([]);
     await page.reload();
-    expect(await page.locator(`tr[data-key="${id}"]`).textContent()).toContain('report');
     expect(await page.content()).not.toContain(secret);
+    // A key without a name is listed by its kind and the day it was made.
+    const unnamed = page.locator('tr[data-key] td[data-name]').filter({ hasNotText: 'Staging CI' });
+    expect(await unnamed.allTextContents()).toContain(`report key of ${new Date().toISOString().slice(0, 10)}`);
     await page.goto(`${server.url}/projects/${projectId}/audit`);
     expect(await seriousViolations(page)).toEqual([]);
     expect(await page.locator('table').textContent()).toContain('key.created');

@@ -276,8 +276,9 @@ describe('a run, and acting on it', () => {
     const destinationForm = page.getByRole('region', { name: 'New destination' });
     await expect.poll(() => destinationForm.getByRole('alert').textContent(), { timeout: 10_000 }).toContain('body.token');
 
+    // The repository typed for GitHub is hidden with its type, and not sent.
     await page.getByLabel('Type').selectOption('webhook');
-    await page.getByLabel('Repository (GitHub, owner/name)').fill('');
+    expect(await page.getByLabel('Repository (GitHub, owner/name)').isHidden()).toBe(true);
     await page.getByLabel('URL (Slack, webhook)').fill('https://hooks.example.com/proctor');
     await page.getByLabel('Environments (slugs, comma-separated; none: all)').fill('staging');
     await page.getByLabel('When').selectOption('failed');

@@ -194,7 +194,7 @@ describe('the sample suite through the reporter', () => {
       const page = await browser.newPage();
       const response = await page.goto(testRun.summary_url);
       expect(response?.status()).toBe(200);
-      expect(await page.title()).toContain(`Run #${runId} failed`);
+      expect(await page.title()).toContain(`Run #${testRun.number} failed`);
       expect(await page.locator('[data-count="failed"] b').textContent()).toBe('2');
       expect(await page.locator('[data-count="passed"] b').textContent()).toBe('4');
       expect(await page.locator('[data-count="flaky"] b').textContent()).toBe('2');

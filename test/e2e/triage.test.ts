@@ -6,7 +6,7 @@ import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { seriousViolations } from '../helpers/axe.ts';
 import { client } from '../helpers/http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS } from '../helpers/playwright.ts';
-import { waitForRollups } from '../helpers/runs.ts';
+import { runNumber, waitForRollups } from '../helpers/runs.ts';
 import { seedProject, seedUser, startTestServer, TestClock, testId, type TestServer } from '../helpers/server.ts';
 
 // The pages a team lead triages from, in real Chromium, on a project filled through the API: two
@@ -117,7 +117,7 @@ describe('the flaky tests page', () => {
     );
     expect(rows[2]?.quarantine).toContain('Quarantine');
     const cardRow = page.locator(`tr[data-test="${flaky}"]`);
-    expect(await cardRow.getByRole('link', { name: `#${flakyRuns.at(-1)}` }).count()).toBe(1);
+    expect(await cardRow.getByRole('link', { name: `#${await runNumber(server.sql, flakyRuns.at(-1) as number)}` }).count()).toBe(1);
     // Runs on 1 to 7 November, flaky on the 1st, 2nd, 4th and 5th.
     expect(await cardRow.getByRole('img').getAttribute('aria-label')).toBe('Flaky on 4 of the 7 days with runs in the last 14 days');
     const events = await page.locator('table.events tbody tr').allInnerTexts();
@@ -308,15 +308,17 @@ describe('what changed between two runs', () => {
       [nightlyOnly]: 'expected',
     });
     const after = await reportRun('nightly', 'd2'.repeat(20), { [steady]: 'expected', [rarelyFlaky]: 'unexpected', [broken]: 'unexpected', [flaky]: 'flaky' });
+    // Pages name runs by their numbers in the project; URLs keep the ids.
+    const [beforeNo, afterNo] = [await runNumber(server.sql, before), await runNumber(server.sql, after)];
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/runs/${after}`);
     const tagsOf = async (test: string) => (await page.locator(`tr[data-test="${test}"] td`).first().innerText()).replace(/\s+/g, ' ').trim();
     expect(await tagsOf(rarelyFlaky)).toBe('failed new');
     expect(await tagsOf(broken)).toBe('failed still failing');
 
-    await page.getByRole('link', { name: `Compare with run #${before}` }).click();
+    await page.getByRole('link', { name: `Compare with run #${beforeNo}` }).click();
     await page.waitForURL(new RegExp(`/projects/${projectId}/runs/${after}/compare/${before}$`));
-    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(`Run #${after} compared with run #${before}`);
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(`Run #${afterNo} compared with run #${beforeNo}`);
     const listed = async (list: string) => page.locator(`section[data-list="${list}"] tbody tr td:first-child a`).allInnerTexts();
     expect(await listed('new-failures')).toEqual(['applies a coupon']);
     expect(await listed('still-failing')).toEqual(['exports the invoice']);
@@ -338,7 +340,9 @@ describe('what changed between two runs', () => {
     // The test's page says when it broke there, against what it last passed on.
     await page.goto(`${server.url}/projects/${projectId}/tests/${rarelyFlaky}`);
     const nightly = (await page.locator('table.broke tr[data-line="Nightly"]').innerText()).replace(/\s+/g, ' ');
-    expect(nightly).toContain(`failing since run #${after} (${'d2'.repeat(6)}) on 2026-11-07, 1 failed run; last passed in run #${before} (${'d1'.repeat(6)})`);
+    expect(nightly).toContain(
+      `failing since run #${afterNo} (${'d2'.repeat(6)}) on 2026-11-07, 1 failed run; last passed in run #${beforeNo} (${'d1'.repeat(6)})`,
+    );
     expect(await page.getByRole('link', { name: 'what changed between them' }).getAttribute('href')).toBe(
       `https://github.com/acme/shop/compare/${'d1'.repeat(20)}...${'d2'.repeat(20)}`,
     );

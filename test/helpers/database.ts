@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { connect, type Sql } from '../../server/src/db.ts';
 import { EmbeddedSocketServer } from '../../server/src/embedded-socket.ts';
-import { migrate } from '../../server/src/migrate.ts';
+import { type Migration, migrate } from '../../server/src/migrate.ts';
 
 export interface TestDatabase {
   url: string;
@@ -15,11 +15,11 @@ export interface TestDatabase {
 /**
  * A database of its own on the PostgreSQL server at `adminUrl`, named `<prefix>_<random>`:
  * migrated unless `migrated` is false; `drop` ends the pool and drops it. Tests and benches alike
- * make their databases with this.
+ * make their databases with this. `migrations`: those to apply, when not all (a test of one migration's upgrade).
  */
 export async function throwawayDatabase(
   adminUrl: string,
-  options: { prefix: string; poolMax?: number; migrated?: boolean; keep?: boolean },
+  options: { prefix: string; poolMax?: number; migrated?: boolean; keep?: boolean; migrations?: Migration[] },
 ): Promise<TestDatabase> {
   const name = `${options.prefix}_${randomBytes(6).toString('hex')}`;
   const admin = connect(adminUrl, 1);
@@ -27,7 +27,7 @@ export async function throwawayDatabase(
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const sql = connect(url.toString(), options.poolMax ?? 10);
-  if (options.migrated !== false) await migrate(sql);
+  if (options.migrated !== false) await migrate(sql, options.migrations);
   return {
     url: url.toString(),
     sql,
@@ -46,13 +46,13 @@ export async function throwawayDatabase(
  * the server serves its embedded one), migrated: PGlite holds a single database, so a test file
  * that shared one would see every other file's runs, files and retention passes.
  */
-export async function embeddedDatabase(options: { dataDir?: string; maxConnections?: number } = {}): Promise<TestDatabase> {
+export async function embeddedDatabase(options: { dataDir?: string; maxConnections?: number; migrations?: Migration[] } = {}): Promise<TestDatabase> {
   const db = await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {});
   const server = new EmbeddedSocketServer(db, options.maxConnections ?? 40);
   const port = await server.listen({ host: '127.0.0.1', port: 0 });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const sql = connect(url, 1);
-  await migrate(sql);
+  await migrate(sql, options.migrations);
   return {
     url,
     sql,
@@ -66,7 +66,7 @@ export async function embeddedDatabase(options: { dataDir?: string; maxConnectio
 }
 
 /** A migrated database of the test file's own: a throwaway one on DATABASE_URL, else an embedded one (the README's `npm test`). */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  if (!process.env.DATABASE_URL) return embeddedDatabase();
-  return throwawayDatabase(process.env.DATABASE_URL, { prefix: 'proctor_test' });
+export async function createTestDatabase(options: { migrations?: Migration[] } = {}): Promise<TestDatabase> {
+  if (!process.env.DATABASE_URL) return embeddedDatabase(options);
+  return throwawayDatabase(process.env.DATABASE_URL, { prefix: 'proctor_test', ...options });
 }

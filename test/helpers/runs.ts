@@ -58,3 +58,10 @@ export async function waitForRollups(sql: Sql, timeoutMs = 30_000): Promise<void
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** A run's number in its project (#1 its first run): what pages and messages name it by. */
+export async function runNumber(sql: Sql, runId: number): Promise<number> {
+  const [row] = await sql<{ number: number }[]>`select number from test_runs where id = ${runId}`;
+  if (!row) throw new Error(`no run ${runId}`);
+  return row.number;
+}

@@ -3,7 +3,7 @@ import { createSession } from '../../server/src/sessions/store.ts';
 import { multipartBody } from '../helpers/bodies.ts';
 import { client } from '../helpers/http.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { waitUntil } from '../helpers/runs.ts';
+import { runNumber, waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
 // A JUnit failure goes the way of a reporter's: it joins a failure group (titled from its message
@@ -66,7 +66,8 @@ async function upload(runKey: string, xml: string) {
 
 /** The Slack message of the run's end. */
 async function slackTextOf(runId: number): Promise<string> {
-  const of = (request: { body: string }) => (JSON.parse(request.body).text as string).includes(`run #${runId} `);
+  const shown = await runNumber(server.sql, runId);
+  const of = (request: { body: string }) => (JSON.parse(request.body).text as string).includes(`run #${shown} `);
   await waitUntil(() => slack.requests.some(of), 20_000, `the Slack message of run ${runId}`);
   return JSON.parse(slack.requests.find(of)?.body as string).text as string;
 }

@@ -4,6 +4,7 @@ import { createUser } from '../../server/src/users/store.ts';
 import { client } from '../helpers/http.ts';
 import { linksIn, type MailServer, startMailServer } from '../helpers/mail.ts';
 import { reportRun, settledDelivery } from '../helpers/notifications.ts';
+import { runNumber } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
 // With PROCTOR_SMTP_URL, Proctor mails invitations, sign-in links and run endings through a real
@@ -156,13 +157,13 @@ describe('an email destination', () => {
     expect(await settledDelivery(api, runId)).toMatchObject({ state: 'delivered', attempts: 1, last_error: null });
     const told = await mail.mailTo(recipients[0] as string);
     expect(told.to.sort()).toEqual([...recipients].sort());
-    expect(told.subject).toBe(`${PROJECT}: run #${runId} failed in staging (feature/<x>)`);
+    expect(told.subject).toBe(`${PROJECT}: run #${await runNumber(server.sql, runId)} failed in staging (feature/<x>)`);
     expect(told.text).toContain('2 passed · 1 failed');
     expect(told.text).toContain('- new: test 2');
     const [runLink] = linksIn(told.text);
     expect(runLink).toMatch(new RegExp(`/runs/${runId}\\?token=`));
     expect((await fetch(onServer(runLink as string))).status).toBe(200);
-    expect(told.html).toContain(`${ESCAPED_PROJECT}: run #${runId} failed`);
+    expect(told.html).toContain(`${ESCAPED_PROJECT}: run #${await runNumber(server.sql, runId)} failed`);
     expect(told.html).toContain('branch feature/&lt;x&gt;');
     expect(told.html).toContain('test 2');
     expect(told.html).not.toContain('<b>&');

@@ -5,7 +5,7 @@ import { bindRepository } from '../helpers/bindings.ts';
 import { type GitHubStandIn, problemsWithGitHubRequest, startGitHub } from '../helpers/github.ts';
 import { client } from '../helpers/http.ts';
 import { reportRun, settledDelivery } from '../helpers/notifications.ts';
-import { waitUntil } from '../helpers/runs.ts';
+import { runNumber, waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -52,7 +52,7 @@ describe('GitHub', () => {
     expect(github.comments).toHaveLength(1);
     const [comment] = github.comments;
     expect(comment?.issue).toBe(7);
-    expect(comment?.body).toContain(`[Run #${runId}]`);
+    expect(comment?.body).toContain(`[Run #${await runNumber(server.sql, runId)}]`);
     expect(comment?.body).toContain(`1 of 2 failures are not on \`main\` (compared with its run \\#\u200B${mainRun})`);
     expect(comment?.body).toContain('- **new** test 4 (a.spec.ts · p): boom (2) · **brought by this branch**');
     expect(comment?.body).toContain('- **known** test 2 (a.spec.ts · p): boom · also fails on the default branch');
@@ -62,7 +62,7 @@ describe('GitHub', () => {
     const runId = await report('feature-x', 'c'.repeat(40), []);
     expect(await settled(runId)).toMatchObject({ state: 'delivered' });
     expect(github.comments).toHaveLength(1);
-    expect(github.comments[0]?.body).toContain(`[Run #${runId}]`);
+    expect(github.comments[0]?.body).toContain(`[Run #${await runNumber(server.sql, runId)}]`);
     expect(github.comments[0]?.body).toContain('### staging: passed');
     expect(github.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
     expect(github.statuses.at(-1)).toMatchObject({ sha: 'c'.repeat(40), state: 'success' });

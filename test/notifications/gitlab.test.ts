@@ -3,7 +3,7 @@ import { bindRepository } from '../helpers/bindings.ts';
 import { type GitLabStandIn, problemsWithGitLabRequest, startGitLab } from '../helpers/gitlab.ts';
 import { client } from '../helpers/http.ts';
 import { reportRun, settledDelivery } from '../helpers/notifications.ts';
-import { waitUntil } from '../helpers/runs.ts';
+import { runNumber, waitUntil } from '../helpers/runs.ts';
 import { seedProjectWithEnvironment, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // A GitLab destination, through @gitbeaker/rest against a stand-in of GitLab's API on loopback:
@@ -56,7 +56,7 @@ describe('GitLab', () => {
     expect(gitlab.notes).toHaveLength(1);
     const [note] = gitlab.notes;
     expect(note?.iid).toBe(7);
-    expect(note?.body).toContain(`[Run #${runId}]`);
+    expect(note?.body).toContain(`[Run #${await runNumber(server.sql, runId)}]`);
     expect(note?.body).toContain(`1 of 2 failures are not on \`main\` (compared with its run \\#\u200B${mainRun})`);
     expect(note?.body).toContain('- **new** test 4 (a.spec.ts · p): boom (2) · **brought by this branch**');
     expect(note?.body).toContain('- **known** test 2 (a.spec.ts · p): boom · also fails on the target branch');
@@ -67,7 +67,7 @@ describe('GitLab', () => {
     const runId = await report('feature-x', 'c'.repeat(40), []);
     expect(await settled(runId)).toMatchObject({ state: 'delivered' });
     expect(gitlab.notes).toHaveLength(1);
-    expect(gitlab.notes[0]?.body).toContain(`[Run #${runId}]`);
+    expect(gitlab.notes[0]?.body).toContain(`[Run #${await runNumber(server.sql, runId)}]`);
     expect(gitlab.notes[0]?.body).toContain('### staging: passed');
     expect(gitlab.requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
     expect(gitlab.statuses.at(-1)).toMatchObject({ sha: 'c'.repeat(40), state: 'success' });

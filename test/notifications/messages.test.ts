@@ -20,6 +20,7 @@ const failure = (fields: Partial<LabelledFailure>): LabelledFailure => ({
 const story = (failures: LabelledFailure[]): RunStory => ({
   run: {
     id: 7,
+    number: 3,
     project_id: 1,
     project_name: 'Shop',
     state: 'failed',

@@ -4,7 +4,7 @@ import { linkAccount } from '../../server/src/users/store.ts';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { waitUntil } from '../helpers/runs.ts';
+import { runNumber, waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, testId, type TestServer } from '../helpers/server.ts';
 
 const SECRET = 'a webhook secret of the receiver';
@@ -154,7 +154,7 @@ describe('a run that ends', () => {
       [hookId, 'delivered', 1],
     ]);
     const message = JSON.parse(slack.requests.at(-1)?.body as string) as { text: string };
-    expect(message.text).toContain(`run #${runId} failed in *staging* · branch \`main\``);
+    expect(message.text).toContain(`run #${await runNumber(server.sql, runId)} failed in *staging* · branch \`main\``);
     expect(message.text).toContain('1 passed · 1 failed · 1 flaky · 0 skipped');
     expect(message.text).toMatch(/<http:\/\/[^|]+\/runs\/\d+\?token=[^|]+\|Open the run>/);
     expect(message.text.indexOf('• *new* test 2')).toBeLessThan(message.text.indexOf('• *flaky* test 3'));
@@ -282,7 +282,7 @@ describe('a run that ends', () => {
     await report([[7, 'failed']], { runId });
     await settled(runId, 2);
     const message = JSON.parse(slack.requests.at(-1)?.body as string) as { text: string };
-    expect(message.text).toContain(`run #${runId} failed`);
+    expect(message.text).toContain(`run #${await runNumber(server.sql, runId)} failed`);
     expect(message.text).toContain('<@U024BE7LH>');
   });
 });

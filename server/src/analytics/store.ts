@@ -148,6 +148,8 @@ export async function countTestCases(sql: Tx, projectId: number, filter: TestCas
 export interface HistoryRow {
   test_case_id: string;
   test_run_id: number;
+  /** The run's number in its project: what pages name it by. */
+  test_run_number: number;
   environment_id: number;
   run_at: Date;
   started_at: Date | null;
@@ -173,7 +175,7 @@ export async function testHistory(
   if (testCaseIds.length === 0) return [];
   return sql<HistoryRow[]>`
     with window_runs as materialized (
-      select id, environment_id, coalesce(run_ended_at, created_at) as run_at from test_runs
+      select id, number, environment_id, coalesce(run_ended_at, created_at) as run_at from test_runs
       where project_id = ${projectId} ${environmentId ? sql`and environment_id = ${environmentId}` : sql``}
         and (coalesce(run_started_at, created_at) at time zone 'UTC')::date between ${window.from}::date and ${window.to}::date
     ),
@@ -189,7 +191,7 @@ export async function testHistory(
         limit ${limit}
       ) h
     )
-    select h.test_case_id, h.test_run_id, w.environment_id, w.run_at, h.started_at, h.outcome, h.total_duration, h.retry
+    select h.test_case_id, h.test_run_id, w.number as test_run_number, w.environment_id, w.run_at, h.started_at, h.outcome, h.total_duration, h.retry
     from history h join window_runs w on w.id = h.test_run_id
     order by h.test_case_id, h.test_run_id desc`;
 }

@@ -42,13 +42,19 @@ export async function createKey(sql: Tx, owner: KeyOwner, scope: KeyScope = 'adm
   return (await createListedKey(sql, owner, scope, createdBy)).key;
 }
 
-/** As createKey, with the key as `listKeys` lists it beside the plain key. */
-export async function createListedKey(sql: Tx, owner: KeyOwner, scope: KeyScope, createdBy: string | null = null): Promise<ListedKey & { key: string }> {
+/** As createKey, with the key as `listKeys` lists it beside the plain key; `name` says what it is for. */
+export async function createListedKey(
+  sql: Tx,
+  owner: KeyOwner,
+  scope: KeyScope,
+  createdBy: string | null = null,
+  name: string | null = null,
+): Promise<ListedKey & { key: string }> {
   const kind: KeyKind = 'projectId' in owner ? 'project' : 'user';
   const key = generateKey(kind);
   await sql`
-    insert into api_keys (id, secret_hash, project_id, user_id, scope, created_by)
-    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null}, ${scope}, ${createdBy})`;
+    insert into api_keys (id, secret_hash, project_id, user_id, scope, created_by, name)
+    values (${key.id}, ${key.secretHash}, ${'projectId' in owner ? owner.projectId : null}, ${'userId' in owner ? owner.userId : null}, ${scope}, ${createdBy}, ${name})`;
   const [listed] = await listKeys(sql, owner, key.id);
   return { ...(listed as ListedKey), key: key.plain };
 }
@@ -56,9 +62,13 @@ export async function createListedKey(sql: Tx, owner: KeyOwner, scope: KeyScope,
 /** A key as listed: never its secret or hash. */
 export interface ListedKey {
   id: string;
+  /** What it is for, as its maker named it; null when it was given none. */
+  name: string | null;
   kind: KeyKind;
   scope: KeyScope;
   test_run_id: number | null;
+  /** That run's number in the project: what pages name it by. */
+  test_run_number: number | null;
   /** Who made it: a person's name, or null for one made from the command line or by the server. */
   created_by: { id: string; name: string } | null;
   created_at: Date;
@@ -69,9 +79,9 @@ export interface ListedKey {
 export async function listKeys(sql: Tx, owner: KeyOwner, id: string | null = null): Promise<ListedKey[]> {
   const where = 'projectId' in owner ? sql`k.project_id = ${owner.projectId}` : sql`k.user_id = ${owner.userId}`;
   return sql<ListedKey[]>`
-    select k.id, case when k.project_id is null then 'user' else 'project' end as kind, k.scope, k.test_run_id,
+    select k.id, k.name, case when k.project_id is null then 'user' else 'project' end as kind, k.scope, k.test_run_id, r.number as test_run_number,
            case when u.id is null then null else jsonb_build_object('id', u.id, 'name', u.name) end as created_by, k.created_at, k.last_used_at
-    from api_keys k left join users u on u.id = k.created_by
+    from api_keys k left join users u on u.id = k.created_by left join test_runs r on r.id = k.test_run_id
     where ${where} and (${id}::text is null or k.id = ${id}) order by k.created_at, k.id`;
 }
 

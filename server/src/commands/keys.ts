@@ -15,6 +15,14 @@ function scopeFlag(flags: Flags): KeyScope {
   return scope as KeyScope;
 }
 
+/** `--name`: what the key is for, trimmed, as the API takes it (at most 100 characters). */
+function nameFlag(flags: Flags): string | null {
+  if (flags.name === undefined) return null;
+  const name = String(flags.name).trim();
+  if (name === '' || name.length > 100) throw new UsageError('--name must be 1 to 100 characters (trimmed)');
+  return name;
+}
+
 /** The project or user that `--project` or `--user` names, checked to exist. */
 async function keyOwner(sql: Sql, flags: Flags): Promise<KeyOwner> {
   if (flags.project) {
@@ -30,9 +38,11 @@ async function keyOwner(sql: Sql, flags: Flags): Promise<KeyOwner> {
 /** A key as the audit trail keeps it: as the keys API lists it, never its secret. */
 const listed = (key: ListedKey) => ({
   id: key.id,
+  name: key.name,
   kind: key.kind,
   scope: key.scope,
   test_run_id: key.test_run_id,
+  test_run_number: key.test_run_number,
   created_by: key.created_by,
   created_at: key.created_at.toISOString(),
   last_used_at: key.last_used_at?.toISOString() ?? null,
@@ -44,8 +54,9 @@ export async function keyCommand(sql: Sql, command: string, flags: Flags): Promi
     case 'key create': {
       const owner = await keyOwner(sql, flags);
       const scope = scopeFlag(flags);
+      const name = nameFlag(flags);
       return sql.begin(async (tx) => {
-        const made = await createListedKey(tx, owner, scope);
+        const made = await createListedKey(tx, owner, scope, null, name);
         const projectId = 'projectId' in owner ? owner.projectId : null;
         await recordChange(tx, { projectId, actor: commandLineActor(), action: 'key.created', target: `key:${made.id}`, after: listed(made) }, new Date());
         return made.key;
@@ -54,7 +65,9 @@ export async function keyCommand(sql: Sql, command: string, flags: Flags): Promi
     case 'key list': {
       const keys = await listKeys(sql, await keyOwner(sql, flags));
       return keys
-        .map((key) => [key.id, key.scope, key.created_at.toISOString(), key.test_run_id ? `run ${key.test_run_id}` : ''].join('\t').trimEnd())
+        .map((key) =>
+          [key.id, key.scope, key.created_at.toISOString(), key.test_run_id ? `run #${key.test_run_number}` : (key.name ?? '')].join('\t').trimEnd(),
+        )
         .join('\n');
     }
     case 'key revoke': {

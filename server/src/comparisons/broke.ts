@@ -4,6 +4,8 @@ import type { TimelineRow } from './store.ts';
 
 export interface RunPoint {
   test_run_id: number;
+  /** What pages name the run by: its number in the project. */
+  test_run_number: number;
   commit: string | null;
   run_at: Date;
 }
@@ -29,7 +31,7 @@ export interface GroupSeen {
   runs: number;
 }
 
-const point = (row: TimelineRow): RunPoint => ({ test_run_id: row.test_run_id, commit: row.commit, run_at: row.run_at });
+const point = (row: TimelineRow): RunPoint => ({ test_run_id: row.test_run_id, test_run_number: row.test_run_number, commit: row.commit, run_at: row.run_at });
 const passed = (row: TimelineRow) => row.outcome === 'passed' || row.outcome === 'flaky';
 
 /** Per environment and branch, newest first by its latest run: how the test ends now, and when it started failing. */

@@ -13,6 +13,7 @@ async function comparableRun(sql: Sql, projectId: number, runId: number, field: 
 
 const reference = (run: RunRow) => ({
   id: run.id,
+  number: run.number,
   state: run.state,
   environment_slug: run.environment_slug,
   branch: run.test_run_branch,

@@ -35,6 +35,7 @@ export type ComparedList = (typeof COMPARED_LISTS)[number];
 
 const runRef = z.object({
   id: z.number().int(),
+  number: z.number().int().describe("the run's number in its project: what pages name it by"),
   state: z.string(),
   environment_slug: z.string(),
   branch: z.string().nullable(),

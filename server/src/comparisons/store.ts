@@ -81,6 +81,7 @@ export async function durationChanges(sql: Tx, projectId: number, runId: number,
 /** One run of a test: where and on what it ran, how it ended, and its failure's group. */
 export interface TimelineRow {
   test_run_id: number;
+  test_run_number: number;
   environment_id: number;
   environment_name: string;
   branch: string | null;
@@ -97,10 +98,10 @@ export interface TimelineRow {
  */
 export async function testTimeline(sql: Tx, projectId: number, testCaseId: string, runs: number): Promise<TimelineRow[]> {
   return sql<TimelineRow[]>`
-    select h.test_run_id, r.environment_id, e.name as environment_name, r.test_run_branch as branch,
+    select h.test_run_id, r.number as test_run_number, r.environment_id, e.name as environment_name, r.test_run_branch as branch,
            coalesce(r.test_run_head_sha, r."commit") as "commit", coalesce(r.run_ended_at, r.created_at) as run_at, h.outcome,
            h.failure_group_id, g.title as failure_group_title
-    from (select id, environment_id, test_run_branch, test_run_head_sha, "commit", run_ended_at, created_at from test_runs
+    from (select id, number, environment_id, test_run_branch, test_run_head_sha, "commit", run_ended_at, created_at from test_runs
           where project_id = ${projectId} and details_deleted_at is null order by id desc limit ${runs}) r
     join test_results h on h.test_run_id = r.id and h.test_case_id = ${testCaseId} and h.is_final
     join environments e on e.id = r.environment_id

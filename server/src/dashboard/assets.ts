@@ -1,3 +1,5 @@
+import { showFieldsOfChosenType } from './type-fields.ts';
+
 /**
  * The dashboard's one script, served by Proctor (no CDN). It keeps what is under way fresh (a list
  * of runs, a run) by asking the API with the session, and sends the pages' action forms to the
@@ -49,6 +51,21 @@ export const DASHBOARD_SCRIPT = `
       default: return raw;
     }
   };
+  /**
+   * The page's parts marked data-refresh, fetched again from the server as it renders them now:
+   * what a form made is listed at once, while the secret it showed once stays in the form.
+   */
+  const refreshLists = async () => {
+    const parts = document.querySelectorAll('[data-refresh][id]');
+    if (parts.length === 0) return;
+    const response = await fetch(location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+    if (!response.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+    for (const part of parts) {
+      const now = fresh.getElementById(part.id);
+      if (now) part.replaceWith(document.adoptNode(now));
+    }
+  };
   document.addEventListener('submit', async (event) => {
     const form = event.target.closest('form[data-api]');
     if (!form) return;
@@ -86,6 +103,7 @@ export const DASHBOARD_SCRIPT = `
         shown.hidden = false;
         shown.querySelector('input').value = answer.data.invitation ? answer.data.invitation.url : answer.data.key.key;
         shown.querySelector('input').select();
+        await refreshLists();
       } else location.reload();
     } catch (error) {
       problem.textContent = 'Proctor could not be reached: ' + error.message;
@@ -93,5 +111,7 @@ export const DASHBOARD_SCRIPT = `
       button.disabled = false;
     }
   });
+
+  (${showFieldsOfChosenType.toString()})(document);
 })();
 `;

@@ -16,7 +16,7 @@ const LISTS: { key: Exclude<keyof Comparison, 'run' | 'base' | 'duration_changes
 ];
 
 function runLine(project: Project, label: string, run: RunReference): string {
-  return `<li>${label}: <a href="/projects/${project.id}/runs/${run.id}">run #${run.id}</a> ${stateBadge(run.state)} <span class="muted">${e(run.environment_slug)}${run.branch ? ` · ${e(run.branch)}` : ''}${run.commit ? ` · <code>${e(run.commit.slice(0, 12))}</code>` : ''} · ${e(run.created_at.slice(0, 16).replace('T', ' '))}</span></li>`;
+  return `<li>${label}: <a href="/projects/${project.id}/runs/${run.id}">run #${run.number}</a> ${stateBadge(run.state)} <span class="muted">${e(run.environment_slug)}${run.branch ? ` · ${e(run.branch)}` : ''}${run.commit ? ` · <code>${e(run.commit.slice(0, 12))}</code>` : ''} · ${e(run.created_at.slice(0, 16).replace('T', ' '))}</span></li>`;
 }
 
 const status = (value: string | null) => (value === null ? '<span class="muted">not run</span>' : `<span class="tag ${e(value)}">${e(value)}</span>`);
@@ -52,12 +52,12 @@ function listSection(project: Project, heading: string, empty: string, list: Com
 export function comparePage(viewer: Viewer, project: Project, comparison: Comparison): string {
   const { run, base } = comparison;
   const commits = base.commit && run.commit && base.commit !== run.commit ? commitsCompareUrl(project.repo_url, base.commit, run.commit) : null;
-  const body = `<h1>Run #${run.id} compared with run #${base.id}</h1>
+  const body = `<h1>Run #${run.number} compared with run #${base.number}</h1>
 <ul class="runs">${runLine(project, 'Now', run)}${runLine(project, 'Before', base)}</ul>
 ${commits ? `<p><a href="${e(commits)}" rel="noreferrer">The commits between them</a> on the repository's host</p>` : ''}
 <nav aria-label="Lists" class="lists">${LISTS.map((list) => `<a href="#${list.heading.toLowerCase().replace(/\W+/g, '-')}">${e(list.heading)} (${comparison[list.key].total})</a>`).join(' · ')}</nav>
 ${LISTS.map((list) => listSection(project, list.heading, list.empty, comparison[list.key])).join('\n')}
 ${listSection(project, 'Duration changes', 'No test that passed in both took a different time.', comparison.duration_changes, true)}`;
   const style = `ul.runs{list-style:none;padding:0} .tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e} .tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .failure{color:#cf222e;font-size:.85rem;overflow-wrap:anywhere} nav.lists{margin:1rem 0}`;
-  return layout({ title: `Run #${run.id} against #${base.id} · ${project.name}`, viewer, project, body, style });
+  return layout({ title: `Run #${run.number} against #${base.number} · ${project.name}`, viewer, project, body, style });
 }

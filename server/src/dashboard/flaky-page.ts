@@ -123,7 +123,7 @@ function emptyState(view: FlakyTestsView): string {
 
 function testRow(project: Project, row: FlakinessRow, view: FlakyTestsView, environments: Map<number, string>): string {
   const key = trendKey(row.environment_id, row.test_case_id);
-  const lastFlaky = row.last_flaky_run_id === null ? '–' : `<a href="/projects/${project.id}/runs/${row.last_flaky_run_id}">#${row.last_flaky_run_id}</a>`;
+  const lastFlaky = row.last_flaky_run_id === null ? '–' : `<a href="/projects/${project.id}/runs/${row.last_flaky_run_id}">#${row.last_flaky_run_number}</a>`;
   const where = [row.file_path, row.runner_project].filter(Boolean).map((part) => e(part));
   return `<tr data-test="${e(row.test_case_id)}" data-environment="${row.environment_id}">
 <td><a href="/projects/${project.id}/tests/${e(row.test_case_id)}">${e(row.title || row.test_case_id)}</a><div class="muted">${where.join(' · ')}</div></td>

@@ -44,7 +44,15 @@ export function groupsPage(viewer: Viewer, project: Project, groups: FailureGrou
   });
 }
 
-export function groupPage(viewer: Viewer, project: Project, group: FailureGroupRow, members: MemberView[], titles: Map<string, string>): string {
+/** `runNumbers`: the numbers of the members' last runs, by id (what the page names them by). */
+export function groupPage(
+  viewer: Viewer,
+  project: Project,
+  group: FailureGroupRow,
+  members: MemberView[],
+  titles: Map<string, string>,
+  runNumbers: Map<number, number>,
+): string {
   const api = `/api/failure-groups/${encodeURIComponent(group.id)}`;
   const statusOptions = STATUSES.map((s) => `<option value="${s}"${s === group.status ? ' selected' : ''}>${s}</option>`).join('');
   const triage = `<section class="create" aria-labelledby="triage"><h2 id="triage">Triage</h2>
@@ -60,7 +68,9 @@ ${apiForm(
   const rows = members
     .map((m) => {
       const detach = m.state === 'active' ? apiForm(`DELETE ${api}/members/${encodeURIComponent(m.test_case_id)}`, 'reload', 'Detach') : '';
-      const lastRun = m.last_test_run_id ? `<a href="/projects/${project.id}/runs/${m.last_test_run_id}">#${m.last_test_run_id}</a>` : '';
+      const number = m.last_test_run_id === null ? undefined : runNumbers.get(m.last_test_run_id);
+      // A run the retention policy deleted is named by nothing.
+      const lastRun = m.last_test_run_id && number !== undefined ? `<a href="/projects/${project.id}/runs/${m.last_test_run_id}">#${number}</a>` : '';
       return `<tr data-member="${e(m.test_case_id)}"><td>${e(titles.get(m.test_case_id) ?? m.test_case_id)}</td><td>${e(m.state)}${m.source === 'human' ? ' (by a person)' : ''}</td>
 <td>${m.sighting_count}</td><td>${lastRun} <span class="muted">${when(m.last_seen_at)}</span></td><td>${detach}</td></tr>`;
     })

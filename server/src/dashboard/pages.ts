@@ -71,7 +71,7 @@ function when(date: Date): string {
 
 function runRow(run: RunRow, link: string): string {
   const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky`;
-  return `<tr data-run="${run.id}"><td><a href="${e(link)}">#${run.id}</a></td><td>${stateBadge(run.state)}</td>
+  return `<tr data-run="${run.id}"><td><a href="${e(link)}">#${run.number}</a></td><td>${stateBadge(run.state)}</td>
 <td>${e(run.environment_name)}</td><td>${e(shownBranch(run) ?? '')}</td><td class="muted">${e((run.test_run_head_sha ?? run.commit ?? '').slice(0, 10))}</td>
 <td>${counts}</td><td class="muted">${when(run.created_at)}</td></tr>`;
 }

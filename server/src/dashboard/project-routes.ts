@@ -12,6 +12,7 @@ import type { RouteContext } from '../http/route.ts';
 import { listDestinations, presentDestination } from '../notifications/index.ts';
 import { retentionPolicyOf } from '../retention/index.ts';
 import { listSnoozes, snoozesOfTest } from '../snoozes/index.ts';
+import { runNumbers } from '../runs/index.ts';
 import { findTests, getTestCase, testTitles } from '../testcases/index.ts';
 import { isInstanceAdmin, userNames } from '../users/index.ts';
 import { listBindings } from '../bindings/index.ts';
@@ -112,7 +113,12 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         project.id,
         members.map((member) => member.test_case_id),
       );
-      return groupPage(viewer, project, group, members, titles);
+      const numbers = await runNumbers(
+        sql,
+        project.id,
+        members.flatMap((member) => (member.last_test_run_id === null ? [] : [member.last_test_run_id])),
+      );
+      return groupPage(viewer, project, group, members, titles, numbers);
     },
   });
 

@@ -75,5 +75,5 @@ export function runPage(viewer: Viewer, project: Project, run: RunRow, details: 
   });
   // A run under way reloads once its state changes.
   const body = UNDER_WAY.has(run.state) ? `<div data-live-run="${run.id}" data-state="${e(run.state)}">${report}</div>` : report;
-  return layout({ title: `Run #${run.id} · ${project.name}`, viewer, project, body, script: true, style: STYLE });
+  return layout({ title: `Run #${run.number} · ${project.name}`, viewer, project, body, script: true, style: STYLE });
 }

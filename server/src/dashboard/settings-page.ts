@@ -35,16 +35,34 @@ function destinationRow(d: DestinationView): string {
 <td>${e(WHEN_TEXT[d.when])}</td><td>${e(secret)}</td><td>${apiForm(`DELETE /api/notification-destinations/${d.id}`, 'reload', 'Remove')}</td></tr>`;
 }
 
+/** A field of the destination form, for the types it names (the script shows it for those alone). */
+function typeField(types: string, html: string): string {
+  return html.replace(/^<label /, `<label data-types="${types}" `);
+}
+
 function destinationForm(mail: boolean): string {
-  const fields = `<label for="dest-type">Type<select id="dest-type" name="type"><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option><option value="gitlab">GitLab</option>${mail ? '<option value="email">Email</option>' : ''}</select></label>
-<label for="dest-url">URL (Slack, webhook)<input id="dest-url" name="url" type="url" size="40" data-optional></label>
-<label for="dest-repo">Repository (GitHub, owner/name)<input id="dest-repo" name="repo" data-optional></label>
-<label for="dest-project">Project (GitLab, group/name or id)<input id="dest-project" name="project" data-optional></label>
-${mail ? '<label for="dest-recipients">Recipients (email, comma-separated)<input id="dest-recipients" name="recipients" data-type="csv" size="40" data-optional></label>' : ''}
-<label for="dest-envs">Environments (slugs, comma-separated; none: all)<input id="dest-envs" name="environments" data-type="csv" data-optional></label>
-<label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option></select></label>
-<label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>
-<label for="dest-token">GitHub or GitLab token<input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional></label>`;
+  const fields = [
+    `<label for="dest-type">Type<select id="dest-type" name="type" data-shows-fields><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option><option value="gitlab">GitLab</option>${mail ? '<option value="email">Email</option>' : ''}</select></label>`,
+    typeField('slack webhook', '<label for="dest-url">URL (Slack, webhook)<input id="dest-url" name="url" type="url" size="40" data-optional></label>'),
+    typeField('github', '<label for="dest-repo">Repository (GitHub, owner/name)<input id="dest-repo" name="repo" data-optional></label>'),
+    typeField('gitlab', '<label for="dest-project">Project (GitLab, group/name or id)<input id="dest-project" name="project" data-optional></label>'),
+    mail
+      ? typeField(
+          'email',
+          '<label for="dest-recipients">Recipients (email, comma-separated)<input id="dest-recipients" name="recipients" data-type="csv" size="40" data-optional></label>',
+        )
+      : '',
+    '<label for="dest-envs">Environments (slugs, comma-separated; none: all)<input id="dest-envs" name="environments" data-type="csv" data-optional></label>',
+    '<label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option></select></label>',
+    typeField(
+      'webhook',
+      '<label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>',
+    ),
+    typeField(
+      'github gitlab',
+      '<label for="dest-token">GitHub or GitLab token<input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional></label>',
+    ),
+  ].join('\n');
   return formSection('new-destination', 'New destination', apiForm('POST /api/notification-destinations', 'reload', 'Add destination', fields), 3);
 }
 
@@ -80,10 +98,13 @@ function projectForm(project: Project): string {
   return `${now}${apiForm('PATCH /api/project', 'reload', 'Save project', fields)}`;
 }
 
+/** The retention policy as it stands, for every role, and the form to change it for an admin. */
 function retentionForm(policy: { results_days: number; artifacts_days: number }): string {
+  const days = (n: number) => `${n} day${n === 1 ? '' : 's'}`;
+  const current = `<p data-retention>Results are kept ${days(policy.results_days)} after their run ends, attachments ${days(policy.artifacts_days)}.</p>`;
   const fields = `<label for="keep-results">Results (days)<input id="keep-results" name="results_days" type="number" min="1" max="36500" required data-type="number" value="${policy.results_days}"></label>
 <label for="keep-artifacts">Attachments (days)<input id="keep-artifacts" name="artifacts_days" type="number" min="1" max="36500" required data-type="number" value="${policy.artifacts_days}"></label>`;
-  return apiForm('PUT /api/retention-policy', 'reload', 'Save retention', fields);
+  return `${current}${apiForm('PUT /api/retention-policy', 'reload', 'Save retention', fields)}`;
 }
 
 function quarantineForm(policy: QuarantinePolicy): string {
@@ -120,7 +141,7 @@ export function settingsPage(
   const body = `<h1>Settings of ${e(project.name)}</h1>
 <h2 id="project">Test repository and environments</h2><p class="muted">The repository triggered runs check out (reports, JUnit uploads and agents in the CI job's checkout need none), and whether a report, an upload or an agent naming an environment the project lacks makes it (its slug as its name).</p>
 ${projectForm(project)}
-<h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment)${
+<h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment), GitLab (a commit status and a merge request note)${
     view.mail
       ? ', email (a mail to its recipients).'
       : '. This server sends no mail (its operator has not set PROCTOR_SMTP_URL): there are no email destinations.'

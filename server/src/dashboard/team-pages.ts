@@ -76,9 +76,17 @@ ${members}${invitations}${add ? `${add}${howInvited}` : ''}`;
   return layout({ title: `Members · ${project.name}`, viewer, project, body, script: true, style: FORM_STYLE });
 }
 
+/** What a key is for: its name, else its kind and the day it was made (a run's key: its run). */
+function keyLabel(key: ListedKey): string {
+  if (key.name !== null) return e(key.name);
+  const day = key.created_at.toISOString().slice(0, 10);
+  const kind = key.test_run_id !== null ? `run #${key.test_run_number}'s key` : `${key.scope} key`;
+  return `<span class="muted">${e(kind)} of ${day}</span>`;
+}
+
 function keyRow(key: ListedKey): string {
-  const owner = key.test_run_id !== null ? `run #${key.test_run_id}` : (key.created_by?.name ?? 'the command line');
-  return `<tr data-key="${e(key.id)}"><td><code>prc_p_${e(key.id)}_…</code></td><td>${e(key.scope)}</td><td>${e(owner)}</td><td>${e(key.created_at.toISOString().slice(0, 10))}</td>
+  const owner = key.test_run_id !== null ? `run #${key.test_run_number}` : (key.created_by?.name ?? 'the command line');
+  return `<tr data-key="${e(key.id)}"><td data-name>${keyLabel(key)}</td><td><code>prc_p_${e(key.id)}_…</code></td><td>${e(key.scope)}</td><td>${e(owner)}</td><td>${e(key.created_at.toISOString().slice(0, 10))}</td>
 <td>${key.last_used_at ? e(key.last_used_at.toISOString().slice(0, 16).replace('T', ' ')) : '<span class="muted">never</span>'}</td>
 <td>${apiForm(`DELETE /api/keys/${key.id}`, 'reload', 'Revoke')}</td></tr>`;
 }
@@ -87,11 +95,13 @@ export function keysPage(viewer: Viewer, project: Project, keys: ListedKey[]): s
   const table =
     keys.length === 0
       ? '<p class="empty">No key.</p>'
-      : `<table><thead><tr><th scope="col">Key</th><th scope="col">Scope</th><th scope="col">Made by</th><th scope="col">Made</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+      : `<table><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scope</th><th scope="col">Made by</th><th scope="col">Made</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>${keys.map(keyRow).join('')}</tbody></table>`;
-  const scopes = `<label for="key-scope">Scope<select id="key-scope" name="scope"><option value="read">read</option><option value="report" selected>report</option><option value="admin">admin</option></select></label>`;
-  const create = formSection('new-key', 'New key', apiForm('POST /api/keys', 'show-secret', 'Create key', scopes));
-  const body = `<h1>Keys of ${e(project.name)}</h1><p class="muted">A project's keys act as a machine (a CI): read reads, report also sends runs and results, admin does everything.</p>${table}${create}`;
+  const fields = `<label for="key-name">Name (what it is for)<input id="key-name" name="name" maxlength="100" size="30" placeholder="CI on main" data-optional></label>
+<label for="key-scope">Scope<select id="key-scope" name="scope"><option value="read">read</option><option value="report" selected>report</option><option value="admin">admin</option></select></label>`;
+  const create = formSection('new-key', 'New key', apiForm('POST /api/keys', 'show-secret', 'Create key', fields));
+  // The list is fetched again when a key is made (data-refresh): the new key is listed at once, its secret shown in the form.
+  const body = `<h1>Keys of ${e(project.name)}</h1><p class="muted">A project's keys act as a machine (a CI): read reads, report also sends runs and results, admin does everything.</p><div id="key-list" data-refresh>${table}</div>${create}`;
   return layout({ title: `Keys · ${project.name}`, viewer, project, body, script: true, style: FORM_STYLE });
 }
 

@@ -19,7 +19,7 @@ export function historyStrip(history: HistoryRow[], size = 10): string {
   const rects = ordered
     .map(
       (row, i) =>
-        `<rect x="${i * (size + 2)}" y="0" width="${size}" height="${size}" rx="2" fill="${OUTCOME_COLOURS[row.outcome] ?? '#8c959f'}"><title>run #${row.test_run_id}: ${e(row.outcome)}</title></rect>`,
+        `<rect x="${i * (size + 2)}" y="0" width="${size}" height="${size}" rx="2" fill="${OUTCOME_COLOURS[row.outcome] ?? '#8c959f'}"><title>run #${row.test_run_number}: ${e(row.outcome)}</title></rect>`,
     )
     .join('');
   const width = Math.max(1, ordered.length * (size + 2));
@@ -73,7 +73,7 @@ export interface TestView {
 const day = (at: Date) => at.toISOString().slice(0, 10);
 
 function runAt(project: Project, point: RunPoint): string {
-  return `<a href="/projects/${project.id}/runs/${point.test_run_id}">run #${point.test_run_id}</a>${point.commit ? ` (<code>${e(point.commit.slice(0, 12))}</code>)` : ''} on ${day(point.run_at)}`;
+  return `<a href="/projects/${project.id}/runs/${point.test_run_id}">run #${point.test_run_number}</a>${point.commit ? ` (<code>${e(point.commit.slice(0, 12))}</code>)` : ''} on ${day(point.run_at)}`;
 }
 
 /** Per environment and branch: failing since when (and what it last passed on), or passing. */
@@ -101,7 +101,7 @@ function groupsSeenSection(project: Project, seen: GroupSeen[]): string {
   const items = seen
     .map(
       (g) =>
-        `<li><a href="/projects/${project.id}/failure-groups/${encodeURIComponent(g.failure_group_id)}">${e(g.title)}</a> <span class="muted">${g.runs} failed run${g.runs === 1 ? '' : 's'}, from run #${g.first.test_run_id} (${day(g.first.run_at)}) to run #${g.last.test_run_id} (${day(g.last.run_at)})</span></li>`,
+        `<li><a href="/projects/${project.id}/failure-groups/${encodeURIComponent(g.failure_group_id)}">${e(g.title)}</a> <span class="muted">${g.runs} failed run${g.runs === 1 ? '' : 's'}, from run #${g.first.test_run_number} (${day(g.first.run_at)}) to run #${g.last.test_run_number} (${day(g.last.run_at)})</span></li>`,
     )
     .join('');
   return `<ul class="groups-seen">${items}</ul>`;

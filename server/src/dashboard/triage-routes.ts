@@ -127,7 +127,7 @@ export function triageRoutes(ctx: RouteContext, deps: AppDeps): void {
       if (!run || run.project_id !== project.id) throw notFound('test run');
       const previous = await previousRun(sql, run);
       if (previous === null) throw notFound('earlier run of this environment and branch to compare with');
-      res.redirect(303, `/projects/${project.id}/runs/${run.id}/compare/${previous}`);
+      res.redirect(303, `/projects/${project.id}/runs/${run.id}/compare/${previous.id}`);
       return null;
     },
   });

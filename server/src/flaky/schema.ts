@@ -24,6 +24,7 @@ export const flakyTestSchema = z
     failed_runs: z.number().int().openapi({ description: 'Counted runs where the test failed' }),
     runs_needed: z.number().int().openapi({ description: 'Counted runs the test still needs for a class of its own (0 unless its class is unknown)' }),
     last_flaky_run_id: z.number().int().nullable(),
+    last_flaky_run_number: z.number().int().nullable().describe("that run's number in the project (#1 its first run)"),
     quarantined: z.boolean().openapi({ description: 'An active snooze covers the test in this environment (made by a person or by the quarantine policy)' }),
   })
   .openapi('FlakyTest');

@@ -20,6 +20,8 @@ export interface FlakinessRow {
   score: number;
   class: FlakinessClass;
   last_flaky_run_id: number | null;
+  /** That run's number in the project: what pages name it by. */
+  last_flaky_run_number: number | null;
   quarantined: boolean;
 }
 
@@ -51,7 +53,7 @@ function presented(sql: Tx, projectId: number, now: Date) {
   return sql`
     c.test_case_id, c.environment_id, coalesce(tc.name, '') as title, coalesce(tc.file_path, '') as file_path,
     coalesce(tc.runner_project, '') as runner_project, c.runs_counted, c.flaky_runs, c.failed_runs, c.score, c.class,
-    c.last_flaky_run_id,
+    c.last_flaky_run_id, (select r.number from test_runs r where r.id = c.last_flaky_run_id) as last_flaky_run_number,
     exists (select 1 from snoozes s
             where s.project_id = ${projectId} and s.snooze_until > ${now}
               and (s.scoped_to_environment_id is null or s.scoped_to_environment_id = c.environment_id)

@@ -34,7 +34,7 @@ export function keyRoutes(ctx: RouteContext, deps: Pick<AppDeps, 'sql' | 'clock'
     response: createdKeyResponse,
     handler: async ({ body, scope }) => {
       const created = await sql.begin(async (tx) => {
-        const made = await createListedKey(tx, { projectId: scope.projectId }, body.scope, actingUserId(scope));
+        const made = await createListedKey(tx, { projectId: scope.projectId }, body.scope, actingUserId(scope), body.name ?? null);
         const { key: _secret, ...listed } = present(made);
         await recordChange(tx, { projectId: scope.projectId, actor: actorOf(scope), action: 'key.created', target: `key:${made.id}`, after: listed }, clock());
         return made;

@@ -5,9 +5,11 @@ import '../http/openapi.ts';
 export const keySchema = z
   .object({
     id: z.string().describe("the key's public part: prc_p_<id>_…"),
+    name: z.string().nullable().describe('what the key is for, as its maker named it; null when it was given no name'),
     kind: z.enum(['project', 'user']),
     scope: z.enum(KEY_SCOPES),
     test_run_id: z.number().int().nullable().describe("set on a run's own key and its agents' tokens, which go when the run ends"),
+    test_run_number: z.number().int().nullable().describe("that run's number in the project (#1 its first run)"),
     created_by: z
       .object({ id: z.string(), name: z.string() })
       .nullable()
@@ -18,7 +20,10 @@ export const keySchema = z
   .openapi('ApiKey');
 
 export const createKeySchema = z
-  .object({ scope: z.enum(KEY_SCOPES).describe('read: what a viewer does; report: what a member does (runs, results, snoozes, triage); admin: everything') })
+  .object({
+    scope: z.enum(KEY_SCOPES).describe('read: what a viewer does; report: what a member does (runs, results, snoozes, triage); admin: everything'),
+    name: z.string().trim().min(1, 'must not be blank').max(100).optional().describe('what the key is for ("CI on main"), shown in lists of keys; trimmed'),
+  })
   .strict()
   .openapi('CreateApiKey');
 

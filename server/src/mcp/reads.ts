@@ -26,7 +26,9 @@ export function runPageUrl(deps: Deps, projectId: number, runId: number): string
 
 function runSummary(deps: Deps, run: RunRow) {
   return {
+    // The id is what tools take; the number (#1 the project's first run) is what people call it.
     id: run.id,
+    number: run.number,
     state: run.state,
     environment: run.environment_slug,
     branch: shownBranch(run),
@@ -125,13 +127,25 @@ export async function readTest(deps: Deps, projectId: number, input: { test_case
     per_environment_and_branch: brokeWhen(timeline).map((line) => ({
       environment: line.environment_name,
       branch: line.branch,
-      latest: { run_id: line.latest.test_run_id, outcome: line.latest.outcome, commit: line.latest.commit, at: line.latest.run_at.toISOString() },
+      latest: {
+        run_id: line.latest.test_run_id,
+        run_number: line.latest.test_run_number,
+        outcome: line.latest.outcome,
+        commit: line.latest.commit,
+        at: line.latest.run_at.toISOString(),
+      },
       first_failure: line.first_failure && {
         run_id: line.first_failure.test_run_id,
+        run_number: line.first_failure.test_run_number,
         commit: line.first_failure.commit,
         at: line.first_failure.run_at.toISOString(),
       },
-      last_pass: line.last_pass && { run_id: line.last_pass.test_run_id, commit: line.last_pass.commit, at: line.last_pass.run_at.toISOString() },
+      last_pass: line.last_pass && {
+        run_id: line.last_pass.test_run_id,
+        run_number: line.last_pass.test_run_number,
+        commit: line.last_pass.commit,
+        at: line.last_pass.run_at.toISOString(),
+      },
       failed_runs_since: line.failed_runs,
     })),
     recent_outcomes: timeline

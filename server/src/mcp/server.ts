@@ -99,7 +99,7 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
     (input) =>
       answer(async () => {
         const run = await getRunById(deps.sql, input.run_id);
-        const other = input.other_run_id ?? (run && run.project_id === projectId ? await previousRun(deps.sql, run) : null);
+        const other = input.other_run_id ?? (run && run.project_id === projectId ? ((await previousRun(deps.sql, run))?.id ?? null) : null);
         if (other === null || other === undefined) throw new reads.NoEarlierRun(input.run_id);
         return reads.readComparison(deps, projectId, { run_id: input.run_id, other_run_id: other });
       }),
@@ -154,7 +154,7 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
           content: {
             type: 'text',
             text: [
-              `Triage Proctor run #${runId}.`,
+              `Triage the Proctor run of id ${runId}.`,
               `1. Call get_run with run_id ${runId} (and its next pages) to read its failures.`,
               '2. For each failure, say whether it is new or still failing against the previous run; call compare_runs for what else changed.',
               '3. For a failure that is still failing or flaky, call get_test for when it started failing (its last pass and first failure, with their commits) and its flaky score.',

@@ -21,7 +21,7 @@ export function runMarkdown(read: RunRead): string {
   const c = run.counts;
   const lines = [
     // Pasted into an issue, a bare `#7` would be a reference to issue 7: the run's number is quoted too.
-    `# Run ${text(`#${run.id}`)}: ${run.state}`,
+    `# Run ${text(`#${run.number}`)}: ${run.state}`,
     '',
     `Environment **${text(run.environment)}**${run.branch ? `, branch ${markdownCode(run.branch)}` : ''}${run.commit ? `, commit ${markdownCode(run.commit.slice(0, 12))}` : ''}${run.pull_request ? `, pull request ${run.pull_request}` : ''}.`,
     '',

@@ -9,6 +9,8 @@ export type FailureLabel = (typeof FAILURE_LABELS)[number];
 
 export interface EndedRunView {
   id: number;
+  /** The run's number in its project: what a message names it by (its link carries the id). */
+  number: number;
   project_id: number;
   project_name: string;
   state: string;
@@ -55,7 +57,7 @@ const LABEL_ORDER: Record<FailureLabel, number> = { new: 0, known: 1, flaky: 2, 
 /** The run's story from the database, its page's link from `runUrl`. */
 export async function composeStory(sql: Tx, runId: number, runUrl: (runId: number) => string): Promise<RunStory> {
   const [run] = await sql<(Omit<EndedRunView, 'summary_url' | 'run_ended_at'> & { environment_id: number; run_ended_at: Date | null })[]>`
-    select r.id, r.project_id, p.name as project_name, r.state, e.slug as environment_slug, e.name as environment_name, r.environment_id,
+    select r.id, r.number, r.project_id, p.name as project_name, r.state, e.slug as environment_slug, e.name as environment_name, r.environment_id,
            coalesce(r.build_branch, r.test_run_branch) as branch, coalesce(r.test_run_head_sha, r."commit") as "commit", r.build_url, r.scm_actor,
            r.total_count, r.success_count, r.failed_count, r.flaky_count, r.skipped_count, r.snoozed_count, r.duration, r.run_ended_at
     from test_runs r join environments e on e.id = r.environment_id join projects p on p.id = r.project_id

@@ -32,7 +32,7 @@ export function slackMessage(story: RunStory): { text: string } {
     .join(' · ');
   const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky · ${run.skipped_count} skipped${run.snoozed_count ? ` (${run.snoozed_count} snoozed)` : ''}`;
   const lines = [
-    `${STATE_ICON[run.state] ?? ''} *${slackText(run.project_name)}*: run #${run.id} ${run.state} in ${place}`.trim(),
+    `${STATE_ICON[run.state] ?? ''} *${slackText(run.project_name)}*: run #${run.number} ${run.state} in ${place}`.trim(),
     `${counts} · <${run.summary_url}|Open the run>`,
   ];
   if (story.mention) lines.push(`<@${story.mention}>`);
@@ -72,14 +72,17 @@ export function emailMessage(story: RunStory): EmailMessage {
     .filter(Boolean)
     .join(' · ');
   const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky · ${run.skipped_count} skipped${run.snoozed_count ? ` (${run.snoozed_count} snoozed)` : ''}`;
-  const subject = `${run.project_name}: run #${run.id} ${run.state} in ${run.environment_name}${run.branch ? ` (${run.branch})` : ''}`.replace(/[\r\n]+/g, ' ');
+  const subject = `${run.project_name}: run #${run.number} ${run.state} in ${run.environment_name}${run.branch ? ` (${run.branch})` : ''}`.replace(
+    /[\r\n]+/g,
+    ' ',
+  );
   const listed = failures.slice(0, EMAIL_FAILURE_LIMIT);
   const more = failures.length - listed.length;
   const where = (f: LabelledFailure) => [f.file_path, f.runner_project].filter(Boolean).join(' · ');
   const describe = (f: LabelledFailure) =>
     `${f.failure_category !== 'unknown' ? ` [${f.failure_category}]` : ''}${f.failure_group_title ? `: ${f.failure_group_title}` : ''}`;
   const text = [
-    `${run.project_name}: run #${run.id} ${run.state}`,
+    `${run.project_name}: run #${run.number} ${run.state}`,
     place,
     counts,
     '',
@@ -103,7 +106,7 @@ export function emailMessage(story: RunStory): EmailMessage {
     .join('');
   const html = mailDocument(
     subject,
-    `<h1 style="font-size:20px;margin:0 0 8px">${e(run.project_name)}: run #${run.id} ${e(run.state)}</h1>
+    `<h1 style="font-size:20px;margin:0 0 8px">${e(run.project_name)}: run #${run.number} ${e(run.state)}</h1>
 ${mailParagraph(place)}${mailParagraph(counts)}${mailButton(run.summary_url, 'Open the run')}${
       listed.length > 0
         ? `<h2 style="font-size:16px;margin:16px 0 8px">Failed tests</h2><table style="border-collapse:collapse;width:100%">${rows}</table>${more > 0 ? mailParagraph(`and ${more} more`, true) : ''}`

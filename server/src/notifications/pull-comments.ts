@@ -33,14 +33,14 @@ export async function failuresOnBranch(
   projectId: number,
   branch: string,
   runId: number,
-): Promise<{ runId: number; failed: Set<string> } | null> {
-  const [run] = await sql<{ id: number }[]>`
-    select r.id from test_runs r join environments e on e.id = r.environment_id
+): Promise<{ runId: number; runNumber: number; failed: Set<string> } | null> {
+  const [run] = await sql<{ id: number; number: number }[]>`
+    select r.id, r.number from test_runs r join environments e on e.id = r.environment_id
     where r.project_id = ${projectId} and e.slug = ${environmentSlug} and r.test_run_branch = ${branch} and r.id <> ${runId}
       and r.state in ('passed', 'failed') and r.details_deleted_at is null
     order by r.id desc limit 1`;
   if (!run) return null;
   const rows = await sql<{ test_case_id: string }[]>`
     select test_case_id from test_results where test_run_id = ${run.id} and is_final and outcome = 'failed'`;
-  return { runId: run.id, failed: new Set(rows.map((row) => row.test_case_id)) };
+  return { runId: run.id, runNumber: run.number, failed: new Set(rows.map((row) => row.test_case_id)) };
 }

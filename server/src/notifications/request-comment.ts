@@ -38,11 +38,11 @@ function failureItem(failure: LabelledFailure, brought: boolean | null, host: Ho
   return `- **${failure.label}** ${markdownText(failure.title)}${where ? ` (${where})` : ''}${kind}${what}${origin}`;
 }
 
-export function section(story: RunStory, baseBranch: string, onBase: { runId: number; failed: Set<string> } | null, host: Host): string {
+export function section(story: RunStory, baseBranch: string, onBase: { runNumber: number; failed: Set<string> } | null, host: Host): string {
   const { run, failures } = story;
   const lines = [
     `### ${markdownText(run.environment_name)}: ${run.state}`,
-    `[Run #${run.id}](${run.summary_url})${run.commit ? ` on ${commitText(run.commit)}` : ''}: ${countsLine(story)}.`,
+    `[Run #${run.number}](${run.summary_url})${run.commit ? ` on ${commitText(run.commit)}` : ''}: ${countsLine(story)}.`,
   ];
   if (failures.length > 0) {
     const failing = failures.filter((f) => f.label !== 'flaky');
@@ -50,7 +50,7 @@ export function section(story: RunStory, baseBranch: string, onBase: { runId: nu
     lines.push(
       '',
       onBase
-        ? `${brought} of ${failing.length} failures are not on ${markdownCode(baseBranch)} (compared with its run ${markdownText(`#${onBase.runId}`)}):`
+        ? `${brought} of ${failing.length} failures are not on ${markdownCode(baseBranch)} (compared with its run ${markdownText(`#${onBase.runNumber}`)}):`
         : `No run of ${markdownCode(baseBranch)} in this environment to compare with:`,
       ...failures.slice(0, COMMENT_FAILURE_LIMIT).map((f) => failureItem(f, onBase && f.label !== 'flaky' ? !onBase.failed.has(f.test_case_id) : null, host)),
     );

@@ -24,7 +24,7 @@ export interface RunPageDetails {
   hidden: number;
   breakdown: ProjectCount[];
   /** The previous run of the environment and branch, and which of this run's failed tests failed there too. */
-  previous: { id: number; failed: Set<string> } | null;
+  previous: { id: number; number: number; failed: Set<string> } | null;
 }
 
 /** Passed and skipped tests a run's page lists before it offers the rest. */
@@ -33,7 +33,7 @@ export const PAGE_OTHERS = 200;
 export async function runPageDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'signingSecret'>, run: RunRow, now: Date, all: boolean): Promise<RunPageDetails> {
   const failing = run.failed_count + run.flaky_count;
   const limit = all ? null : failing + PAGE_OTHERS;
-  const [attachments, details, breakdown, previousId] = await Promise.all([
+  const [attachments, details, breakdown, before] = await Promise.all([
     attachmentsByTest(sql, deps, run.id, now),
     getSummaryDetails(sql, run.id, limit),
     countsByRunnerProject(sql, run.id),
@@ -42,6 +42,6 @@ export async function runPageDetails(sql: Tx, deps: Pick<AppDeps, 'config' | 'si
   const tests = details.map((detail) => ({ ...presented(detail), attachments: attachments.get(detail.test_case_id) ?? [] }));
   const total = breakdown.reduce((sum, row) => sum + row.count, 0);
   const failedNow = tests.filter((test) => test.status === 'failed').map((test) => test.test_case_id);
-  const previous = previousId === null ? null : { id: previousId, failed: await failedIn(sql, previousId, failedNow) };
+  const previous = before === null ? null : { ...before, failed: await failedIn(sql, before.id, failedNow) };
   return { tests, hidden: Math.max(0, total - tests.length), breakdown, previous };
 }

@@ -25,7 +25,7 @@ export { presentRun, summaryUrl } from './present.ts';
 export { commitsCompareUrl } from './repository.ts';
 export { formatDuration } from './page.ts';
 export { type SummaryDetail } from './schema.ts';
-export { failureLocations, getRunById, listRuns, previousRun, type RunRow } from './store.ts';
+export { failureLocations, getRunById, listRuns, previousRun, runNumbers, type RunRow } from './store.ts';
 export { triggerRun } from './trigger.ts';
 export { triggerSchema } from './schema.ts';
 export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire.ts';

@@ -114,8 +114,8 @@ function groupName(t: Pick<SummaryDetail, 'failure_group_id' | 'failure_group_ti
 function sincePrevious(t: SummaryDetail, previous: RunPageDetails['previous']): string {
   if (t.status !== 'failed' || !previous) return '';
   return previous.failed.has(t.test_case_id)
-    ? ` <span class="tag still" title="also failed in run #${previous.id}">still failing</span>`
-    : ` <span class="tag new" title="passed or did not run in run #${previous.id}">new</span>`;
+    ? ` <span class="tag still" title="also failed in run #${previous.number}">still failing</span>`
+    : ` <span class="tag new" title="passed or did not run in run #${previous.number}">new</span>`;
 }
 
 function testRow(t: SummaryDetail, actions: ReportActions, previous: RunPageDetails['previous'] = null): string {
@@ -216,13 +216,13 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
     ['Snoozed', run.snoozed_count],
   ];
   const reason = run.error_reason ?? run.cancel_reason;
-  return `<h1>Run #${run.id} <span class="state" style="background:${colour}">${e(run.state)}</span></h1>
+  return `<h1>Run #${run.number} <span class="state" style="background:${colour}">${e(run.state)}</span></h1>
 <div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
 ${branchOf(run)}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
 ${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}${ciJobLink(run.ci_build_url)}</div>
 ${noteOnBranch(run)}
 ${actions.run ?? ''}
-${details.previous && actions.compareLink ? `<p class="compare"><a href="${e(actions.compareLink(details.previous.id))}">Compare with run #${details.previous.id}</a> <span class="muted">(the previous of this environment and branch)</span></p>` : ''}
+${details.previous && actions.compareLink ? `<p class="compare"><a href="${e(actions.compareLink(details.previous.id))}">Compare with run #${details.previous.number}</a> <span class="muted">(the previous of this environment and branch)</span></p>` : ''}
 ${retentionNote(run)}
 ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
 <div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
@@ -238,7 +238,7 @@ ${details.hidden > 0 && actions.showAll ? `<p class="more">and ${details.hidden}
 export function renderRunPage(project: Project, run: RunRow, details: RunPageDetails, showAll: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" type="image/svg+xml" href="/favicon.svg"><title>Run #${run.id} ${e(run.state)} · ${e(project.name)} · ${e(run.environment_name)}</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg"><title>Run #${run.number} ${e(run.state)} · ${e(project.name)} · ${e(run.environment_name)}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1f2328}
 h1{font-size:1.5rem;margin:0 0 .25rem} .state{color:#fff;border-radius:1rem;padding:.1rem .7rem;font-size:1rem}

@@ -40,6 +40,7 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 export function presentRun(row: RunRow, publicUrl: string, secret: string, now: Date): TestRun {
   return {
     id: row.id,
+    number: row.number,
     state: row.state,
     total_count: row.total_count,
     success_count: row.success_count,

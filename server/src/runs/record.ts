@@ -24,7 +24,7 @@ export interface NewRun {
 
 /** A run waiting for an executor. Returns null when a scheduled tick already made its run. */
 export async function createPendingRun(sql: Tx, projectId: number, run: NewRun, now: Date) {
-  const [row] = await sql<{ id: number; state: 'pending'; test_run_branch: string | null; created_at: Date }[]>`
+  const [row] = await sql<{ id: number; number: number; state: 'pending'; test_run_branch: string | null; created_at: Date }[]>`
     insert into test_runs (project_id, environment_id, state, origin, distribution, test_run_branch, build, build_url, build_branch, "commit",
                            metadata, environment_variables_overrides, tags, test_case_ids, send_notifications, total_shards,
                            rerun_source_id, rerun_only_failed, scm_actor, scheduled_for, created_at)
@@ -33,7 +33,7 @@ export async function createPendingRun(sql: Tx, projectId: number, run: NewRun, 
             ${sql.json(run.overrides)}, ${run.tags}, ${run.testCaseIds}, ${run.sendNotifications}, ${run.totalShards},
             ${run.rerunSourceId}, ${run.rerunOnlyFailed}, ${run.scmActor}, ${run.scheduledFor}, ${now})
     on conflict (environment_id, scheduled_for) where scheduled_for is not null do nothing
-    returning id, state, test_run_branch, created_at`;
+    returning id, number, state, test_run_branch, created_at`;
   return row ?? null;
 }
 
@@ -50,6 +50,8 @@ export interface ReportRunInput {
 /** A report-only run found or made by `findOrCreateReportRun`. */
 export interface ReportRun {
   id: number;
+  /** Its number in the project (a database trigger gives it: migrations/042_run_numbers.sql). */
+  number: number;
   environment_id: number;
   state: string;
   created: boolean;
@@ -57,9 +59,9 @@ export interface ReportRun {
 
 /** The run that a run key names already, found by those that came after the one that made it. */
 async function runOfKey(sql: Tx, projectId: number, runKey: string): Promise<ReportRun> {
-  const [existing] = await sql<{ id: number; environment_id: number; state: string }[]>`
-    select id, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${runKey}`;
-  return { ...(existing as { id: number; environment_id: number; state: string }), created: false };
+  const [existing] = await sql<Omit<ReportRun, 'created'>[]>`
+    select id, number, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${runKey}`;
+  return { ...(existing as Omit<ReportRun, 'created'>), created: false };
 }
 
 /**
@@ -76,24 +78,24 @@ export async function findOrCreateReportRun(sql: Tx, projectId: number, input: R
       values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
               ${input.commit}, ${input.commit}, ${input.buildUrl}, ${input.pullRequest}, ${now}, ${now}, ${now}, ${now})
       on conflict (project_id, run_key) do nothing
-      returning id, environment_id, state
+      returning id, number, environment_id, state
     )
-    select id, environment_id, state, true as created from created
+    select id, number, environment_id, state, true as created from created
     union all
-    select id, environment_id, state, false as created from test_runs
+    select id, number, environment_id, state, false as created from test_runs
     where project_id = ${projectId} and run_key = ${input.runKey} and not exists (select 1 from created)`;
   return found ?? runOfKey(sql, projectId, input.runKey as string);
 }
 
 /** The run a CI build's agents share: made pending by the first, found by the others through the run key. */
 export async function findOrCreateAgentRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
-  const [created] = await sql<{ id: number; environment_id: number; state: string }[]>`
+  const [created] = await sql<Omit<ReportRun, 'created'>[]>`
     insert into test_runs (project_id, environment_id, state, origin, distribution, run_key, total_shards, test_run_branch, "commit",
                            build_url, pull_request, created_at)
     values (${projectId}, ${input.environmentId}, 'pending', 'agent', 'agents', ${input.runKey}, 1, ${input.branch}, ${input.commit},
             ${input.buildUrl}, ${input.pullRequest}, ${now})
     on conflict (project_id, run_key) do nothing
-    returning id, environment_id, state`;
+    returning id, number, environment_id, state`;
   return created ? { ...created, created: true } : runOfKey(sql, projectId, input.runKey as string);
 }
 

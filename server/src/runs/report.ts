@@ -11,7 +11,7 @@ import type { ReportRun } from './schema.ts';
  * run key, which names one run of one environment while it goes on. An environment the project
  * lacks is made on first use, with `actor` in the audit trail (unless the project says not to).
  */
-export async function startReportRun(sql: Sql, projectId: number, body: ReportRun, now: Date, actor: Actor): Promise<{ id: number }> {
+export async function startReportRun(sql: Sql, projectId: number, body: ReportRun, now: Date, actor: Actor): Promise<{ id: number; number: number }> {
   const environment = await environmentForReport(sql, projectId, body.environment, 'body.environment', { actor, now });
   const run = await findOrCreateReportRun(
     sql,
@@ -29,5 +29,5 @@ export async function startReportRun(sql: Sql, projectId: number, body: ReportRu
   );
   if (run.environment_id !== environment.id) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id} of another environment`);
   if (isTerminal(run.state)) throw new ConflictError(`body.run_key: "${body.run_key}" belongs to run ${run.id}, which has ended; a new run needs a new key`);
-  return { id: run.id };
+  return { id: run.id, number: run.number };
 }

@@ -99,7 +99,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       return {
         data: {
           trigger: { success: true },
-          test_run: { id: run.id, state: run.state, test_run_branch: run.test_run_branch, created_at: run.created_at.toISOString() },
+          test_run: { id: run.id, number: run.number, state: run.state, test_run_branch: run.test_run_branch, created_at: run.created_at.toISOString() },
         },
       };
     },
@@ -130,10 +130,12 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     tag: REPORTING,
     summary: 'Start (or join, by run_key) a report-only run: the reporter in your own CI, without a trigger',
     body: reportRunSchema,
-    response: z.object({ data: z.object({ test_run: z.object({ id: z.number().int() }) }) }),
+    response: z.object({
+      data: z.object({ test_run: z.object({ id: z.number().int(), number: z.number().int().describe("the run's number in its project (#1 its first run)") }) }),
+    }),
     handler: async ({ body, scope }) => {
       const run = await startReportRun(sql, scope.projectId, body, clock(), actorOf(scope));
-      return { data: { test_run: { id: run.id } } };
+      return { data: { test_run: { id: run.id, number: run.number } } };
     },
   });
 

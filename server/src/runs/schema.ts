@@ -46,7 +46,8 @@ export const summaryDetailSchema = z
 
 export const testRunSchema = z
   .object({
-    id: z.number().int(),
+    id: z.number().int().describe('the run in URLs and the API'),
+    number: z.number().int().describe("the run's number in its project, #1 its first run: what pages and messages name it by"),
     state: z.enum(RUN_STATES),
     total_count: z.number().int(),
     success_count: z.number().int(),
@@ -262,7 +263,13 @@ export const triggerSchema = z
 export const triggerResponse = z.object({
   data: z.object({
     trigger: z.object({ success: z.boolean() }),
-    test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), test_run_branch: z.string().nullable(), created_at: z.string() }),
+    test_run: z.object({
+      id: z.number().int(),
+      number: z.number().int().describe("the run's number in its project (#1 its first run)"),
+      state: z.enum(RUN_STATES),
+      test_run_branch: z.string().nullable(),
+      created_at: z.string(),
+    }),
   }),
 });
 

@@ -4,6 +4,8 @@ import type { SummaryDetail } from './schema.ts';
 
 export interface RunRow {
   id: number;
+  /** The run's number in its project (#1 is its first run): what pages and messages name it by. */
+  number: number;
   project_id: number;
   environment_id: number;
   environment_slug: string;
@@ -38,7 +40,7 @@ export interface RunRow {
 }
 
 const columns = (sql: Tx) => sql`
-  r.id, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
+  r.id, r.number, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
   r.total_shards, r.test_run_branch, r.build_url, r.pull_request, r.build_branch, r.metadata->>'ci_build_url' as ci_build_url, r."commit", r.test_run_head_sha, r.total_count,
   r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
   r.cancel_reason, r.cancelled_by, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
@@ -55,6 +57,14 @@ export async function getRunById(sql: Tx, id: number): Promise<RunRow | null> {
   const [row] = await sql<RunRow[]>`
     select ${columns(sql)} from test_runs r join environments e on e.id = r.environment_id where r.id = ${id}`;
   return row ?? null;
+}
+
+/** The numbers (in the project) of the project's runs of `ids`, by id: for pages that name runs another table refers to. */
+export async function runNumbers(sql: Tx, projectId: number, ids: number[]): Promise<Map<number, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<{ id: number; number: number }[]>`
+    select id, number from test_runs where project_id = ${projectId} and id = any(${ids}::int[])`;
+  return new Map(rows.map((row) => [row.id, row.number]));
 }
 
 export interface RunFilter {
@@ -127,14 +137,17 @@ export async function failedTestIds(sql: Tx, runId: number): Promise<string[]> {
  * The run before this one in its environment on its branch that ended passed or failed and still
  * has its results: what "new" and "still failing" are told against, and what a comparison defaults to.
  */
-export async function previousRun(sql: Tx, run: Pick<RunRow, 'id' | 'project_id' | 'environment_id' | 'test_run_branch'>): Promise<number | null> {
-  const [row] = await sql<{ id: number }[]>`
-    select id from test_runs
+export async function previousRun(
+  sql: Tx,
+  run: Pick<RunRow, 'id' | 'project_id' | 'environment_id' | 'test_run_branch'>,
+): Promise<{ id: number; number: number } | null> {
+  const [row] = await sql<{ id: number; number: number }[]>`
+    select id, number from test_runs
     where project_id = ${run.project_id} and environment_id = ${run.environment_id} and id < ${run.id}
       and test_run_branch is not distinct from ${run.test_run_branch}
       and state in ('passed', 'failed') and details_deleted_at is null
     order by id desc limit 1`;
-  return row?.id ?? null;
+  return row ?? null;
 }
 
 /** Of these tests, those whose final outcome in the run was a failure. */

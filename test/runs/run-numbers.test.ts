@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listMigrations, migrate } from '../../server/src/migrate.ts';
+import { composeStory } from '../../server/src/notifications/compose.ts';
+import { slackMessage } from '../../server/src/notifications/messages.ts';
+import { createTestDatabase } from '../helpers/database.ts';
+import { client } from '../helpers/http.ts';
+import { seedEnvironment, seedProjectWithEnvironment, startTestServer, type TestServer } from '../helpers/server.ts';
+
+// Runs are numbered per project: a project's first run is #1 whatever other projects ran, runs
+// made at the same time get numbers of their own, and pages and messages name a run by it.
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server?.close());
+
+const numbers = async (projectId: number) =>
+  (await server.sql<{ number: number }[]>`select number from test_runs where project_id = ${projectId} order by id`).map((row) => row.number);
+
+describe('run numbers', () => {
+  it('when two projects report their first runs, then each is #1, on its page, in the API and in its Slack message, and the URLs keep the ids', async () => {
+    const first = await seedProjectWithEnvironment(server.sql, 'ci');
+    const second = await seedProjectWithEnvironment(server.sql, 'ci');
+    const one = client(server.url, first.key);
+    const two = client(server.url, second.key);
+    const runs = [];
+    for (const api of [one, two, one])
+      runs.push((await api.post('/api/test-runs/report', { environment: 'ci' })).body.data.test_run as { id: number; number: number });
+    expect(runs.map((run) => run.number)).toEqual([1, 1, 2]);
+    expect(new Set(runs.map((run) => run.id)).size).toBe(3);
+
+    const read = (await two.get(`/api/test-runs/${runs[1]?.id}`)).body.data.test_run.testRun;
+    expect(read).toMatchObject({ id: runs[1]?.id, number: 1 });
+    expect(read.summary_url).toContain(`/runs/${runs[1]?.id}?token=`);
+    const listed = (await one.get('/api/test-runs')).body.data.test_runs as { id: number; number: number }[];
+    expect(listed.map((run) => run.number).sort()).toEqual([1, 2]);
+
+    const page = await (await fetch(read.summary_url)).text();
+    expect(page).toContain('<h1>Run #1 ');
+    expect(page).toContain('<title>Run #1 ');
+    const story = await composeStory(server.sql, runs[1]?.id as number, (id) => `${server.url}/runs/${id}`);
+    expect(slackMessage(story).text).toContain('run #1 running in *ci*');
+    expect(story.run.summary_url).toBe(`${server.url}/runs/${runs[1]?.id}`);
+
+    const triggered = (await one.put('/api/test-runs', { environment: 'ci' })).body.data.test_run;
+    expect(triggered.number).toBe(3);
+  });
+
+  it('when 20 runs of one project are made at the same time, then they get 20 distinct numbers, 1 to 20', async () => {
+    const { projectId, key } = await seedProjectWithEnvironment(server.sql, 'ci');
+    const api = client(server.url, key);
+    const made = await Promise.all(Array.from({ length: 20 }, () => api.post('/api/test-runs/report', { environment: 'ci' })));
+    expect(made.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    expect(made.map((answer) => answer.body.data.test_run.number as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect((await numbers(projectId)).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it("when a CI's four shards start its run at the same time by one run key, then they share one run and spend one number", async () => {
+    const { projectId, key } = await seedProjectWithEnvironment(server.sql, 'ci');
+    const api = client(server.url, key);
+    const shards = await Promise.all(
+      Array.from({ length: 4 }, () => api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-1', total_shards: 4 })),
+    );
+    expect(new Set(shards.map((answer) => answer.body.data.test_run.id)).size).toBe(1);
+    expect(shards.map((answer) => answer.body.data.test_run.number)).toEqual([1, 1, 1, 1]);
+    expect((await api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-2' })).body.data.test_run.number).toBe(2);
+    expect(await numbers(projectId)).toEqual([1, 2]);
+  });
+});
+
+describe('the migration that numbers runs', () => {
+  it('when runs of two projects exist before it, then each project numbers its runs from 1 in the order of their ids, and the next run follows', async () => {
+    const migrations = listMigrations();
+    const before = migrations.filter((migration) => migration.version < 42);
+    const db = await createTestDatabase({ migrations: before });
+    try {
+      // Rows as that schema holds them, written by SQL: this version's code expects the columns 042 adds.
+      const project = async (name: string) =>
+        (
+          (await db.sql<{ id: number }[]>`insert into projects (name, repo_url, repo_name) values (${name}, '/nonexistent', ${name}) returning id`)[0] as {
+            id: number;
+          }
+        ).id;
+      const a = { projectId: await project('a') };
+      const b = { projectId: await project('b') };
+      const environments = { [a.projectId]: await seedEnvironment(db.sql, a.projectId), [b.projectId]: await seedEnvironment(db.sql, b.projectId) };
+      const order = [b.projectId, a.projectId, a.projectId, b.projectId, a.projectId];
+      const ids: number[] = [];
+      for (const projectId of order) {
+        const [row] = await db.sql<{ id: number }[]>`
+          insert into test_runs (project_id, environment_id, state, origin) values (${projectId}, ${environments[projectId] as number}, 'passed', 'api') returning id`;
+        ids.push((row as { id: number }).id);
+      }
+      expect(await db.sql`select 1 from information_schema.columns where table_name = 'test_runs' and column_name = 'number'`).toHaveLength(0);
+      await migrate(db.sql, migrations);
+      const rows = await db.sql<{ id: number; number: number }[]>`select id, number from test_runs order by id`;
+      expect(rows).toEqual(ids.map((id, i) => ({ id, number: [1, 1, 2, 2, 3][i] })));
+      const [next] = await db.sql<{ number: number }[]>`
+        insert into test_runs (project_id, environment_id, state, origin) values (${a.projectId}, ${environments[a.projectId] as number}, 'passed', 'api') returning number`;
+      expect(next?.number).toBe(4);
+    } finally {
+      await db.drop();
+    }
+  });
+});
