@@ -18,6 +18,12 @@ afterAll(async () => server?.close());
 const numbers = async (projectId: number) =>
   (await server.sql<{ number: number }[]>`select number from test_runs where project_id = ${projectId} order by id`).map((row) => row.number);
 
+async function seedProjectWithEnvironmentIds(): Promise<{ projectId: number; environmentId: number; key: string }> {
+  const seeded = await seedProjectWithEnvironment(server.sql, 'ci');
+  const [environment] = await server.sql<{ id: number }[]>`select id from environments where project_id = ${seeded.projectId} and slug = 'ci'`;
+  return { ...seeded, environmentId: environment?.id as number };
+}
+
 describe('run numbers', () => {
   it('when two projects report their first runs, then each is #1, on its page, in the API and in its Slack message, and the URLs keep the ids', async () => {
     const first = await seedProjectWithEnvironment(server.sql, 'ci');
@@ -103,4 +109,40 @@ describe('the migration that numbers runs', () => {
       await db.drop();
     }
   });
+  // On PostgreSQL: the embedded database has one connection, on which transactions take turns whatever they lock.
+  it.runIf(Boolean(process.env.DATABASE_URL))(
+    'when a run is made in a transaction that stays open (a JUnit upload being written), then another run of the project is made meanwhile, and a rolled-back run spends its number',
+    async () => {
+      const { projectId, environmentId, key } = await seedProjectWithEnvironmentIds();
+      const api = client(server.url, key);
+      expect((await api.post('/api/test-runs/report', { environment: 'ci' })).body.data.test_run.number).toBe(1);
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let madeInside = 0;
+      const open = server.sql
+        .begin(async (tx) => {
+          const [run] = await tx<{ number: number }[]>`
+          insert into test_runs (project_id, environment_id, state, origin, total_shards, created_at)
+          values (${projectId}, ${environmentId}, 'running', 'reporter', 1, now()) returning number`;
+          madeInside = run?.number ?? 0;
+          await held;
+          throw new Error('rolled back');
+        })
+        .catch((error: Error) => {
+          if (madeInside === 0) madeInside = -1;
+          return error;
+        });
+      while (madeInside === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(madeInside, 'the held transaction made its run').toBeGreaterThan(0);
+      const meanwhile = await Promise.race([
+        api.post('/api/test-runs/report', { environment: 'ci' }).then((answer) => answer.body.data.test_run.number as number),
+        new Promise<string>((resolve) => setTimeout(() => resolve('waited for the open transaction'), 15_000)),
+      ]);
+      release();
+      await open;
+      expect(madeInside).toBe(2);
+      expect(meanwhile).toBe(3);
+      expect(await numbers(projectId)).toEqual([1, 3]);
+    },
+  );
 });
