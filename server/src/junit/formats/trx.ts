@@ -121,7 +121,8 @@ class TrxReader extends XmlResultReader {
   }
 
   private openResult(a: Record<string, string>, parent: OpenResult | undefined): void {
-    if (this.pass === 1 && !this.definitionsRead) {
+    // Once a result came before the definitions, the second pass reads every result: none twice.
+    if (this.pass === 1 && (!this.definitionsRead || this.resultsFirst)) {
       this.resultsFirst = true;
       this.skipping = 1;
       return;
