@@ -6,6 +6,7 @@ import { multipartBody } from '../helpers/bodies.ts';
 import { client } from '../helpers/http.ts';
 import { proctorCi } from '../helpers/process.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
+import { GuidMap } from '../../server/src/junit/formats/guid-map.ts';
 import type { JunitUploadAnswer } from '../../server/src/junit/schema.ts';
 
 // The XML formats beyond JUnit (TRX, NUnit, xUnit.net), each read from a real runner's file into
@@ -96,6 +97,22 @@ describe('TRX', () => {
       { named: path.basename(file), at: '48ec1e47-b9df-43b9-aef2-a2cc8742353d/DIGANR-DEV4/x.txt', retry: 0 },
       { named: path.basename(file), at: 'eb421c16-4546-435a-9c24-0d2878ea76d4/PSD_Startseite.webtestResult', retry: 0 },
     ]);
+  });
+});
+
+describe('TRX: test ids kept between the passes', () => {
+  it('when ids are GUIDs that share words, or no GUIDs at all, then each finds its own definition, and an unknown id none', () => {
+    const map = new GuidMap();
+    const guid = (i: number) => `${i.toString(16).padStart(8, '0')}-AAAA-bbbb-cccc-${i.toString(16).padStart(12, '0')}`;
+    for (let i = 0; i < 20_000; i++) map.set(guid(i), i % 7);
+    map.set('asdf', 99);
+    map.set(guid(5), 42);
+    expect(map.get(guid(5))).toBe(42);
+    expect(map.get(guid(5).toLowerCase())).toBe(42);
+    expect(Array.from({ length: 20_000 }, (_, i) => map.get(guid(i))).filter((value, i) => i !== 5 && value !== i % 7)).toEqual([]);
+    expect(map.get('asdf')).toBe(99);
+    expect(map.get(guid(20_000))).toBeUndefined();
+    expect(map.get('qwer')).toBeUndefined();
   });
 });
 

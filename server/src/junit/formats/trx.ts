@@ -1,6 +1,7 @@
 import type { SaxesTagPlain } from 'saxes';
 import { type BoundedText, count, type JunitCase, TIMESTAMP_MAX } from '../read.ts';
 import { JUNIT_LIMITS } from '../schema.ts';
+import { GuidMap } from './guid-map.ts';
 import type { ReaderFactory } from './reader.ts';
 import { baseName, blankCase, copied, failureText, outputText, withoutClass, XmlResultReader } from './xml.ts';
 
@@ -10,9 +11,9 @@ import { baseName, blankCase, copied, failureText, outputText, withoutClass, Xml
 // `StackTrace`) and `ResultFiles`; data-driven tests' rows as `InnerResults`. A result names its
 // test's id; its class is in `TestDefinitions/UnitTest/TestMethod className`, which vstest writes
 // AFTER the results. Such a file is read twice (`again`): the first pass keeps only a map from
-// each test's id to its class and assembly (bounded by the number of tests in the file, a few
-// dozen bytes each, the classes shared), the second hands on each result with its class, one at a
-// time. A file with its definitions first is read once. `ResultSummary/Counters` are the totals.
+// each test's id to its class and assembly (bounded by the number of tests in the file: about 40
+// bytes a test, off the heap, `GuidMap`; the classes shared), the second hands on each result
+// with its class, one at a time. A file with its definitions first is read once. `ResultSummary/Counters` are the totals.
 
 /** What a test's definition tells its results. */
 interface Definition {
@@ -47,8 +48,11 @@ function duration(raw: string | undefined): number | null {
 }
 
 class TrxReader extends XmlResultReader {
-  private readonly definitions = new Map<string, Definition>();
-  private readonly shared = new Map<string, Definition>();
+  /** Each test's definition by its id: its place in `shared`. */
+  private readonly definitions = new GuidMap();
+  /** The distinct definitions (class and assembly), each once, by their key and in order. */
+  private readonly shared = new Map<string, number>();
+  private readonly sharedList: Definition[] = [];
   private pass = 1;
   /** The first pass met results before the definitions were complete: the file is read again. */
   private resultsFirst = false;
@@ -104,12 +108,13 @@ class TrxReader extends XmlResultReader {
   private define(id: string, classname: string, assembly: string): void {
     // Classes and assemblies are shared by many tests: one copy of each pair.
     const key = `${classname}\u0000${assembly}`;
-    let definition = this.shared.get(key);
-    if (!definition) {
-      definition = { classname: copied(classname.trim()), assembly: copied(assembly) };
-      this.shared.set(copied(key), definition);
+    let index = this.shared.get(key);
+    if (index === undefined) {
+      index = this.sharedList.length;
+      this.sharedList.push({ classname: copied(classname.trim()), assembly: copied(assembly) });
+      this.shared.set(copied(key), index);
     }
-    this.definitions.set(copied(id), definition);
+    this.definitions.set(id, index);
   }
 
   private countersOf(a: Record<string, string>): void {
@@ -131,7 +136,8 @@ class TrxReader extends XmlResultReader {
       parent.hasInner = true;
       parent.inside.push('#result');
     }
-    const definition = this.definitions.get(a.testId ?? '');
+    const index = this.definitions.get(a.testId ?? '');
+    const definition = index === undefined ? undefined : this.sharedList[index];
     const classname = definition?.classname ?? '';
     const start = a.startTime && a.startTime.length <= TIMESTAMP_MAX ? a.startTime : null;
     const relative = (a.relativeResultsDirectory ?? '').replace(/\\/g, '/');
