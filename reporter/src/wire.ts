@@ -233,6 +233,8 @@ export interface JunitUploadAnswer {
      */
     files: {
       name: string;
+      /** The format the server read the file as (`junit`, `trx`, `nunit`, …); older servers, JUnit alone, say none. */
+      format?: string;
       testcases: number;
       tests?: number;
       failures?: number;

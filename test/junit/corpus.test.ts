@@ -31,7 +31,6 @@ const { files: corpus } = JSON.parse(fs.readFileSync(path.join(CORPUS, 'expectat
 
 /** The rules of docs/ci.md ("How JUnit XML is read") that make Proctor's answer differ from a corpus's, on purpose. */
 const RULES = {
-  format: 'Not JUnit XML (NUnit, xUnit.net, TRX): Proctor reads JUnit XML only (issue #50 point 3, not built); refused with a 400 naming the line of the root',
   'not-well-formed':
     'A `<` inside an attribute value is not well-formed XML (web-test-runner\'s expected output, `time="<<computed>>"`): refused with a 400 naming its line, where the action\'s lenient parser reads it',
   testcases: "Proctor counts the testcases a file holds (the answer's `differences` says the totals are not theirs); the action takes the testsuite's totals",
@@ -40,26 +39,33 @@ const RULES = {
     'A testcase with `status="disabled"` (Google Test, tst) did not run: it is skipped, as the file\'s `disabled` total says; the action counts it as passed',
   rendering:
     "A testcase with `<skipped>` is skipped; the action's expectation is of the NUnit file it rendered this JUnit XML from, where the test was inconclusive",
+  'control-character':
+    'A control character XML 1.0 forbids (NUL, SOH, ETX, FF in a test\'s skip reason) is read as U+FFFD (docs/ci.md, "How JUnit XML is read"): the file is accepted, where the action refuses it',
+  inconclusive:
+    'An NUnit 3 test whose result is Inconclusive gave no verdict: it is skipped (as its JUnit rendering is, rule `rendering`); the action counts it as passed',
   'last-run': "A test's outcome is its last run's (a pass, then a failure, then an error: failed); the action calls a test that passed once flaky",
 } as const;
 
-/** Files whose answer differs from their corpus's on purpose, and the rule that decides each; any other format's files: `format`. */
+/** Files whose answer differs from their corpus's on purpose, and the rule that decides each. */
 const EXCEPTIONS: Record<string, keyof typeof RULES> = {
   'mikepenz/junit-web-test/expected.xml': 'not-well-formed',
   'mikepenz/junit-web-test/expectedRetries.xml': 'not-well-formed',
   'enricomi/junit-xml/no-cases-but-tests.xml': 'testcases',
   'enricomi/junit-xml/no-cases-but-tests.junit-xml': 'testcases',
   'enricomi/xunit/mstest/jenkinsci/testcase2.junit-xml': 'testcases',
+  'enricomi/xunit/mstest/jenkinsci/testcase2.xml': 'testcases',
   'enricomi/junit-xml/junit.multiresult.xml': 'one-result',
   'enricomi/junit-xml/junit.multiresult.junit-xml': 'one-result',
   'enricomi/junit-xml/tst/disabled.xml': 'disabled',
   'enricomi/junit-xml/tst/disabled.junit-xml': 'disabled',
   'enricomi/nunit/nunit3/jenkins/NUnit-issue33493.junit-xml': 'rendering',
+  'enricomi/nunit/nunit3/jenkins/NUnit-issue33493.xml': 'inconclusive',
+  'enricomi/nunit/nunit3/jenkins/NUnit-issue17521.xml': 'control-character',
   'mikepenz/flaky_retries/flaky_success_first.xml': 'last-run',
 };
 
 function ruleFor(entry: Expected): keyof typeof RULES | undefined {
-  return EXCEPTIONS[entry.file] ?? (entry.format === 'junit' ? undefined : 'format');
+  return EXCEPTIONS[entry.file];
 }
 
 let server: TestServer;
@@ -78,7 +84,8 @@ afterAll(async () => {
 /** A file as the upload's answer tells it. */
 type FileAnswer = JunitUploadAnswer['files'][number];
 
-async function upload(entry: Expected, n: number): Promise<{ status: number; file?: FileAnswer; error?: string }> {
+/** Uploads one file; `forced`: with the query's `format` naming the file's format, else detected. */
+async function upload(entry: Expected, n: number, forced = false): Promise<{ status: number; file?: FileAnswer; error?: string }> {
   const name = path.basename(entry.file);
   const boundary = 'corpus-boundary-7f3a';
   const body = Buffer.concat([
@@ -86,7 +93,8 @@ async function upload(entry: Expected, n: number): Promise<{ status: number; fil
     fs.readFileSync(path.join(CORPUS, entry.file)),
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const response = await fetch(`${server.url}/api/test-runs/junit?environment=corpus&run_key=corpus-${n}`, {
+  const format = forced ? `&format=${entry.format}` : '';
+  const response = await fetch(`${server.url}/api/test-runs/junit?environment=corpus&run_key=corpus-${n}${forced ? '-forced' : ''}${format}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
     body: new Uint8Array(body),
@@ -103,15 +111,22 @@ function asCorpusCounts(file: FileAnswer, want: Counts): Counts {
   return { tests: file.tests, failures: file.failures, errors: file.errors, skipped: file.skipped };
 }
 
-describe('the corpus of real JUnit files', () => {
+describe('the corpus of real report files (JUnit XML, TRX, NUnit, xUnit.net)', () => {
   const answers = new Map<string, Awaited<ReturnType<typeof upload>>>();
+  /** The files of the other formats, uploaded again with their format forced. */
+  const forcedAnswers = new Map<string, Awaited<ReturnType<typeof upload>>>();
 
   beforeAll(async () => {
     // A few at a time: one upload a file, so that a refused file refuses itself alone.
-    const queue = corpus.map((entry, n) => ({ entry, n }));
+    const queue = [
+      ...corpus.map((entry, n) => ({ entry, n, forced: false })),
+      ...corpus.map((entry, n) => ({ entry, n, forced: true })).filter(({ entry }) => entry.format !== 'junit'),
+    ];
     await Promise.all(
       Array.from({ length: 4 }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) answers.set(next.entry.file, await upload(next.entry, next.n));
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          (next.forced ? forcedAnswers : answers).set(next.entry.file, await upload(next.entry, next.n, next.forced));
+        }
       }),
     );
   }, 240_000);
@@ -125,7 +140,7 @@ describe('the corpus of real JUnit files', () => {
     const report: string[] = [];
     for (const entry of corpus) {
       const answer = answers.get(entry.file);
-      const refused = entry.corrupt || ruleFor(entry) === 'format' || ruleFor(entry) === 'not-well-formed';
+      const refused = (entry.corrupt && ruleFor(entry) !== 'control-character') || ruleFor(entry) === 'not-well-formed';
       if (refused) {
         if (answer?.status !== 400 || !answer.error?.startsWith(`${path.basename(entry.file)}:`) || !/^[^:]+:\d+: /.test(answer.error)) {
           report.push(`${entry.file}: wanted a 400 naming its line, got ${answer?.status} ${answer?.error ?? ''}`);
@@ -140,7 +155,7 @@ describe('the corpus of real JUnit files', () => {
     for (const entry of corpus) {
       const file = answers.get(entry.file)?.file;
       const rule = ruleFor(entry);
-      if (!file || !entry.counts || rule === 'format' || rule === 'not-well-formed') continue;
+      if (!file || !entry.counts || rule === 'not-well-formed') continue;
       const ours = asCorpusCounts(file, entry.counts);
       const same = JSON.stringify(ours) === JSON.stringify(entry.counts);
       if (!same && !rule) report.push(`${entry.file}: ${JSON.stringify(ours)} where ${entry.expected_by} says ${JSON.stringify(entry.counts)}`);
@@ -155,6 +170,22 @@ describe('the corpus of real JUnit files', () => {
         file,
       ).toBe(true);
     }
+  });
+
+  it('when a file of another format is uploaded, then its format is detected from its content, and forcing that format reads it the same', () => {
+    const report: string[] = [];
+    const others = corpus.filter((entry) => entry.format !== 'junit');
+    expect(new Set(others.map((entry) => entry.format))).toEqual(new Set(['trx', 'nunit', 'xunit']));
+    for (const entry of others) {
+      const detected = answers.get(entry.file);
+      const forced = forcedAnswers.get(entry.file);
+      if (detected?.file && detected.file.format !== entry.format) report.push(`${entry.file}: read as ${detected.file.format}, not ${entry.format}`);
+      if (forced?.status !== detected?.status) report.push(`${entry.file}: ${forced?.status} forced, ${detected?.status} detected`);
+      else if (JSON.stringify(forced?.file) !== JSON.stringify(detected?.file)) {
+        report.push(`${entry.file}: forced ${JSON.stringify(forced?.file)}, detected ${JSON.stringify(detected?.file)}`);
+      }
+    }
+    expect(report).toEqual([]);
   });
 
   it("when a file's counts differ from the totals it states, then the answer says why, per file", () => {

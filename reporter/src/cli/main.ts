@@ -8,7 +8,7 @@ import { uploadCommand } from './upload.ts';
 
 const USAGE = `usage: proctor-ci <command>
   run --environment SLUG …            trigger a run of the environment's suite and wait for its end (run --help)
-  upload junit FILE… --environment SLUG   upload JUnit XML from any test runner as a run's shard (upload --help)
+  upload FILE… --environment SLUG     upload any runner's reports (JUnit XML, TRX, NUnit, xUnit.net, JSON…) as a run's shard (upload --help)
   agent --environment SLUG | --run ID  run units of a run of agents on this machine until it has no work left (agent --help)
   mcp [--url URL] [--key KEY]          Proctor's MCP server on stdio, for an assistant that starts a process (mcp --help)
   --help, --version`;

@@ -8,19 +8,25 @@ import { multipartFiles } from './multipart.ts';
 import { realFolder, sendNamedAttachments } from './upload-attachments.ts';
 import { EXIT, exitCodeOf, type ExitCode, openCommand, UsageError } from './exit.ts';
 
-export const UPLOAD_USAGE = `usage: proctor-ci upload junit FILE... --environment SLUG [--run-key K] [--shard I/N] [--attachments-root DIR]... [--forgive-snoozed] [--json]
-  Uploads JUnit XML files written by any test runner (Vitest, Jest with jest-junit, pytest, Maven,
-  Gradle, Go, Node's test runner, Playwright's junit reporter...) as one shard of a run of the
-  environment: history, flaky scores, quarantine, failure groups and notifications follow.
+/** The formats the server reads, as `--format` names them (the server's RESULT_FORMATS). */
+export const UPLOAD_FORMATS = ['junit', 'trx', 'nunit', 'xunit', 'go-test-json', 'mocha-json', 'rspec-json', 'dart-json', 'ctrf'] as const;
+
+export const UPLOAD_USAGE = `usage: proctor-ci upload FILE... --environment SLUG [--format F] [--run-key K] [--shard I/N] [--attachments-root DIR]... [--forgive-snoozed] [--json]
+  Uploads the test reports any runner writes as one shard of a run of the environment: JUnit XML
+  (Vitest, Jest with jest-junit, pytest, Maven, Gradle, Go, Node's test runner, Playwright's junit
+  reporter...), TRX (dotnet test, vstest), NUnit, xUnit.net, \`go test -json\`, Mocha's, RSpec's and
+  Dart/Flutter JSON, CTRF. The server detects each file's format from its content; --format F
+  forces one (${UPLOAD_FORMATS.join(', ')}). \`upload junit FILE...\`, the older form, still works.
+  History, flaky scores, quarantine, failure groups and notifications follow.
   Uploads of one CI build (its shards, each with --shard I/N) join one run; --run-key names it
   outside CI. Exit code: 0 no failure (or, with --forgive-snoozed, every failure snoozed), 1 failed
   tests, 2 refused (a broken file, a wrong key), 3 Proctor could not be reached.
   From the environment: PROCTOR_URL, PROCTOR_API_KEY, PROCTOR_PROJECT_ID (a personal key),
-  PROCTOR_CONNECT_BUDGET_S (default 30). Files the testcases' output names as [[ATTACHMENT|path]]
-  (Playwright's junit reporter writes its screenshots, traces and videos so) are sent as their
-  attachments, up to PROCTOR_ARTIFACT_LIMIT_MB each (default 100), when they lie under the folder of
-  the XML file that names them or under an --attachments-root DIR (symbolic links resolved); any
-  other file is skipped with a warning naming it.`;
+  PROCTOR_CONNECT_BUDGET_S (default 30). Files the report names as its tests' attachments (JUnit
+  output's [[ATTACHMENT|path]], which Playwright's junit reporter writes for its screenshots, traces
+  and videos; TRX's result files; NUnit's attachments) are sent, up to PROCTOR_ARTIFACT_LIMIT_MB each
+  (default 100), when they lie under the folder of the report that names them or under an
+  --attachments-root DIR (symbolic links resolved); any other file is skipped with a warning naming it.`;
 
 interface UploadSettings {
   transport: TransportOptions;
@@ -41,7 +47,7 @@ function shardOf(raw: string | undefined): { shard: number; total: number } {
 }
 
 function filesOf(paths: string[]): string[] {
-  if (paths.length === 0) throw new UsageError('name at least one JUnit XML file');
+  if (paths.length === 0) throw new UsageError('name at least one report file');
   for (const file of paths) {
     if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`${file} is not a file`);
   }
@@ -63,6 +69,7 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
       args,
       options: {
         environment: { type: 'string' },
+        format: { type: 'string' },
         'run-key': { type: 'string' },
         shard: { type: 'string' },
         'attachments-root': { type: 'string', multiple: true },
@@ -76,7 +83,12 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
     throw new UsageError((error as Error).message);
   }
   const { values, positionals } = parsed;
-  if (positionals[0] !== 'junit') throw new UsageError('the format comes first: upload junit FILE...');
+  // `upload junit FILE...`, the older form: a first word `junit` that is no file names the format.
+  const older = positionals[0] === 'junit' && !fs.statSync('junit', { throwIfNoEntry: false })?.isFile();
+  const format = values.format ?? (older ? 'junit' : undefined);
+  if (format !== undefined && !(UPLOAD_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format must be one of ${UPLOAD_FORMATS.join(', ')}, not "${format}"`);
+  }
   if (!values.environment) throw new UsageError("--environment is required (the environment's slug)");
   const url = env.PROCTOR_URL?.trim().replace(/\/+$/, '');
   const apiKey = env.PROCTOR_API_KEY?.trim();
@@ -92,6 +104,7 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
   const { branch, commit } = ciRevision(env);
   const pullRequest = ciPullRequest(env);
   const query = new URLSearchParams({ environment: values.environment, run_key: runKey, shard: String(shard), total_shards: String(total) });
+  if (format) query.set('format', format);
   for (const [name, value] of Object.entries({ branch, commit, build_url: ciBuildUrl(env), pull_request: pullRequest === null ? null : String(pullRequest) })) {
     if (value) query.set(name, value);
   }
@@ -102,7 +115,7 @@ function parseUploadSettings(args: string[], env: NodeJS.ProcessEnv): UploadSett
     // A few attempts over about half a minute: the upload is idempotent (the same key and shard answer what was stored).
     transport: { url, apiKey, projectId: env.PROCTOR_PROJECT_ID?.trim() || null, maxAttempts: 6, maxBackoffMs: 8000, budget },
     artifactLimitBytes: Math.floor(artifactLimitMb * 1024 * 1024),
-    files: filesOf(positionals.slice(1)),
+    files: filesOf(older ? positionals.slice(1) : positionals),
     attachmentRoots: rootsOf(values['attachments-root'] ?? []),
     query,
     forgiveSnoozed: Boolean(values['forgive-snoozed']),

@@ -1,5 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { InvalidInputError } from '../errors.ts';
+import type { ResultFileReader } from './formats/reader.ts';
+import type { JunitCase, JunitFailure, JunitTimes, JunitTotals } from './testcase.ts';
 import { JUNIT_LIMITS } from './schema.ts';
 
 // JUnit XML as the runners write it, read as a stream: one testcase at a time, whatever the file's
@@ -8,60 +10,7 @@ import { JUNIT_LIMITS } from './schema.ts';
 // `system-err` and `properties`) and Surefire's retries (`rerunFailure`, `rerunError`,
 // `flakyFailure`, `flakyError`), which Playwright's `junit` reporter also writes.
 
-/** A failed attempt as a testcase records it. */
-export interface JunitFailure {
-  element: 'failure' | 'error' | 'rerunFailure' | 'rerunError' | 'flakyFailure' | 'flakyError';
-  type: string | null;
-  message: string | null;
-  /** The element's text, or its `stackTrace` child's (Surefire's retries): usually the stack. */
-  text: string;
-  /** Seconds, where the element says (Surefire's retries). */
-  time: number | null;
-}
-
-export interface JunitCase {
-  /** The names of the testsuites around the testcase, outermost first. */
-  suites: string[];
-  /** `file` of the testcase, else of its testsuite (Vitest, pytest's xunit1, Node's runner). */
-  file: string | null;
-  classname: string;
-  name: string;
-  line: number | null;
-  time: number | null;
-  /** The testsuite's `timestamp`. */
-  timestamp: string | null;
-  skipped: { message: string | null } | null;
-  /** The failure or error of the testcase's own run. */
-  failure: JunitFailure | null;
-  /** Its other runs, in the file's order: reruns that failed again, or failures before a pass. */
-  retries: JunitFailure[];
-  properties: { name: string; value: string }[];
-  systemOut: string;
-  systemErr: string;
-  /** Files its output names as `[[ATTACHMENT|path]]` (Jenkins' convention, which Playwright's reporter writes), as written. */
-  attachments: string[];
-  /** Where the testcase starts in its file: for error messages. */
-  atLine: number;
-  /** Maven Surefire wrote its testsuite (its schema, or its `surefire.*` properties): it writes a test's reruns inside one testcase. */
-  surefire: boolean;
-}
-
-/** What a file's testsuites say of themselves: their totals (where they state `tests`), summed over the outermost that do. */
-export interface JunitTotals {
-  tests: number;
-  failures: number;
-  errors: number;
-  skipped: number;
-}
-
-/** When a file's tests ran, as its testsuites say: the zoned timestamps' span, and the seconds they took. */
-export interface JunitTimes {
-  /** Milliseconds since the epoch: the earliest zoned `timestamp` of a testsuite, and the latest end (`timestamp` + `time`). */
-  startMs: number | null;
-  endMs: number | null;
-  /** Seconds: the outermost testsuites' `time` together, else the testcases'. */
-  seconds: number;
-}
+export type { JunitCase, JunitFailure, JunitTimes, JunitTotals } from './testcase.ts';
 
 /** A file that is not JUnit XML, or is broken: its name, the line, and what is wrong (a 400). */
 export class JunitFileError extends InvalidInputError {
@@ -77,7 +26,7 @@ export class JunitFileError extends InvalidInputError {
 const RETRY_ELEMENTS = new Set(['rerunFailure', 'rerunError', 'flakyFailure', 'flakyError']);
 
 /** Text kept up to a bound: the head of an error (its message and first frames), the tail of output. */
-class BoundedText {
+export class BoundedText {
   private text = '';
   constructor(
     private readonly max: number,
@@ -102,7 +51,7 @@ function attachmentsIn(output: string): string[] {
   return [...new Set([...output.matchAll(ATTACHMENT)].map((match) => (match[1] as string).trim()))].slice(0, JUNIT_LIMITS.attachmentsPerTest);
 }
 
-function seconds(raw: string | undefined): number | null {
+export function seconds(raw: string | undefined): number | null {
   if (raw === undefined || raw.trim() === '') return null;
   const value = Number(raw.replace(/,/g, ''));
   return Number.isFinite(value) && value >= 0 ? value : null;
@@ -133,7 +82,7 @@ interface Suite {
   surefire: boolean;
 }
 
-function count(raw: string | undefined): number {
+export function count(raw: string | undefined): number {
   return raw && /^\s*\d{1,9}\s*$/.test(raw) ? Number(raw) : 0;
 }
 
@@ -149,8 +98,13 @@ export function zonedMs(timestamp: string | null): number | null {
 const DISALLOWED = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
 const DISALLOWED_ALL = new RegExp(DISALLOWED.source, 'g');
 
+/** Control characters XML 1.0 does not allow, which runners copy from a test's output (colours' ESC): read as U+FFFD. */
+export function allowedXmlText(chunk: string): string {
+  return DISALLOWED.test(chunk) ? chunk.replace(DISALLOWED_ALL, '\uFFFD') : chunk;
+}
+
 /** Longer than any timestamp a runner writes: not one, and not parsed again for every testcase. */
-const TIMESTAMP_MAX = 64;
+export const TIMESTAMP_MAX = 64;
 
 interface OpenCase {
   value: JunitCase;
@@ -167,7 +121,7 @@ interface OpenFailure {
  * Reads one file's chunks (text, in order) and hands each testcase to `onCase` as its element
  * closes. Throws `JunitFileError` for broken XML and for a root that is not JUnit's.
  */
-export class JunitReader {
+export class JunitReader implements ResultFileReader {
   private readonly parser: SaxesParser;
   private readonly suites: Suite[] = [];
   /** What the text being read belongs to: the element names open inside the current testcase. */
@@ -200,8 +154,7 @@ export class JunitReader {
   }
 
   write(chunk: string): void {
-    // Control characters XML 1.0 does not allow, which runners copy from a test's output (colours' ESC): read as U+FFFD.
-    const text = DISALLOWED.test(chunk) ? chunk.replace(DISALLOWED_ALL, '\uFFFD') : chunk;
+    const text = allowedXmlText(chunk);
     this.guard(() => this.parser.write(text));
   }
 

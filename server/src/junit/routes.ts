@@ -15,9 +15,9 @@ export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
     needs: 'member',
     tag: 'Reporting (used by the Playwright reporter)',
     summary:
-      'Upload JUnit XML files from any test runner (multipart/form-data, one part per file, streamed): one shard of the run of run_key, stored whole or not at all',
+      'Upload test report files from any runner, in every format Proctor reads (JUnit XML, TRX, NUnit, xUnit.net, `go test -json`, Mocha, RSpec and Dart/Flutter JSON, CTRF), each detected from its content or forced by `format` (multipart/form-data, one part per file, streamed): one shard of the run of run_key, stored whole or not at all',
     query: junitUploadQuery,
-    consumes: { contentType: 'multipart/form-data', description: 'the JUnit XML files, each a part with its file name' },
+    consumes: { contentType: 'multipart/form-data', description: 'the report files, each a part with its file name' },
     response: junitUploadResponse,
     fails: { 409: 'run_key names a run of another environment, or one that has ended before this shard was uploaded' },
     handler: async ({ query, scope, req, res, signal }) => {

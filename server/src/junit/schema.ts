@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type JunitUploadAnswer as WireAnswer, WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
 import { decimalInteger, MAX_INT4 } from '../http/fields.ts';
 import { RUN_STATES } from '../states.ts';
+import { RESULT_FORMATS } from './formats/reader.ts';
 
 export const JUNIT_LIMITS = {
   /** Files in one upload. */
@@ -25,7 +26,7 @@ export const JUNIT_LIMITS = {
 
 const optionalText = (max: number) => z.string().min(1).max(max).optional();
 
-/** `POST /api/test-runs/junit`'s query: the run the files report into, as a reporter's report-run body says it. */
+/** `POST /api/test-runs/junit`'s query (the route takes every format): the run the files report into, as a reporter's report-run body says it. */
 export const junitUploadQuery = z
   .object({
     environment: z.string().min(1).max(100).describe('environment slug'),
@@ -36,6 +37,10 @@ export const junitUploadQuery = z
     commit: optionalText(LIMIT.commit),
     build_url: optionalText(LIMIT.url),
     pull_request: decimalInteger(1, MAX_INT4).optional().describe('the pull or merge request the CI build is for'),
+    format: z
+      .enum(RESULT_FORMATS)
+      .optional()
+      .describe("the files' format, forced; none, each file's is detected from its content (its XML root element, its JSON's shape)"),
   })
   .strict()
   .refine((query) => query.shard <= query.total_shards, { message: 'must be at most total_shards', path: ['shard'] });
@@ -58,6 +63,7 @@ export const junitUploadResponse = z.object({
       .array(
         z.object({
           name: z.string(),
+          format: z.enum(RESULT_FORMATS).describe('the format the file was read as: detected from its content, or forced by the query'),
           testcases: z.number().int().describe('the testcases the file holds'),
           tests: z.number().int().describe('the tests Proctor read from them: a testcase each, but for the runs of one test a format marks as retries'),
           failures: z.number().int().describe('tests whose last run failed with a `failure`'),

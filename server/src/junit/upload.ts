@@ -18,11 +18,12 @@ import {
 import type { ListedTest } from '../testcases/index.ts';
 import { attachmentsOf, attemptsOf, countDifferences, type FileCounts, FileGrouper, type GroupedTest, listedTest } from './attempts.ts';
 import type { UploadedFile } from './multipart.ts';
-import { type JunitCase, JunitFileError, JunitReader, type JunitTimes } from './read.ts';
+import { detectFormat, READ_FORMATS, readerFor, type ResultFileReader, type ResultFormat } from './formats/index.ts';
+import { type JunitCase, JunitFileError, type JunitTimes } from './read.ts';
 import { JUNIT_LIMITS, type JunitUploadAnswer, type JunitUploadQuery } from './schema.ts';
 import { Spool, type SpooledFile } from './spool.ts';
 
-// An upload of JUnit XML files: one shard of a run (the run of its key, made by the build's first
+// An upload of report files (JUnit XML and the other formats of formats/): one shard of a run (the run of its key, made by the build's first
 // upload). Received whole first, as it streams in: each file written to a private spool on disk,
 // within the size limit, touching no database; a client that goes away or stalls meanwhile holds
 // no lock and no connection. Only then, in one transaction, the files are read from disk into
@@ -125,30 +126,38 @@ interface Batch {
   starts: Map<string, TestStart>;
 }
 
-/** One spooled file's testcases into the batcher, from disk; broken XML is a 400 naming the file and its line. */
-async function readFile(file: SpooledFile, batcher: Batcher, signal: AbortSignal): Promise<ReadFile> {
-  batcher.startFile(file.name);
-  const reader = new JunitReader(file.name, (testcase) => batcher.add(testcase));
-  const decoder = new TextDecoder('utf-8');
-  let yielded = performance.now();
-  for await (const chunk of fs.createReadStream(file.path, { highWaterMark: READ_BYTES })) {
-    const text = decoder.decode(chunk as Buffer, { stream: true });
-    // In slices, giving way to other requests every few milliseconds: a chunk of small testcases is a thousand of them.
-    for (let at = 0; at < text.length; at += SLICE_CHARS) {
-      reader.write(text.length <= SLICE_CHARS ? text : text.slice(at, at + SLICE_CHARS));
-      if (batcher.full) await batcher.flush();
-      if (performance.now() - yielded > YIELD_AFTER_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        if (signal.aborted) throw signal.reason;
-        yielded = performance.now();
-      }
-    }
+/** The reader of a file: the format the upload forces, else the one its first chunk shows; none found is a 400 naming the file. */
+function readerOf(file: SpooledFile, head: string, forced: ResultFormat | undefined, batcher: Batcher): { format: ResultFormat; reader: ResultFileReader } {
+  const format = forced ?? detectFormat(file.name, head);
+  if (!format) {
+    const what = head.trim() === '' ? 'is empty' : 'is in no format Proctor reads';
+    throw new JunitFileError(file.name, 1, `${what}: Proctor reads ${READ_FORMATS}, detected from the content (or named by the upload's format)`);
   }
-  reader.write(decoder.decode());
-  reader.end();
+  return { format, reader: readerFor(format)(file.name, (testcase) => batcher.add(testcase)) };
+}
+
+/**
+ * One spooled file's testcases into the batcher, from disk, read by its format's reader (a TRX
+ * file may be read twice: `ResultFileReader.again`); a broken file is a 400 naming it and its line.
+ */
+async function readFile(file: SpooledFile, batcher: Batcher, signal: AbortSignal, forced: ResultFormat | undefined): Promise<ReadFile> {
+  batcher.startFile(file.name);
+  let chosen: { format: ResultFormat; reader: ResultFileReader } | null = null;
+  // The format from the first chunk (a quarter MB: past any prolog a runner writes).
+  const first = (head: string) => {
+    if (head && !chosen) chosen = readerOf(file, head, forced, batcher);
+  };
+  const take = (text: string) => chosen?.reader.write(text);
+  do {
+    await eachSlice(file.path, batcher, signal, first, take);
+    chosen ??= readerOf(file, '', forced, batcher);
+    chosen.reader.end();
+  } while (chosen.reader.again?.());
+  const { format, reader } = chosen;
   const counts = batcher.endFile();
   return {
     name: file.name,
+    format,
     testcases: reader.cases,
     tests: counts.tests,
     failures: counts.failures,
@@ -158,6 +167,31 @@ async function readFile(file: SpooledFile, batcher: Batcher, signal: AbortSignal
     differences: countDifferences(counts, reader.totals),
     times: reader.times,
   };
+}
+
+/** A file's text from disk: its first chunk to `first`, then all of it in slices to `take`, the batch flushed as it fills. */
+async function eachSlice(path: string, batcher: Batcher, signal: AbortSignal, first: (head: string) => void, take: (text: string) => void): Promise<void> {
+  const decoder = new TextDecoder('utf-8');
+  let yielded = performance.now();
+  for await (const chunk of fs.createReadStream(path, { highWaterMark: READ_BYTES })) {
+    const text = decoder.decode(chunk as Buffer, { stream: true });
+    first(text);
+    // In slices, giving way to other requests every few milliseconds: a chunk of small testcases is a thousand of them.
+    for (let at = 0; at < text.length; at += SLICE_CHARS) {
+      take(text.length <= SLICE_CHARS ? text : text.slice(at, at + SLICE_CHARS));
+      if (batcher.full) await batcher.flush();
+      if (performance.now() - yielded > YIELD_AFTER_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal.aborted) throw signal.reason;
+        yielded = performance.now();
+      }
+    }
+  }
+  const rest = decoder.decode();
+  if (rest) {
+    first(rest);
+    take(rest);
+  }
 }
 
 /** Text read between two looks at the clock; past YIELD_AFTER_MS since the last, the event loop gets its turn. */
@@ -182,7 +216,9 @@ export async function readJunitUpload(files: AsyncIterable<UploadedFile>, option
   try {
     for await (const file of files) await spool.receive(file, options);
     if (spool.files.length === 0)
-      throw new InvalidInputError('body: holds no file; an upload is one or more JUnit XML files, the parts of a multipart/form-data body');
+      throw new InvalidInputError(
+        'body: holds no file; an upload is one or more report files (JUnit XML, TRX, NUnit…), the parts of a multipart/form-data body',
+      );
     return { spool };
   } catch (error) {
     await spool.remove();
@@ -233,7 +269,7 @@ export async function storeJunitUpload(
     });
     const files: ReadFile[] = [];
     try {
-      for (const file of upload.spool.files) files.push(await readFile(file, batcher, options.signal));
+      for (const file of upload.spool.files) files.push(await readFile(file, batcher, options.signal, query.format));
       await batcher.flush();
     } finally {
       // Never leave a write running on the transaction: its outcome (or the reading's error) decides.

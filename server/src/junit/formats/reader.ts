@@ -1,4 +1,4 @@
-import type { JunitCase, JunitTimes, JunitTotals } from '../read.ts';
+import type { JunitCase, JunitTimes, JunitTotals } from '../testcase.ts';
 
 // Every report format Proctor reads (JUnit XML and the others: TRX, NUnit 3, xUnit.net v2,
 // `go test -json`, Mocha JSON, RSpec JSON, Dart/Flutter JSON, CTRF) is read by a reader of this
@@ -19,6 +19,12 @@ export interface ResultFileReader {
   readonly line: number;
   /** Testcases handed on so far. */
   readonly cases: number;
+  /**
+   * After `end()`: true when the reader needs the file once more from its start, as a new stream
+   * of chunks followed by `end()` (TRX files that list their results before the definitions that
+   * name their classes). Readers that read in one pass have none.
+   */
+  again?(): boolean;
   /** What the file says of itself (its totals), where it does; null where it does not. Known after `end()`. */
   readonly totals: JunitTotals | null;
   /** When the file's tests ran. Known after `end()`. */
