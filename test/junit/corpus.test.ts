@@ -200,3 +200,65 @@ describe('the corpus of real report files (JUnit XML, TRX, NUnit, xUnit.net)', (
     expect(report).toEqual([]);
   });
 });
+
+// The JSON formats' corpus (test/fixtures/report-corpus: dorny/test-reporter, EnricoMi's, gotestsum's
+// and ctrf-io's files, with the counts their own tests expect), uploaded as CI uploads them.
+const JSON_CORPUS = path.join(import.meta.dirname, '../fixtures/report-corpus');
+const { files: jsonCorpus } = JSON.parse(fs.readFileSync(path.join(JSON_CORPUS, 'expectations.json'), 'utf8')) as {
+  files: (Omit<Expected, 'format'> & { format: string | null })[];
+};
+/** Files whose upload differs from their corpus's counts on purpose (the rules of test/junit/formats-json.test.ts). */
+const JSON_EXCEPTIONS: Record<string, string> = {
+  'gotestsum/testjson/go-test-json.out': "a package that failed with no test failing is a failed testcase TestMain, which gotestsum's count leaves out",
+  'enricomi/mocha/tests.json': "every failed Mocha test is a failure, as Mocha's stats count them; the action calls one an error",
+};
+
+describe('the corpus of real JSON report files (go test -json, Mocha, RSpec, Dart, CTRF)', () => {
+  const answers = new Map<string, Awaited<ReturnType<typeof upload>>>();
+  const forcedAnswers = new Map<string, Awaited<ReturnType<typeof upload>>>();
+
+  beforeAll(async () => {
+    const asUpload = (entry: (typeof jsonCorpus)[number]): Expected => ({
+      ...entry,
+      file: path.relative(CORPUS, path.join(JSON_CORPUS, entry.file)),
+      format: entry.format ?? 'junit',
+    });
+    let n = 10_000;
+    for (const entry of jsonCorpus) {
+      answers.set(entry.file, await upload(asUpload(entry), n++));
+      if (entry.format) forcedAnswers.set(entry.file, await upload(asUpload(entry), n++, true));
+    }
+  }, 240_000);
+
+  it('when each file is uploaded, then it is detected as its format and read as the reader reads it, its counts those its corpus expects, and forcing its format changes nothing', () => {
+    const report: string[] = [];
+    for (const entry of jsonCorpus) {
+      const answer = answers.get(entry.file);
+      if (!entry.format) {
+        if (answer?.status !== 400 || !/^[^:]+:\d+: /.test(answer.error ?? ''))
+          report.push(`${entry.file}: wanted a 400 naming its line, got ${answer?.status} ${answer?.error}`);
+        continue;
+      }
+      if (answer?.status !== 200 || !answer.file) {
+        report.push(`${entry.file}: wanted 200, got ${answer?.status} ${answer?.error ?? ''}`);
+        continue;
+      }
+      if (answer.file.format !== entry.format) report.push(`${entry.file}: read as ${answer.file.format}, not ${entry.format}`);
+      const forced = forcedAnswers.get(entry.file);
+      if (JSON.stringify(forced?.file) !== JSON.stringify(answer.file)) report.push(`${entry.file}: forced ${JSON.stringify(forced?.file)}`);
+      if (!entry.counts) continue;
+      const ours = asCorpusCounts(answer.file, entry.counts) as unknown as Record<string, number>;
+      const want = entry.counts as unknown as Record<string, number>;
+      const same = Object.keys(want).every((count) => ours[count] === want[count]) && Object.keys(ours).length === Object.keys(want).length;
+      if (same === Boolean(JSON_EXCEPTIONS[entry.file])) {
+        report.push(
+          `${entry.file}: ${JSON.stringify(asCorpusCounts(answer.file, entry.counts))}, corpus ${JSON.stringify(entry.counts)}, exception: ${JSON_EXCEPTIONS[entry.file] ?? 'none'}`,
+        );
+      }
+    }
+    expect(report).toEqual([]);
+    expect(new Set(jsonCorpus.map((entry) => entry.format).filter(Boolean))).toEqual(
+      new Set(['go-test-json', 'mocha-json', 'rspec-json', 'dart-json', 'ctrf']),
+    );
+  });
+});
