@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import { plainText } from './ansi.ts';
@@ -6,6 +7,7 @@ import { AttachmentCollector } from './attachments.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
 import { type ActiveSnoozes, describeVerdict, type FailedTest, judge, readActiveSnoozes, worthSaying } from './forgiveness.ts';
 import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
+import { readUnits, UnitBatch } from './unit-batch.ts';
 import { describeDelivery, Uploader } from './uploader.ts';
 
 export type { ProctorReporterOptions } from './settings.ts';
@@ -18,7 +20,7 @@ export { failureSignature, failureMode } from './signature.ts';
  */
 export default class ProctorReporter implements Reporter {
   private readonly options: ProctorReporterOptions;
-  private uploader: Uploader | null = null;
+  private uploader: Uploader | UnitBatch | null = null;
   private collector: AttachmentCollector | null = null;
   private artifacts: ArtifactUploader | null = null;
   private artifactWaitMs = 0;
@@ -28,6 +30,8 @@ export default class ProctorReporter implements Reporter {
   /** The environment's active snoozes, read at start; null when no failure is to be forgiven. */
   private snoozes: Promise<ActiveSnoozes> | null = null;
   private readonly failed = new Map<string, FailedTest>();
+  /** When the first test began and the last ended (epoch ms): an agent's measure of its Playwright's start. */
+  private readonly times = { firstBegin: null as number | null, lastEnd: null as number | null };
 
   constructor(options: ProctorReporterOptions = {}) {
     this.options = options;
@@ -44,7 +48,8 @@ export default class ProctorReporter implements Reporter {
       this.disabledReason = resolved.reason;
       return;
     }
-    const uploader = new Uploader(resolved.settings);
+    const units = readUnits(process.env);
+    const uploader = units ? new UnitBatch(resolved.settings, units) : new Uploader(resolved.settings);
     this.uploader = uploader;
     this.collector = new AttachmentCollector(resolved.settings.artifacts);
     this.artifacts = new ArtifactUploader(uploader.transportOptions, resolved.settings.artifactLimitBytes, () => uploader.runIdOnceStarted());
@@ -61,7 +66,12 @@ export default class ProctorReporter implements Reporter {
     });
   }
 
+  onTestBegin(): void {
+    this.times.firstBegin ??= Date.now();
+  }
+
   onTestEnd(test: TestCase, result: TestResult): void {
+    this.times.lastEnd = Date.now();
     if (!this.uploader) return;
     const attempt = toAttempt(test, result, this.rootDir);
     this.uploader.add(attempt);
@@ -76,6 +86,14 @@ export default class ProctorReporter implements Reporter {
   }
 
   async onEnd(result: FullResult): Promise<{ status?: FullResult['status'] } | undefined> {
+    // An agent's Playwright: when its tests began and ended, against its own start and exit.
+    if (process.env.PROCTOR_TIMINGS) {
+      try {
+        fs.writeFileSync(process.env.PROCTOR_TIMINGS, JSON.stringify(this.times));
+      } catch {
+        // Only a measure: without it the agent keeps its last one.
+      }
+    }
     if (!this.uploader) {
       process.stdout.write(`[proctor] results not uploaded: ${this.disabledReason ?? 'the reporter did not start'}\n`);
       return;

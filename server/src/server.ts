@@ -94,7 +94,9 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     if (config.demo) await seedDemo(database.sql, config, publicUrl);
     if (!config.oidc) process.stdout.write(`Sign in to the dashboard with a one-time link: npx proctor user login-link --email <your email>\n`);
     const sweeper = startSweeper(database.sql, clock, logger, {
-      intervalMs: config.sweepIntervalMs,
+      // Often enough that a run of agents all gone before planning ends about a lease time after them.
+      intervalMs: Math.min(config.sweepIntervalMs, Math.max(1000, config.agentLeaseMs / 4)),
+      agentLeaseMs: config.agentLeaseMs,
       shardTimeoutMs: config.shardTimeoutMs,
       lostRunMs: config.executor.lostRunMs,
       scheduleWindowMs: Math.max(2 * config.sweepIntervalMs, 5000),

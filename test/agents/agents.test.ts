@@ -120,14 +120,14 @@ describe('agents', () => {
     expect(order[0].unit.tests[0]).toBe(`[chromium] › new.spec.ts › test ${testId(4).slice(16, 20)}`);
     expect(order.map((l) => l.remaining)).toEqual([3, 3, 3]);
     const none = await lease(runId, b.agent.id);
-    expect(none).toEqual({ unit: null, remaining: 3, test_run: { state: 'queued', planned: true }, plan: false });
+    expect(none).toEqual({ unit: null, units: [], remaining: 3, test_run: { state: 'queued', planned: true }, plan: false });
   });
 
   it('when no agent has planned the run, then the first agent still heard from is the one asked to, and another takes over when it goes silent', async () => {
     const runId = await agentRun('build-planner');
     const a = await join(runId, 'a');
     const b = await join(runId, 'b');
-    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, remaining: 0, test_run: { state: 'queued', planned: false }, plan: true });
+    expect(await lease(runId, a.agent.id)).toEqual({ unit: null, units: [], remaining: 0, test_run: { state: 'queued', planned: false }, plan: true });
     expect(await lease(runId, b.agent.id)).toMatchObject({ unit: null, test_run: { planned: false }, plan: false });
     // A lists the suite for longer than a lease without a word: B is asked to plan instead.
     clock.advance(LEASE_S * 1000 + 1000);

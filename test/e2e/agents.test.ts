@@ -263,6 +263,40 @@ describe('agents pulling one run of a real suite', () => {
     }
   });
 
+  it("when one agent runs the suite alone, then it runs its units in batches, one Playwright each (setup once per batch), each unit's shard holding its own file's results", async () => {
+    const agent = startAgent('build-batches', 'solo', { LOG_LEVEL: 'info' }, 'proctor-ci');
+    const runId = await runOfKey('build-batches');
+    expect(await agent.exited, agent.output()).toBe(0);
+    const run = (await waitForRun(api, runId)).testRun;
+    expect(run).toMatchObject({ state: 'failed', ...COUNTS, total_shards: 6 });
+    const seen = executions();
+    expect(attemptsPerTest(seen)).toEqual(EVERY_ATTEMPT_ONCE);
+    // Fewer Playwright starts than units: the setup project ran once per batch, before each batch's tests.
+    const setups = seen.filter((e) => e.title === SETUP).length;
+    expect(setups).toBeGreaterThan(0);
+    expect(setups).toBeLessThan(6);
+    expect(seen.filter((e) => e.title !== SETUP).every((e) => (e as { setupFirst?: boolean }).setupFirst)).toBe(true);
+    const entries = agent
+      .output()
+      .trim()
+      .split('\n')
+      .slice(0, -1)
+      .map((line) => JSON.parse(line) as { msg: string; start_ms?: number });
+    expect(entries.some((entry) => entry.msg === 'running units in one Playwright')).toBe(true);
+    expect(entries.filter((entry) => entry.msg === "the units' Playwright ended").every((entry) => (entry.start_ms ?? -1) >= 0)).toBe(true);
+    // Each result went to its unit's shard, the unit of its file (a unit's file is relative to the testDir); the setup's, which no unit names, to the batch's first.
+    const misplaced = await server.sql<{ test_case_id: string }[]>`
+      select r.test_case_id from test_results r
+      join test_run_units u on u.test_run_id = r.test_run_id and u.unit = r.shard
+      join test_runs run on run.id = r.test_run_id
+      join test_cases c on c.project_id = run.project_id and c.id = r.test_case_id
+      where r.test_run_id = ${runId} and c.runner_project <> 'setup' and not (c.file_path = u.file or c.file_path like '%/' || u.file)`;
+    expect(misplaced).toEqual([]);
+    const shards = await server.sql<{ status: string }[]>`select status from test_run_shards where test_run_id = ${runId}`;
+    expect(shards).toHaveLength(6);
+    expect(shards.every((shard) => shard.status !== 'crashed')).toBe(true);
+  });
+
   it('when an agent is killed in the middle of a unit, then another agent runs the unit and no result is lost or recorded twice', async () => {
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
     // The CI names the pull request's branch and the commit it built.

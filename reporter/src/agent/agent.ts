@@ -27,6 +27,7 @@ import { assertReachable, handOver, prepareRunner, type Runner } from '../toolch
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { AgentApi, type AgentRunBody, type JoinAnswer, type Unit } from './client.ts';
 import type { AgentLog } from './log.ts';
+import type { UnitsFile } from '../unit-batch.ts';
 import { planUnits } from './units.ts';
 import { releaseWebServer, shareWebServer, WebServerError } from './web-server.ts';
 
@@ -61,15 +62,24 @@ export interface AgentExit {
   reason: string;
 }
 
-/** The unit this agent runs now, and what its heartbeat heard. */
+/** The units this agent runs now (one Playwright), and what its heartbeat heard. */
 interface Current {
-  unit: number | null;
+  units: number[];
   shard: ShardProcess | null;
   /** The run's end state, once a heartbeat saw it ended (a cancel). */
   ended: string | null;
-  /** The unit's lease lapsed and went to another agent. */
+  /** The units' leases lapsed and went to other agents. */
   lost: boolean;
+  /** What this agent's last Playwright took beyond its tests (its start, config, web server, exit), ms; null before one. */
+  startMs: number | null;
 }
+
+/** A batch of units is leased to take about this many times its Playwright's start: the start is then 5% of it. */
+const BATCH_PER_START = 20;
+/** The start assumed before this agent measured one. */
+const ASSUMED_START_MS = 5000;
+/** The most a lease asks for (the server's bound). */
+const MAX_BUDGET_MS = 3_600_000;
 
 interface Prepared {
   dir: string;
@@ -236,7 +246,7 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
  */
 async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog, signal?: AbortSignal): Promise<AgentExit> {
   const leaseMs = joined.lease_seconds * 1000;
-  const current: Current = { unit: null, shard: null, ended: null, lost: false };
+  const current: Current = { units: [], shard: null, ended: null, lost: false, startMs: null };
   /** Units of this agent's that crashed: it exits 1 at its end, whatever the run's state. */
   const crashed: number[] = [];
   const end = (exit: AgentExit): AgentExit =>
@@ -252,7 +262,8 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
         .heartbeat(runId, joined.agent.id)
         .then(({ state, units }) => {
           if (isTerminalState(state)) current.ended = state;
-          if (current.unit !== null && !units.includes(current.unit)) current.lost = true;
+          // Every unit of the batch went to other agents; one still held here keeps its Playwright going.
+          if (current.units.length > 0 && !current.units.some((unit) => units.includes(unit))) current.lost = true;
           // Stopped, or given to another agent after a silence: this copy would only repeat its results.
           if ((current.ended || current.lost) && current.shard) void killShard(current.shard);
         })
@@ -300,7 +311,8 @@ async function leaseUntilDone(
 ): Promise<AgentExit> {
   for (;;) {
     if (signal?.aborted) return { code: 1, reason: 'stopped before the run had no work left: its units go to other agents' };
-    const lease = await api.lease(runId, joined.agent.id);
+    const budget = Math.min(MAX_BUDGET_MS, BATCH_PER_START * (current.startMs ?? ASSUMED_START_MS));
+    const lease = await api.lease(runId, joined.agent.id, budget);
     if (isTerminalState(lease.test_run.state)) return ended(runId, lease.test_run.state);
     if (lease.plan) {
       try {
@@ -312,10 +324,11 @@ async function leaseUntilDone(
       }
       continue;
     }
-    if (lease.unit) {
-      Object.assign(current, { unit: lease.unit.unit, lost: false });
-      if (await runUnit(api, runId, joined.agent.id, lease.unit, prepared, current, log)) crashed.push(lease.unit.unit);
-      current.unit = null;
+    const units = lease.units ?? (lease.unit ? [lease.unit] : []);
+    if (units.length > 0) {
+      Object.assign(current, { units: units.map((unit) => unit.unit), lost: false });
+      crashed.push(...(await runUnits(api, runId, joined.agent.id, units, prepared, current, log)));
+      current.units = [];
       if (current.ended) return ended(runId, current.ended);
       continue;
     }
@@ -325,55 +338,105 @@ async function leaseUntilDone(
   }
 }
 
-/** The unit's tests as this agent's Playwright can be told them (its planner's Playwright may be another). */
-function unitPick(unit: Unit, prepared: Prepared, listFile: string): TestPick {
-  if (unit.tests.every(isLocation)) return { kind: 'locations', locations: [...new Set(unit.tests)], projects: [unit.runner_project] };
+/** The units' tests as this agent's Playwright can be told them (its planner's Playwright may be another). */
+function unitsPick(units: Unit[], prepared: Prepared, listFile: string): TestPick {
+  const lines = units.flatMap((unit) => unit.tests);
+  if (lines.every(isLocation)) return { kind: 'locations', locations: [...new Set(lines)], projects: [...new Set(units.map((unit) => unit.runner_project))] };
   const version = playwrightVersion(prepared.dir, prepared.runner);
   if (!hasTestList(version))
     throw new ListingError(`the unit names its tests for --test-list, which this agent's Playwright ${version} does not have (1.56 and later)`);
-  fs.writeFileSync(listFile, `${unit.tests.join('\n')}\n`, { mode: 0o644 });
+  fs.writeFileSync(listFile, `${lines.join('\n')}\n`, { mode: 0o644 });
   return { kind: 'list', file: listFile };
 }
 
-/** Runs a unit to its end; true when it crashed (its Playwright ended without the reporter ending it). */
-async function runUnit(api: AgentApi, runId: number, agentId: number, unit: Unit, prepared: Prepared, current: Current, log: AgentLog): Promise<boolean> {
-  const scratch = path.join(prepared.runner.home, 'tmp', `run-${runId}-unit-${unit.unit}-${process.pid}`);
+/**
+ * Runs a batch of units in one Playwright (its start paid once), each reported as the run's shard
+ * of its number; returns those that crashed (their Playwright ended without the reporter ending
+ * them), each reported to the server on its own: its first crash sends it to another agent.
+ */
+async function runUnits(api: AgentApi, runId: number, agentId: number, units: Unit[], prepared: Prepared, current: Current, log: AgentLog): Promise<number[]> {
+  const first = units[0] as Unit;
+  const scratch = path.join(prepared.runner.home, 'tmp', `run-${runId}-unit-${first.unit}-${process.pid}`);
   fs.rmSync(scratch, { recursive: true, force: true });
   fs.mkdirSync(scratch, { mode: 0o700 });
-  const marker = `agent-${process.pid}:${runId}:${unit.unit}`;
+  const marker = `agent-${process.pid}:${runId}:${first.unit}`;
+  const crash = async (reason: string): Promise<number[]> => {
+    for (const unit of units) await reportCrash(api, runId, agentId, unit, reason, log);
+    return units.map((unit) => unit.unit);
+  };
   try {
     let pick: TestPick;
     try {
-      pick = unitPick(unit, prepared, path.join(scratch, 'tests.txt'));
+      pick = unitsPick(units, prepared, path.join(scratch, 'tests.txt'));
     } catch (error) {
       if (!(error instanceof ListingError)) throw error;
-      await reportCrash(api, runId, agentId, unit, error.message, log);
-      return true;
+      return await crash(error.message);
     }
-    await handOver(prepared.runner, scratch);
-    log.info(
-      { unit: unit.unit, file: unit.file, runner_project: unit.runner_project, tests: unit.tests.length, estimate_ms: unit.estimate_ms },
-      'running a unit',
+    const timings = path.join(scratch, 'timings.json');
+    const unitsFile = path.join(scratch, 'units.json');
+    fs.writeFileSync(
+      unitsFile,
+      JSON.stringify({ units: units.map(({ unit, runner_project, file, test_ids }) => ({ unit, runner_project, file, test_ids })) } satisfies UnitsFile),
+      { mode: 0o644 },
     );
-    const env = { ...prepared.env, PROCTOR_SHARD: String(unit.unit), PROCTOR_EXECUTION: marker };
+    await handOver(prepared.runner, scratch);
+    const estimate = units.every((unit) => unit.estimate_ms !== null) ? units.reduce((sum, unit) => sum + (unit.estimate_ms ?? 0), 0) : null;
+    log.info(
+      units.length === 1
+        ? { unit: first.unit, file: first.file, runner_project: first.runner_project, tests: first.tests.length, estimate_ms: first.estimate_ms }
+        : {
+            units: units.map((unit) => unit.unit),
+            files: units.map((unit) => unit.file),
+            tests: units.reduce((n, unit) => n + unit.tests.length, 0),
+            estimate_ms: estimate,
+          },
+      units.length === 1 ? 'running a unit' : 'running units in one Playwright',
+    );
+    const env = {
+      ...prepared.env,
+      PROCTOR_SHARD: String(first.unit),
+      PROCTOR_EXECUTION: marker,
+      PROCTOR_TIMINGS: timings,
+      ...(units.length > 1 ? { PROCTOR_UNITS: unitsFile } : {}),
+    };
     // A location also selects the tests written at the same place: the run's tags leave out those it does not select.
     const tags = pick.kind === 'locations' ? prepared.tags : [];
-    // The run's Playwright arguments, but its --project: the unit names its own.
+    // The run's Playwright arguments, but its --project: the units name their own.
     const args = shardArgs(prepared.runner, { projects: null, tags, tests: null }, 1, 1, pick, path.join(scratch, 'output'), withoutProjects(prepared.args));
+    const started = Date.now();
     current.shard = spawnShard(prepared.dir, args, env, prepared.runner);
     const code = await current.shard.exited;
-    // The reporter ended the shard before Playwright exited; if it could not, the unit crashed.
-    if (current.ended || current.lost) return false;
+    current.startMs = measuredStart(timings, started, Date.now()) ?? current.startMs;
+    log.info({ units: units.map((unit) => unit.unit), start_ms: current.startMs }, "the units' Playwright ended");
+    // The reporter ended the shards before Playwright exited; those it could not end crashed.
+    if (current.ended || current.lost) return [];
     const output = current.shard.output().trim().slice(-4000);
-    // The reporter ends the unit's shard as Playwright ends: a unit still leased to this agent was not ended.
-    const { state, units } = await api.heartbeat(runId, agentId);
-    if (isTerminalState(state) || !units.includes(unit.unit)) return false;
-    await reportCrash(api, runId, agentId, unit, `Playwright exited (code ${code}) without its reporter ending the unit\n${output}`, log);
-    return true;
+    // The reporter ends each unit's shard as Playwright ends: a unit still leased to this agent was not ended.
+    const { state, units: held } = await api.heartbeat(runId, agentId);
+    if (isTerminalState(state)) return [];
+    const unended = units.filter((unit) => held.includes(unit.unit));
+    for (const unit of unended)
+      await reportCrash(api, runId, agentId, unit, `Playwright exited (code ${code}) without its reporter ending the unit\n${output}`, log);
+    return unended.map((unit) => unit.unit);
   } finally {
     current.shard = null;
     killMarked(marker);
     fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What a Playwright took beyond its tests: from its spawn to its first test, and from its last
+ * test to its exit (its config, web server and workers' start, their teardown). Null when the
+ * reporter wrote no timings; the whole time when no test ran.
+ */
+function measuredStart(file: string, spawned: number, exited: number): number | null {
+  try {
+    const { firstBegin, lastEnd } = JSON.parse(fs.readFileSync(file, 'utf8')) as { firstBegin: number | null; lastEnd: number | null };
+    if (firstBegin === null || lastEnd === null) return exited - spawned;
+    return Math.max(0, firstBegin - spawned) + Math.max(0, exited - lastEnd);
+  } catch {
+    return null;
   }
 }
 

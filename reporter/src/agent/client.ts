@@ -68,6 +68,8 @@ export interface JoinAnswer {
 
 export interface LeaseAnswer {
   unit: Unit | null;
+  /** Every unit leased, `unit` first: several when the lease asked for a budget (absent from older servers). */
+  units?: Unit[];
   remaining: number;
   test_run: { state: RunState; planned: boolean };
   plan: boolean;
@@ -78,6 +80,8 @@ export class AgentApi {
   /** The key the agent started with (its token replaces it once joined): what asks the run's state when the token is refused. */
   private readonly startKey: string;
   private joined = false;
+  /** Whether the server leases several units at once: false once it refused a budget. */
+  private batches = true;
 
   constructor(url: string, key: string, retries: { attempts: number; maxBackoffMs: number } = { attempts: 8, maxBackoffMs: 10_000 }) {
     this.options = { url, apiKey: key, projectId: null, maxAttempts: retries.attempts, maxBackoffMs: retries.maxBackoffMs };
@@ -127,8 +131,21 @@ export class AgentApi {
     await this.call('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, commit: null, branch: null, units: [], error: error.slice(0, 20_000) });
   }
 
-  async lease(runId: number, agentId: number): Promise<LeaseAnswer> {
-    return (await this.call<{ data: LeaseAnswer }>('POST', `/api/test-runs/${runId}/units/lease`, { agent_id: agentId })).data;
+  /**
+   * The next unit, or with `budgetMs` units whose estimates sum to about that, to run in one
+   * Playwright. A server that refuses the budget (an older one) is asked for one unit from then on.
+   */
+  async lease(runId: number, agentId: number, budgetMs: number | null = null): Promise<LeaseAnswer> {
+    const path = `/api/test-runs/${runId}/units/lease`;
+    if (budgetMs !== null && this.batches) {
+      try {
+        return (await this.call<{ data: LeaseAnswer }>('POST', path, { agent_id: agentId, budget_ms: Math.round(budgetMs) })).data;
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 400)) throw error;
+        this.batches = false;
+      }
+    }
+    return (await this.call<{ data: LeaseAnswer }>('POST', path, { agent_id: agentId })).data;
   }
 
   async heartbeat(runId: number, agentId: number): Promise<{ state: RunState; units: number[] }> {

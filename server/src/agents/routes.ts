@@ -5,7 +5,6 @@ import { addRoute, type RouteContext } from '../http/route.ts';
 import { runParams } from '../runs/schema.ts';
 import { agentHeartbeat, agentRunOf, joinRun, leaseUnit, planRun, unitCrashed } from './distribute.ts';
 import {
-  agentBodySchema,
   agentParams,
   agentRunSchema,
   crashResponse,
@@ -14,6 +13,7 @@ import {
   joinResponse,
   joinSchema,
   leaseResponse,
+  leaseSchema,
   planResponse,
   planSchema,
   unitParams,
@@ -85,13 +85,22 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/api/test-runs/:id/units/lease',
     agent: ({ params, body }) => ({ runId: params.id, agentId: body.agent_id }),
     tag: TAG,
-    summary: "Lease the run's next unit, longest first by the environment's history (unknown first); held while the agent beats",
+    summary:
+      "Lease the run's next unit (or, with budget_ms, units to run in one Playwright), longest first by the environment's history (unknown first); held while the agent beats",
     params: runParams,
-    body: agentBodySchema,
+    body: leaseSchema,
     response: leaseResponse,
     handler: async ({ params, body, scope }) => {
-      const lease = await leaseUnit(sql, scope.projectId, params.id, body.agent_id, leaseMs, clock());
-      return { data: { unit: lease.unit, remaining: lease.remaining, test_run: { state: lease.state, planned: lease.planned }, plan: lease.plan } };
+      const lease = await leaseUnit(sql, scope.projectId, params.id, body.agent_id, leaseMs, clock(), body.budget_ms);
+      return {
+        data: {
+          unit: lease.units[0] ?? null,
+          units: lease.units,
+          remaining: lease.remaining,
+          test_run: { state: lease.state, planned: lease.planned },
+          plan: lease.plan,
+        },
+      };
     },
   });
 

@@ -104,6 +104,26 @@ export const planResponse = z.object({
 
 export const agentBodySchema = z.object({ agent_id: bodyId }).strict().openapi('AgentRef');
 
+/** The longest a batch of units may be asked for: an hour of estimated work. */
+const MAX_BATCH_MS = 3_600_000;
+
+export const leaseSchema = z
+  .object({
+    agent_id: bodyId,
+    budget_ms: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_BATCH_MS)
+      .nullable()
+      .default(null)
+      .describe(
+        "lease several units at once, to run in one Playwright: their estimates summing to about this (never more than the run's remaining work over twice its agents); null: one unit",
+      ),
+  })
+  .strict()
+  .openapi('AgentLease');
+
 export const unitSchema = z
   .object({
     unit: z.number().int().describe("reported as the run's shard of this number"),
@@ -117,7 +137,10 @@ export const unitSchema = z
 
 export const leaseResponse = z.object({
   data: z.object({
-    unit: unitSchema.nullable().describe('null when no unit is free now'),
+    unit: unitSchema.nullable().describe('null when no unit is free now; the first of `units`'),
+    units: z
+      .array(unitSchema)
+      .describe('every unit leased by this request (one unless `budget_ms` asked for more), all of one runner project, each reported and ended on its own'),
     remaining: z.number().int().describe('units not ended yet, this one included; 0 once planned: the run has no work left'),
     test_run: z.object({ state: z.enum(RUN_STATES), planned: z.boolean() }),
     plan: z.boolean().describe('the run is not planned yet and this agent is to plan it (the first agent still heard from); the others wait for its plan'),
@@ -167,9 +190,10 @@ const agentWireAgrees: [
   Sends<typeof agentRunSchema, AgentWire.AgentRunBody>,
   Sends<typeof planSchema, { agent_id: number; commit: string | null; branch: string | null; units: AgentWire.PlannedUnit[]; error?: string | null }>,
   Sends<typeof crashSchema, { agent_id: number; error: string }>,
+  Sends<typeof leaseSchema, { agent_id: number; budget_ms?: number | null }>,
   Reads<z.output<typeof joinResponse>['data'], AgentWire.JoinAnswer>,
   Reads<z.output<typeof leaseResponse>['data'], AgentWire.LeaseAnswer>,
   Reads<Unit, AgentWire.Unit>,
   Reads<Checkout, AgentWire.Checkout>,
-] = [true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true];
 void agentWireAgrees;

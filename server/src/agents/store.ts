@@ -61,6 +61,49 @@ export async function leaseNext(sql: Tx, runId: number, agentId: number, now: Da
   return unit ?? null;
 }
 
+/** The same filter as leaseNext's: units the agent could lease now, longest first (not locked: leaseUnits checks again). */
+const freeFilter = (sql: Tx, runId: number, agentId: number, now: Date, activeSince: Date) => sql`
+  u.test_run_id = ${runId}
+  and (u.leased_until is null or u.leased_until < ${now})
+  and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)
+  and (u.crashed_agent_id is distinct from ${agentId}
+       or (u.crashed_at < ${activeSince}
+           and not exists (select 1 from test_run_agents a where a.test_run_id = u.test_run_id and a.id <> ${agentId} and a.last_seen_at >= ${activeSince})))`;
+
+/** The units free for the agent now, longest first (unknown durations first), as leaseNext would give them. */
+export async function freeUnits(sql: Tx, runId: number, agentId: number, now: Date, activeSince: Date): Promise<Unit[]> {
+  return sql<Unit[]>`
+    select u.unit, u.runner_project, u.file, u.tests, u.test_ids, u.estimate_ms from test_run_units u
+    where ${freeFilter(sql, runId, agentId, now, activeSince)}
+    order by u.estimate_ms desc nulls first, u.unit`;
+}
+
+/** Leases the units that are still free (another agent may have taken one meanwhile); returns those leased, in the order given. */
+export async function leaseUnits(sql: Tx, runId: number, agentId: number, units: number[], now: Date, leasedUntil: Date): Promise<Unit[]> {
+  if (units.length === 0) return [];
+  const rows = await sql<Unit[]>`
+    update test_run_units u set agent_id = ${agentId}, leased_until = ${leasedUntil}, leases = u.leases + 1
+    where u.test_run_id = ${runId} and u.unit = any(${units}::int[]) and (u.leased_until is null or u.leased_until < ${now})
+    returning u.unit, u.runner_project, u.file, u.tests, u.test_ids, u.estimate_ms`;
+  return units.flatMap((unit) => rows.filter((row) => row.unit === unit));
+}
+
+/** The run's agents heard from since `activeSince`, this one counted (at least 1). */
+export async function activeAgents(sql: Tx, runId: number, agentId: number, activeSince: Date): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from test_run_agents where test_run_id = ${runId} and (last_seen_at >= ${activeSince} or id = ${agentId})`;
+  return Math.max(1, row?.n ?? 1);
+}
+
+/** The estimates of the run's units not done yet (held or free); null for a unit never run. */
+export async function remainingEstimates(sql: Tx, runId: number): Promise<(number | null)[]> {
+  const rows = await sql<{ estimate_ms: number | null }[]>`
+    select u.estimate_ms from test_run_units u
+    where u.test_run_id = ${runId}
+      and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)`;
+  return rows.map((row) => row.estimate_ms);
+}
+
 /** Units of the run not done yet (held or not). */
 export async function remainingUnits(sql: Tx, runId: number): Promise<number> {
   const [row] = await sql<{ n: number }[]>`

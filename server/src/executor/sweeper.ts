@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { finishUnplannedRuns } from '../agents/index.ts';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { failRun, lostRunIds } from '../runs/index.ts';
@@ -33,14 +34,15 @@ export interface Sweeper {
 }
 
 /**
- * Every `intervalMs`: silent and lost runs end, due schedules make their runs. Each sweep is awaited
+ * Every `intervalMs`: silent and lost runs end, and runs of agents none of whom is left to plan
+ * them; due schedules make their runs. Each sweep is awaited
  * before the next, and `stop` waits for the one under way.
  */
 export function startSweeper(
   sql: Sql,
   clock: Clock,
   logger: Logger,
-  options: { intervalMs: number; shardTimeoutMs: number; lostRunMs: number; scheduleWindowMs: number },
+  options: { intervalMs: number; shardTimeoutMs: number; lostRunMs: number; scheduleWindowMs: number; agentLeaseMs: number },
 ): Sweeper {
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -53,6 +55,8 @@ export function startSweeper(
         if (finished.length > 0) logger.warn({ runs: finished }, 'silent runs finished as error');
         const lost = await finishLostRuns(sql, now, options.lostRunMs);
         if (lost.length > 0) logger.warn({ runs: lost }, 'runs of a lost executor finished as error');
+        const unplanned = await finishUnplannedRuns(sql, now, options.agentLeaseMs);
+        if (unplanned.length > 0) logger.warn({ runs: unplanned }, 'runs of agents that all went silent before planning finished as error');
         const scheduled = await fireDueSchedules(sql, now, options.scheduleWindowMs);
         if (scheduled.length > 0) logger.info({ runs: scheduled }, 'scheduled runs made');
       } catch (error) {
