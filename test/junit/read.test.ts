@@ -150,6 +150,20 @@ describe('reading JUnit XML', () => {
       'Error: boom\n    at Object.toBe (/ci/node_modules/expect/build/index.js:3:1)\n    at Object.<anonymous> (/ci/src/cart.test.ts:9:22)',
       '/ci/src/cart.test.ts:9:22',
     ],
+    [
+      'Assert.Equal() Failure\n   at Xunit.Assert.Equal[T](T expected, T actual)\n   at SampleProject.xUnit.TestServiceTests.FailTest() in C:\\Dev\\LiquidTestReports\\test\\SampleProject\\SampleProject.Tests.xUnit\\TestServiceTests.cs:line 65',
+      'TestServiceTests.cs:65',
+    ],
+    ['=== RUN   TestSum\n    calculator_test.go:19: expected 1+1 = 3, got 2\n--- FAIL: TestSum (0.00s)', 'calculator_test.go:19'],
+    [
+      'panic: boom\n\ngoroutine 7 [running]:\nruntime/debug.Stack()\n\t/usr/local/go/src/runtime/debug/stack.go:24 +0x5e\n\t/src/cart/cart.go:42 +0x1d',
+      '/src/cart/cart.go:42',
+    ],
+    [
+      "expected: 3\n     got: 2\n# /usr/lib/ruby/gems/3.2.0/gems/rspec-support-3.12.0/lib/rspec/support.rb:102:in `block'\n# ./spec/config/check_env_vars_spec.rb:7:in `block (3 levels) in <top (required)>'",
+      'spec/config/check_env_vars_spec.rb:7',
+    ],
+    ['Exception: Some error\npackage:test_api  expect\ndart:async  _Zone.run\ntest/main.dart 2:3  throwError', 'test/main.dart:2:3'],
     ['no stack at all', null],
   ])("when a failure's text is %j, then where it failed in the project's own files is %s", (text, location) => {
     expect(ownLocation(text)).toBe(location);

@@ -201,8 +201,33 @@ export function ownLocation(text: string): string | null {
     if (python) {
       const file = (python[1] ?? python[3]) as string;
       if (!NOT_OWN.test(file)) return `${file}:${python[2] ?? python[4]}`;
+      continue;
     }
+    const other = otherLocation(line);
+    if (other) return other;
   }
+  return null;
+}
+
+/** Frames of .NET's and Go's runtimes, RubyGems' and Dart's packages: never the project's own. */
+const NOT_OWN_OTHER =
+  /^(System|Microsoft|NUnit|Xunit|MSTest)\.|\/go\/pkg\/mod\/|\/usr\/(local\/)?go\/|\/usr\/lib\/go|^runtime\/|\/gems\/|\/rubygems\/|^package:(test|test_api|test_core|matcher|stack_trace|flutter_test)\/|^dart:/;
+
+/**
+ * The frames of the other formats' runners, which only name a file where it is the project's:
+ * .NET's `at A.B() in C:\src\CartTests.cs:line 29`, Go's `cart_test.go:19: message` and its
+ * panics' `/src/cart.go:42 +0x1d`, RSpec's `./spec/cart_spec.rb:7:in 'block'`, Dart's
+ * `test/cart_test.dart 2:3  main`.
+ */
+function otherLocation(line: string): string | null {
+  const dotnet = /^at\s+(\S.*?)\s+in\s+(.+?):line\s+(\d+)$/.exec(line);
+  if (dotnet) return NOT_OWN_OTHER.test(dotnet[1] as string) ? null : `${(dotnet[2] as string).split(/[\\/]/).at(-1)}:${dotnet[3]}`;
+  const go = /^([^\s:]+\.go):(\d+)(?::\s|\s\+0x[0-9a-f]+$|$)/.exec(line);
+  if (go) return NOT_OWN_OTHER.test(go[1] as string) ? null : `${go[1]}:${go[2]}`;
+  const ruby = /^(?:#\s+)?([^\s:]+\.rb):(\d+)(?::in\b|$)/.exec(line);
+  if (ruby) return NOT_OWN_OTHER.test(ruby[1] as string) ? null : `${(ruby[1] as string).replace(/^\.\//, '')}:${ruby[2]}`;
+  const dart = /^(\S+\.dart) (\d+):(\d+)(?:\s|$)/.exec(line);
+  if (dart) return NOT_OWN_OTHER.test(dart[1] as string) ? null : `${dart[1]}:${dart[2]}:${dart[3]}`;
   return null;
 }
 
