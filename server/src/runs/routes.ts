@@ -99,7 +99,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       return {
         data: {
           trigger: { success: true },
-          test_run: { id: run.id, number: run.number, state: run.state, test_run_branch: run.test_run_branch, created_at: run.created_at.toISOString() },
+          test_run: { id: run.id, state: run.state, test_run_branch: run.test_run_branch, created_at: run.created_at.toISOString() },
         },
       };
     },

@@ -263,9 +263,9 @@ export const triggerSchema = z
 export const triggerResponse = z.object({
   data: z.object({
     trigger: z.object({ success: z.boolean() }),
+    // The contract's fields, exactly (interface.md): the run's number is read with the run.
     test_run: z.object({
       id: z.number().int(),
-      number: z.number().int().describe("the run's number in its project (#1 its first run)"),
       state: z.enum(RUN_STATES),
       test_run_branch: z.string().nullable(),
       created_at: z.string(),
