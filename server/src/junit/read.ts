@@ -1,7 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { InvalidInputError } from '../errors.ts';
 import type { ResultFileReader } from './formats/reader.ts';
-import type { JunitCase, JunitFailure, JunitTimes, JunitTotals } from './testcase.ts';
+import { BoundedText, type JunitCase, type JunitFailure, type JunitTimes, type JunitTotals } from './testcase.ts';
 import { JUNIT_LIMITS } from './schema.ts';
 
 // JUnit XML as the runners write it, read as a stream: one testcase at a time, whatever the file's
@@ -24,26 +24,6 @@ export class JunitFileError extends InvalidInputError {
 }
 
 const RETRY_ELEMENTS = new Set(['rerunFailure', 'rerunError', 'flakyFailure', 'flakyError']);
-
-/** Text kept up to a bound: the head of an error (its message and first frames), the tail of output. */
-export class BoundedText {
-  private text = '';
-  constructor(
-    private readonly max: number,
-    private readonly keep: 'head' | 'tail',
-  ) {}
-  add(more: string): void {
-    if (this.keep === 'head') {
-      if (this.text.length < this.max) this.text += more.slice(0, this.max - this.text.length);
-      return;
-    }
-    this.text += more;
-    if (this.text.length > this.max * 2) this.text = this.text.slice(-this.max);
-  }
-  value(): string {
-    return this.keep === 'tail' ? this.text.slice(-this.max) : this.text;
-  }
-}
 
 const ATTACHMENT = /\[\[ATTACHMENT\|([^\]\n]{1,1000})\]\]/g;
 

@@ -56,3 +56,48 @@ export interface JunitTimes {
   /** Seconds: the outermost testsuites' `time` together, else the testcases'. */
   seconds: number;
 }
+
+/** A testcase with JUnit's fields, the ones a reader has not filled empty: every format's reader starts from it. */
+export function blankCase(fields: Pick<JunitCase, 'atLine'> & Partial<JunitCase>): JunitCase {
+  return {
+    suites: [],
+    file: null,
+    classname: '',
+    name: '',
+    line: null,
+    time: null,
+    timestamp: null,
+    skipped: null,
+    failure: null,
+    retries: [],
+    properties: [],
+    systemOut: '',
+    systemErr: '',
+    attachments: [],
+    surefire: false,
+    ...fields,
+  };
+}
+
+/** Text kept up to a bound: the head of an error (its message and first frames), the tail of output. */
+export class BoundedText {
+  private text = '';
+  constructor(
+    private readonly max: number,
+    private readonly keep: 'head' | 'tail',
+  ) {}
+  add(more: string): void {
+    if (this.keep === 'head') {
+      if (this.text.length < this.max) this.text += more.slice(0, this.max - this.text.length);
+      return;
+    }
+    this.text += more;
+    if (this.text.length > this.max * 2) this.text = this.text.slice(-this.max);
+  }
+  get length(): number {
+    return Math.min(this.text.length, this.max);
+  }
+  value(): string {
+    return this.keep === 'tail' ? this.text.slice(-this.max) : this.text;
+  }
+}

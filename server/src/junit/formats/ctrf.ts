@@ -48,7 +48,7 @@ class CtrfReader extends WholeDocumentReader {
     const line = numberOr(test.line);
     const start = instantMs(test.start);
     const testcase: JunitCase = {
-      ...blankCase(this.document.nextLine(name)),
+      ...blankCase({ atLine: this.document.nextLine(name) }),
       suites,
       file,
       classname: suites.join(' > ') || file || '',

@@ -114,7 +114,7 @@ class DartJsonReader implements ResultFileReader {
     const testLine = numberOr(test.root_line) ?? numberOr(test.line);
     this.open.set(id, {
       testcase: {
-        ...blankCase(line),
+        ...blankCase({ atLine: line }),
         suites: path ? [path, ...groups] : groups,
         file: path || null,
         classname: path,

@@ -202,7 +202,7 @@ class GoTestJsonReader implements ResultFileReader {
       .map((text) => text.trim())
       .filter(Boolean);
     const testcase: JunitCase = {
-      ...blankCase(open.atLine),
+      ...blankCase({ atLine: open.atLine }),
       suites: [open.pkg],
       classname: open.pkg,
       name: open.name,

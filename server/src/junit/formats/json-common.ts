@@ -1,5 +1,7 @@
-import { JunitFileError, type JunitCase, type JunitFailure, type JunitTimes, type JunitTotals } from '../read.ts';
+import { JunitFileError, type JunitFailure, type JunitTimes, type JunitTotals } from '../read.ts';
 import { JUNIT_LIMITS } from '../schema.ts';
+
+export { blankCase, BoundedText } from '../testcase.ts';
 
 // What the JSON formats' readers share: a testcase's defaults, bounded text, the line splitting of
 // the line-delimited formats (`go test -json`, Dart's) and the whole-document reading of the others
@@ -14,50 +16,6 @@ export const WHOLE_DOCUMENT_MAX_CHARS = 64 * 1024 * 1024;
 
 /** Characters of one line of a line-delimited format: one event (a test's output line, at most). */
 export const EVENT_LINE_MAX_CHARS = 16 * 1024 * 1024;
-
-export function blankCase(atLine: number): JunitCase {
-  return {
-    suites: [],
-    file: null,
-    classname: '',
-    name: '',
-    line: null,
-    time: null,
-    timestamp: null,
-    skipped: null,
-    failure: null,
-    retries: [],
-    properties: [],
-    systemOut: '',
-    systemErr: '',
-    attachments: [],
-    atLine,
-    surefire: false,
-  };
-}
-
-/** Text kept up to a bound: the head of an error (its message and first frames), the tail of output. */
-export class BoundedText {
-  private text = '';
-  constructor(
-    private readonly max: number,
-    private readonly keep: 'head' | 'tail',
-  ) {}
-  add(more: string): void {
-    if (this.keep === 'head') {
-      if (this.text.length < this.max) this.text += more.slice(0, this.max - this.text.length);
-      return;
-    }
-    this.text += more;
-    if (this.text.length > this.max * 2) this.text = this.text.slice(-this.max);
-  }
-  get length(): number {
-    return Math.min(this.text.length, this.max);
-  }
-  value(): string {
-    return this.keep === 'tail' ? this.text.slice(-this.max) : this.text;
-  }
-}
 
 export const headOf = (text: string, max: number = JUNIT_LIMITS.failureText): string => text.slice(0, max);
 export const tailOf = (text: string, max: number = JUNIT_LIMITS.outputTail): string => text.slice(-max);

@@ -43,7 +43,7 @@ class MochaJsonReader extends WholeDocumentReader {
     const parents = fullTitle.endsWith(title) ? fullTitle.slice(0, fullTitle.length - title.length).trim() : '';
     const duration = numberOr(test.duration);
     const testcase: JunitCase = {
-      ...blankCase(this.document.nextLine(fullTitle)),
+      ...blankCase({ atLine: this.document.nextLine(fullTitle) }),
       suites: parents ? [parents] : [],
       file,
       classname: parents || file || '',

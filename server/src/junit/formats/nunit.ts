@@ -1,5 +1,6 @@
 import type { SaxesTagPlain } from 'saxes';
-import { type BoundedText, count, type JunitCase, seconds, TIMESTAMP_MAX } from '../read.ts';
+import { count, type JunitCase, seconds, TIMESTAMP_MAX } from '../read.ts';
+import type { BoundedText } from '../testcase.ts';
 import { JUNIT_LIMITS } from '../schema.ts';
 import type { ReaderFactory } from './reader.ts';
 import { baseName, blankCase, failureText, outputText, XmlResultReader } from './xml.ts';

@@ -26,7 +26,7 @@ class RspecJsonReader extends WholeDocumentReader {
       const messages = asArray(document.messages).filter((message): message is string => typeof message === 'string');
       const text = messages.join('\n');
       this.hand({
-        ...blankCase(1),
+        ...blankCase({ atLine: 1 }),
         name: 'errors outside of examples',
         failure: failure('error', null, `${outside} error(s) occurred outside of examples`, text, null),
       });
@@ -41,7 +41,7 @@ class RspecJsonReader extends WholeDocumentReader {
     const runTime = numberOr(example.run_time);
     const line = numberOr(example.line_number);
     const testcase: JunitCase = {
-      ...blankCase(this.document.nextLine(stringOr(example.id) ?? full)),
+      ...blankCase({ atLine: this.document.nextLine(stringOr(example.id) ?? full) }),
       suites: file ? [file] : [],
       file,
       classname: groups || file || '',

@@ -1,5 +1,8 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { allowedXmlText, BoundedText, type JunitCase, JunitFileError, type JunitTimes, type JunitTotals, zonedMs } from '../read.ts';
+import { allowedXmlText, type JunitCase, JunitFileError, type JunitTimes, type JunitTotals, zonedMs } from '../read.ts';
+import { BoundedText } from '../testcase.ts';
+
+export { blankCase } from '../testcase.ts';
 import { JUNIT_LIMITS } from '../schema.ts';
 import type { ResultFileReader } from './reader.ts';
 
@@ -95,25 +98,6 @@ export abstract class XmlResultReader implements ResultFileReader {
     if (from !== null) this.times.startMs = Math.min(this.times.startMs ?? from, from);
     if (to !== null) this.times.endMs = Math.max(this.times.endMs ?? to, to);
   }
-}
-
-/** A testcase as the XML formats build it: JUnit's fields, the ones a format has not filled empty. */
-export function blankCase(fields: Pick<JunitCase, 'suites' | 'classname' | 'name' | 'atLine'> & Partial<JunitCase>): JunitCase {
-  return {
-    file: null,
-    line: null,
-    time: null,
-    timestamp: null,
-    skipped: null,
-    failure: null,
-    retries: [],
-    properties: [],
-    systemOut: '',
-    systemErr: '',
-    attachments: [],
-    surefire: false,
-    ...fields,
-  };
 }
 
 /** Text of an element kept while it is read: an error's head, an output's tail. */

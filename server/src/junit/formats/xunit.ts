@@ -1,5 +1,6 @@
 import type { SaxesTagPlain } from 'saxes';
-import { type BoundedText, count, type JunitCase, type JunitFailure, seconds } from '../read.ts';
+import { count, type JunitCase, type JunitFailure, seconds } from '../read.ts';
+import type { BoundedText } from '../testcase.ts';
 import type { ReaderFactory } from './reader.ts';
 import { baseName, blankCase, failureText, outputText, withoutClass, XmlResultReader } from './xml.ts';
 
