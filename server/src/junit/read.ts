@@ -1,7 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { InvalidInputError } from '../errors.ts';
 import type { ResultFileReader } from './formats/reader.ts';
-import { BoundedText, type JunitCase, type JunitFailure, type JunitTimes, type JunitTotals } from './testcase.ts';
+import { blankCase, BoundedText, type JunitCase, type JunitFailure, type JunitTimes, type JunitTotals } from './testcase.ts';
 import { JUNIT_LIMITS } from './schema.ts';
 
 // JUnit XML as the runners write it, read as a stream: one testcase at a time, whatever the file's
@@ -176,7 +176,7 @@ export class JunitReader implements ResultFileReader {
     } else if (tag.name === 'testcase') {
       const suite = this.suites.at(-1);
       this.current = {
-        value: {
+        value: blankCase({
           suites: suite?.names ?? [],
           file: a.file ?? suite?.file ?? null,
           // jest-junit's defaults start names with a space.
@@ -185,16 +185,9 @@ export class JunitReader implements ResultFileReader {
           line: lineNumber(a.line),
           time: seconds(a.time),
           timestamp: suite?.timestamp ?? null,
-          skipped: null,
-          failure: null,
-          retries: [],
-          properties: [],
-          systemOut: '',
-          systemErr: '',
-          attachments: [],
           atLine: this.parser.line,
           surefire: suite?.surefire ?? false,
-        },
+        }),
         out: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
         err: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
       };
