@@ -24,9 +24,9 @@ import { JUNIT_LIMITS, type JunitUploadAnswer, type JunitUploadQuery } from './s
 import { Spool, type SpooledFile } from './spool.ts';
 
 // An upload of report files (JUnit XML and the other formats of formats/): one shard of a run
-// (the run of its key, made by the build's first upload). Received whole first, as it streams in: each file written to a private spool on disk,
-// within the size limit, touching no database; a client that goes away or stalls meanwhile holds
-// no lock and no connection. Only then, in one transaction, the files are read from disk into
+// (the run of its key, made by the build's first upload). Received whole first, as it streams
+// in: each file written to a private spool on disk, within the size limit, touching no database;
+// a client that goes away or stalls meanwhile holds no lock and no connection. Only then, in one transaction, the files are read from disk into
 // batches of rows, each batch written while the next is read (the server's parsing and the
 // database's writing overlap); a file that fails rolls the transaction back and leaves nothing of
 // the upload behind (docs/decisions/junit-upload-pipeline.md).
