@@ -98,6 +98,20 @@ interface OpenFailure {
 }
 
 /**
+ * Runs a step of an XML file's parser (a chunk written, the end): what saxes throws becomes a 400
+ * naming the file and the line it reached; a reader's own `JunitFileError` passes as it is.
+ */
+export function parseStep(file: string, parser: SaxesParser, step: () => void): void {
+  try {
+    step();
+  } catch (error) {
+    if (error instanceof JunitFileError) throw error;
+    const message = (error as Error).message.replace(/^(?:[^:]*:)?\d+:\d+: /, '');
+    throw new JunitFileError(file, parser.line, `is not well-formed XML: ${message}`);
+  }
+}
+
+/**
  * Reads one file's chunks (text, in order) and hands each testcase to `onCase` as its element
  * closes. Throws `JunitFileError` for broken XML and for a root that is not JUnit's.
  */
@@ -146,13 +160,7 @@ export class JunitReader implements ResultFileReader {
   }
 
   private guard(step: () => void): void {
-    try {
-      step();
-    } catch (error) {
-      if (error instanceof JunitFileError) throw error;
-      const message = (error as Error).message.replace(/^(?:[^:]*:)?\d+:\d+: /, '');
-      throw new JunitFileError(this.file, this.parser.line, `is not well-formed XML: ${message}`);
-    }
+    parseStep(this.file, this.parser, step);
   }
 
   private fail(problem: string): never {

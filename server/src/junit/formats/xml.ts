@@ -1,5 +1,5 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { allowedXmlText, type JunitCase, JunitFileError, type JunitTimes, type JunitTotals, zonedMs } from '../read.ts';
+import { allowedXmlText, type JunitCase, JunitFileError, parseStep, type JunitTimes, type JunitTotals, zonedMs } from '../read.ts';
 import { BoundedText } from '../testcase.ts';
 
 export { blankCase } from '../testcase.ts';
@@ -67,13 +67,7 @@ export abstract class XmlResultReader implements ResultFileReader {
   }
 
   private guard(step: () => void): void {
-    try {
-      step();
-    } catch (error) {
-      if (error instanceof JunitFileError) throw error;
-      const message = (error as Error).message.replace(/^(?:[^:]*:)?\d+:\d+: /, '');
-      throw new JunitFileError(this.file, this.parser.line, `is not well-formed XML: ${message}`);
-    }
+    parseStep(this.file, this.parser, step);
   }
 
   protected fail(problem: string): never {
