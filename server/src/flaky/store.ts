@@ -146,10 +146,20 @@ export interface DailyFlakiness {
   flaky_runs: number;
 }
 
+/** Every day from `since` to `until` (YYYY-MM-DD, both included). */
+function daysBetween(since: string, until: string): string[] {
+  const days: string[] = [];
+  for (let day = new Date(`${since}T00:00:00Z`); day.toISOString().slice(0, 10) <= until; day.setUTCDate(day.getUTCDate() + 1))
+    days.push(day.toISOString().slice(0, 10));
+  return days;
+}
+
 /**
  * The daily counts behind these tests' scores from `since` to `until`: what a trend is drawn from.
  * Each test's days are looked up one by one on the primary key (by day first), a few hundred
- * lookups, where a range over the days would walk every test of each day.
+ * lookups, where a range over the days would walk every test of each day. The days are sent as an
+ * array: from `generate_series` over parameters the planner expected a thousand days, and at ten
+ * million results it read the whole table in parallel instead (1.5 s against 5 ms).
  */
 export async function dailyFlakiness(
   sql: Tx,
@@ -162,9 +172,9 @@ export async function dailyFlakiness(
   return sql<DailyFlakiness[]>`
     select d.environment_id, d.test_case_id, to_char(d.day, 'YYYY-MM-DD') as day, d.counted_runs, d.flaky_runs
     from unnest(${tests.map((t) => t.environment_id)}::int[], ${tests.map((t) => t.test_case_id)}::text[]) as given (environment_id, test_case_id)
-    cross join generate_series(${since}::date, ${until}::date, interval '1 day') as days (day)
+    cross join unnest(${daysBetween(since, until)}::date[]) as days (day)
     join daily_test_flakiness d
-      on d.project_id = ${projectId} and d.environment_id = given.environment_id and d.day = days.day::date
+      on d.project_id = ${projectId} and d.environment_id = given.environment_id and d.day = days.day
      and d.test_case_id = given.test_case_id collate "C"
     order by d.day`;
 }
