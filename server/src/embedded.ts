@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { CloseMessage, EmbeddedThreadOptions, ListeningMessage } from './embedded-worker.ts';
+import type { PgliteOptions, ServedPglite } from './embedded-pglite.ts';
+import type { CloseMessage, ListeningMessage } from './embedded-worker.ts';
 
 /**
  * Room for the server's connection and CLI commands run while it serves: their exchanges take turns
@@ -97,13 +98,6 @@ function workerEntry(): URL {
   return new URL(`data:text/javascript,${encodeURIComponent(loader)}`);
 }
 
-export interface EmbeddedThread {
-  /** The TCP port it listens on; null on a Unix socket. */
-  port: number | null;
-  /** Closes the socket, then PGlite (its last writes reach the disk), then ends the thread. */
-  close(): Promise<void>;
-}
-
 /**
  * Starts PGlite and its socket server in a worker thread of their own (embedded-worker.ts): every
  * statement PGlite runs holds the thread that runs it, and so never this one, with its requests.
@@ -111,7 +105,7 @@ export interface EmbeddedThread {
  * data folder) or the socket cannot listen. A thread that ends by itself later ends the process,
  * as PGlite failing in the process did: nothing could reach the database any more.
  */
-export async function startEmbeddedThread(options: EmbeddedThreadOptions): Promise<EmbeddedThread> {
+export async function startEmbeddedThread(options: PgliteOptions): Promise<ServedPglite> {
   const worker = new Worker(workerEntry(), { workerData: options });
   const ended = new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
@@ -144,8 +138,8 @@ export async function startEmbeddedThread(options: EmbeddedThreadOptions): Promi
 /**
  * Starts PGlite on `<dataDir>/pgdata` behind a Unix socket in `<dataDir>/socket`, both reachable by
  * this user alone (the embedded database takes any password, so a TCP port would let every local
- * user in), under the lock file; PGlite runs in a thread of its own (startEmbeddedThread).
- * `briefly`: for a command's few statements (see embedded-worker.ts).
+ * user in), under the lock file. PGlite runs in a thread of its own (startEmbeddedThread), but for
+ * `briefly`, a command's few statements (see embedded-pglite.ts), which run in the command's thread.
  */
 export async function openEmbedded(dataDir: string, options: { briefly?: boolean } = {}): Promise<Embedded> {
   fs.mkdirSync(dataDir, { recursive: true });
@@ -163,18 +157,15 @@ export async function openEmbedded(dataDir: string, options: { briefly?: boolean
     const socketPath = path.join(socketDir, '.s.PGSQL.5432');
     // A socket left by a server that died holds the name; the lock says no live server owns it.
     fs.rmSync(socketPath, { force: true });
-    const thread = await startEmbeddedThread({
-      pgdata,
-      listen: { path: socketPath },
-      maxConnections: SOCKET_CONNECTIONS,
-      briefly: options.briefly === true,
-    });
+    const pglite: PgliteOptions = { pgdata, listen: { path: socketPath }, maxConnections: SOCKET_CONNECTIONS, briefly: options.briefly === true };
+    // A command's few statements hold no one else's requests: its own thread runs them, without a thread to start.
+    const served = options.briefly ? await (await import('./embedded-pglite.ts')).servePglite(pglite) : await startEmbeddedThread(pglite);
     writeLock(dataDir, { pid: process.pid, socketDir, startedAt: new Date().toISOString() });
     process.once('exit', release);
     return {
       url: embeddedUrl(socketDir),
       close: async () => {
-        await thread.close();
+        await served.close();
         release();
       },
     };
