@@ -45,7 +45,7 @@ const layers = [
   { name: 'http', path: '^server/src/http/' },
   {
     name: 'base',
-    path: '^server/src/((context|config|copyfix|db|embedded|migrate|logger|errors|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
+    path: '^server/src/((context|config|copyfix|db|embedded(-socket|-worker|-pglite)?|migrate|logger|errors|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
   },
 ];
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import v8 from 'node:v8';
-import { PGlite } from '@electric-sql/pglite';
-import { EmbeddedSocketServer } from './embedded-socket.ts';
+import { Worker } from 'node:worker_threads';
+import type { PgliteOptions, ServedPglite } from './embedded-pglite.ts';
+import type { CloseMessage, ListeningMessage } from './embedded-worker.ts';
 
 /**
  * Room for the server's connection and CLI commands run while it serves: their exchanges take turns
@@ -86,37 +86,61 @@ export function embeddedUrl(socketDir: string): string {
   return `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`;
 }
 
-/** Only the owner may read a folder's files or enter its folders: PGlite writes them world-readable. */
-function ownerOnly(dir: string): void {
-  fs.chmodSync(dir, 0o700);
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) ownerOnly(full);
-    else if (entry.isFile()) fs.chmodSync(full, 0o600);
-  }
+/**
+ * The thread's entry: embedded-worker.js beside this file in server/dist. From the TypeScript
+ * sources (tsx, vitest), embedded-worker.ts, behind a first module that registers tsx's loader in
+ * the thread: Node 20 gives a worker thread none of its parent's loaders.
+ */
+function workerEntry(): URL {
+  if (!new URL(import.meta.url).pathname.endsWith('.ts')) return new URL('./embedded-worker.js', import.meta.url);
+  const entry = new URL('./embedded-worker.ts', import.meta.url).href;
+  const loader = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))};\nregister();\nawait import(${JSON.stringify(entry)});\n`;
+  return new URL(`data:text/javascript,${encodeURIComponent(loader)}`);
+}
+
+/**
+ * Starts PGlite and its socket server in a worker thread of their own (embedded-worker.ts): every
+ * statement PGlite runs holds the thread that runs it, and so never this one, with its requests.
+ * Resolves once it listens; rejects with the thread's error when PGlite cannot start (a broken
+ * data folder) or the socket cannot listen. A thread that ends by itself later ends the process,
+ * as PGlite failing in the process did: nothing could reach the database any more.
+ */
+export async function startEmbeddedThread(options: PgliteOptions): Promise<ServedPglite> {
+  const worker = new Worker(workerEntry(), { workerData: options });
+  const ended = new Promise<void>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the embedded database's thread exited with code ${code}`))));
+  });
+  const listening = await Promise.race([
+    new Promise<ListeningMessage>((resolve) => worker.once('message', resolve)),
+    ended.then(() => Promise.reject(new Error("the embedded database's thread ended before it listened"))),
+  ]);
+  let closing: Promise<void> | null = null;
+  const unexpected = (error: unknown) => {
+    if (closing) return;
+    setImmediate(() => {
+      throw error;
+    });
+  };
+  ended.then(() => unexpected(new Error("the embedded database's thread ended by itself")), unexpected);
+  return {
+    port: listening.port,
+    close: () => {
+      if (!closing) {
+        worker.postMessage({ type: 'close' } satisfies CloseMessage);
+        closing = ended;
+      }
+      return closing;
+    },
+  };
 }
 
 /**
  * Starts PGlite on `<dataDir>/pgdata` behind a Unix socket in `<dataDir>/socket`, both reachable by
  * this user alone (the embedded database takes any password, so a TCP port would let every local
- * user in), under the lock file.
+ * user in), under the lock file. PGlite runs in a thread of its own (startEmbeddedThread), but for
+ * `briefly`, a command's few statements (see embedded-pglite.ts), which run in the command's thread.
  */
-/**
- * PostgreSQL's buffer cache for a command that opens the database for a few statements: the
- * default (128 MB) costs PGlite's start about a fifth of its time to set up, and a command reads
- * a few pages. A server keeps the default.
- */
-const BRIEF_SHARED_BUFFERS = '8MB';
-
-/**
- * For a few statements, PGlite's WebAssembly (9 MB) is run by V8's baseline compiler alone: the
- * optimising tier recompiles it on other threads meanwhile, about half of a short command's CPU
- * on a 2-core machine, for code the command leaves before it pays off. A server keeps both tiers.
- */
-function baselineWasmOnly(): void {
-  v8.setFlagsFromString('--liftoff-only');
-}
-
 export async function openEmbedded(dataDir: string, options: { briefly?: boolean } = {}): Promise<Embedded> {
   fs.mkdirSync(dataDir, { recursive: true });
   acquireLock(dataDir);
@@ -127,25 +151,21 @@ export async function openEmbedded(dataDir: string, options: { briefly?: boolean
   try {
     const pgdata = path.join(dataDir, 'pgdata');
     fs.mkdirSync(pgdata, { recursive: true, mode: 0o700 });
-    if (options.briefly) baselineWasmOnly();
-    const startParams = options.briefly ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${BRIEF_SHARED_BUFFERS}`] : undefined;
-    const db = await PGlite.create({ dataDir: pgdata, ...(startParams ? { startParams } : {}) });
-    ownerOnly(pgdata);
     const socketDir = path.join(dataDir, 'socket');
     fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
     fs.chmodSync(socketDir, 0o700);
     const socketPath = path.join(socketDir, '.s.PGSQL.5432');
     // A socket left by a server that died holds the name; the lock says no live server owns it.
     fs.rmSync(socketPath, { force: true });
-    const server = new EmbeddedSocketServer(db, SOCKET_CONNECTIONS);
-    await server.listen({ path: socketPath });
+    const pglite: PgliteOptions = { pgdata, listen: { path: socketPath }, maxConnections: SOCKET_CONNECTIONS, briefly: options.briefly === true };
+    // A command's few statements hold no one else's requests: its own thread runs them, without a thread to start.
+    const served = options.briefly ? await (await import('./embedded-pglite.ts')).servePglite(pglite) : await startEmbeddedThread(pglite);
     writeLock(dataDir, { pid: process.pid, socketDir, startedAt: new Date().toISOString() });
     process.once('exit', release);
     return {
       url: embeddedUrl(socketDir),
       close: async () => {
-        await server.close();
-        await db.close();
+        await served.close();
         release();
       },
     };

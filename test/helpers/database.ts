@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
 import { connect, type Sql } from '../../server/src/db.ts';
-import { EmbeddedSocketServer } from '../../server/src/embedded-socket.ts';
+import { startEmbeddedThread } from '../../server/src/embedded.ts';
 import { type Migration, migrate } from '../../server/src/migrate.ts';
 
 export interface TestDatabase {
@@ -42,15 +41,18 @@ export async function throwawayDatabase(
 }
 
 /**
- * An embedded PostgreSQL of its own (PGlite, in memory or in `dataDir`, served on a loopback port as
- * the server serves its embedded one), migrated: PGlite holds a single database, so a test file
- * that shared one would see every other file's runs, files and retention passes.
+ * An embedded PostgreSQL of its own (PGlite, in memory or in `dataDir`, in a thread of its own served
+ * on a loopback port, as the server serves its embedded one), migrated: PGlite holds a single
+ * database, so a test file that shared one would see every other file's runs, files and retention passes.
  */
 export async function embeddedDatabase(options: { dataDir?: string; maxConnections?: number; migrations?: Migration[] } = {}): Promise<TestDatabase> {
-  const db = await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {});
-  const server = new EmbeddedSocketServer(db, options.maxConnections ?? 40);
-  const port = await server.listen({ host: '127.0.0.1', port: 0 });
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const thread = await startEmbeddedThread({
+    pgdata: options.dataDir ?? null,
+    listen: { host: '127.0.0.1', port: 0 },
+    maxConnections: options.maxConnections ?? 40,
+    briefly: false,
+  });
+  const url = `postgres://postgres@127.0.0.1:${thread.port}/postgres`;
   const sql = connect(url, 1);
   await migrate(sql, options.migrations);
   return {
@@ -59,8 +61,7 @@ export async function embeddedDatabase(options: { dataDir?: string; maxConnectio
     embedded: true,
     drop: async () => {
       await sql.end({ timeout: 5 });
-      await server.close();
-      await db.close();
+      await thread.close();
     },
   };
 }
