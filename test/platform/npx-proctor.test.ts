@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/playwright.ts';
+import { seedUser, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // `npx proctor …` in a clone, as the README, the server's hints and the pages print it (issue 52,
 // point 2). npm links a package's command at install only when its file exists, and in a clone
@@ -13,6 +14,22 @@ const serverPackage = JSON.parse(fs.readFileSync(path.join(ROOT, 'server/package
   bin: Record<string, string>;
   files: string[];
 };
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server?.close());
+
+/** `npx proctor <args>` in the clone, on the test server's data. */
+function npxProctor(args: string[]) {
+  return spawnSync('npx', ['--no', 'proctor', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false', DATABASE_URL: server.db.url, PORT: '', PUBLIC_URL: '', LOG_LEVEL: 'warn' },
+  });
+}
 
 describe('npx proctor in a clone', () => {
   it('when the server package names its command, then its file is in the repository and in the package, so that npm ci links it before any build', () => {
@@ -25,10 +42,26 @@ describe('npx proctor in a clone', () => {
   });
 
   it('when `npx proctor` runs in the clone, then it runs the built command', () => {
-    const help = spawnSync('npx', ['--no', 'proctor', 'help'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const help = npxProctor(['help']);
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^usage: proctor <command>/);
-    const version = spawnSync('npx', ['--no', 'proctor', '--', '--version'], { cwd: ROOT, encoding: 'utf8' });
+    const version = npxProctor(['--', '--version']);
     expect(version.stdout.trim(), version.stderr).toBe(serverPackage.version);
+  });
+
+  it("when the server's sign-in hint (`npx proctor user login-link --email …`) runs where it is printed, then it prints a link that signs the person in", async () => {
+    const hint = fs
+      .readFileSync(path.join(ROOT, 'server/src/server.ts'), 'utf8')
+      .match(/one-time link: (npx proctor user login-link --email) <your email>/)?.[1];
+    expect(hint).toBe('npx proctor user login-link --email');
+    const { userId, email } = await seedUser(server.sql, []);
+    const made = npxProctor([...(hint as string).split(' ').slice(2), email]);
+    expect(made.status, made.stderr).toBe(0);
+    const link = new URL(made.stdout.trim());
+    const signedIn = await fetch(`${server.url}${link.pathname}${link.search}`, { redirect: 'manual' });
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get('set-cookie')).toMatch(/^proctor_session=/);
+    const [sessions] = await server.sql<{ count: number }[]>`select count(*)::int as count from sessions where user_id = ${userId}`;
+    expect(sessions?.count).toBe(1);
   });
 });
