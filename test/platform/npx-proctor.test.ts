@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,13 +22,21 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-/** `npx proctor <args>` in the clone, on the test server's data. */
-function npxProctor(args: string[]) {
-  return spawnSync('npx', ['--no', 'proctor', ...args], {
+/**
+ * `npx proctor <args>` in the clone, on the test server's data; not spawnSync: the embedded
+ * database answers from this process, which must keep running meanwhile.
+ */
+async function npxProctor(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn('npx', ['--no', 'proctor', ...args], {
     cwd: ROOT,
-    encoding: 'utf8',
     env: { ...process.env, npm_config_update_notifier: 'false', DATABASE_URL: server.db.url, PORT: '', PUBLIC_URL: '', LOG_LEVEL: 'warn' },
   });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { status, stdout, stderr };
 }
 
 describe('npx proctor in a clone', () => {
@@ -41,11 +49,11 @@ describe('npx proctor in a clone', () => {
     expect(serverPackage.files).toContain(bin.split('/')[0]);
   });
 
-  it('when `npx proctor` runs in the clone, then it runs the built command', () => {
-    const help = npxProctor(['help']);
+  it('when `npx proctor` runs in the clone, then it runs the built command', async () => {
+    const help = await npxProctor(['help']);
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^usage: proctor <command>/);
-    const version = npxProctor(['--', '--version']);
+    const version = await npxProctor(['--', '--version']);
     expect(version.stdout.trim(), version.stderr).toBe(serverPackage.version);
   });
 
@@ -55,7 +63,7 @@ describe('npx proctor in a clone', () => {
       .match(/one-time link: (npx proctor user login-link --email) <your email>/)?.[1];
     expect(hint).toBe('npx proctor user login-link --email');
     const { userId, email } = await seedUser(server.sql, []);
-    const made = npxProctor([...(hint as string).split(' ').slice(2), email]);
+    const made = await npxProctor([...(hint as string).split(' ').slice(2), email]);
     expect(made.status, made.stderr).toBe(0);
     const link = new URL(made.stdout.trim());
     const signedIn = await fetch(`${server.url}${link.pathname}${link.search}`, { redirect: 'manual' });
