@@ -11,4 +11,7 @@ export default function setup(): void {
   // npm links a package's command only when its file exists: on a fresh clone, `npm ci` ran before
   // reporter/dist was built, and the documented `npx @proctor/reporter …` lines need proctor-ci.
   if (!fs.existsSync('node_modules/.bin/proctor-ci')) execFileSync('npm', ['rebuild', '@proctor/reporter', '--ignore-scripts'], { stdio: 'inherit' });
+  // The server's `proctor` is a file of the repository (server/bin/proctor.js), linked by any `npm ci`;
+  // an install made before it was (its command then named dist/, unbuilt at install) is linked here.
+  if (!fs.existsSync('node_modules/.bin/proctor')) execFileSync('npm', ['rebuild', '@proctor/server', '--ignore-scripts'], { stdio: 'inherit' });
 }

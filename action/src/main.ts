@@ -1,6 +1,7 @@
 import * as core from '@actions/core';
 import { agentsRunKey, ciBuildUrl, ciRevision } from '../../reporter/src/ci.ts';
 import { isTerminalState, RunsClient, type RunView, type TriggerBody } from '../../reporter/src/runs/client.ts';
+import { runName } from '../../reporter/src/runs/name.ts';
 import { jobSummary, runVerdict } from '../../reporter/src/runs/summary.ts';
 import { triggerWithRetry, waitForRun } from '../../reporter/src/runs/wait.ts';
 import { parseSettings, type Settings } from './settings.ts';
@@ -47,6 +48,7 @@ function triggerBody(settings: Settings): TriggerBody {
 function setOutputs(run: RunView | null, runId: number, state: string): void {
   const t = run?.testRun;
   core.setOutput('run-id', String(runId));
+  core.setOutput('run-number', t?.number === undefined ? '' : String(t.number));
   core.setOutput('state', state);
   core.setOutput('total', String(t?.total_count ?? 0));
   core.setOutput('passed', String(t?.success_count ?? 0));
@@ -70,7 +72,10 @@ async function main(): Promise<void> {
   core.saveState('url', settings.url);
   core.saveState('project-id', settings.projectId ?? '');
   const first = await api.read(id).catch(() => null);
-  core.info(`Proctor run #${id} on ${settings.environment}: ${first?.testRun.summary_url ?? `${settings.url}/api/test-runs/${id}`}`);
+  if (first?.testRun.number !== undefined) core.saveState('run-number', String(first.testRun.number));
+  core.info(
+    `Proctor ${runName({ id, number: first?.testRun.number })} on ${settings.environment}: ${first?.testRun.summary_url ?? `${settings.url}/api/test-runs/${id}`}`,
+  );
 
   if (!settings.wait) {
     setOutputs(first, id, first?.testRun.state ?? 'pending');
@@ -99,9 +104,9 @@ async function serveAsAgent(client: RunsClient, settings: Settings): Promise<voi
   const runId = await client.agentRun({ environment: settings.environment, run_key: runKey, ...ciRevision(process.env), build_url: ciBuildUrl(process.env) });
   const agent = await runAgent(settings, runId, core.info);
   if (agent.code !== 0) throw new Error(`the Proctor agent stopped: ${agent.reason}`);
-  core.info(`Proctor run #${runId}: this agent is done (${agent.reason})`);
+  const run = await client.read(runId).catch(() => null);
+  core.info(`Proctor ${runName({ id: runId, number: run?.testRun.number })}: this agent is done (${agent.reason})`);
   if (!settings.wait) {
-    const run = await client.read(runId).catch(() => null);
     setOutputs(run, runId, run?.testRun.state ?? 'running');
     return;
   }
@@ -111,7 +116,9 @@ async function serveAsAgent(client: RunsClient, settings: Settings): Promise<voi
   );
   if (result.kind === 'timeout') {
     setOutputs(result.last, runId, result.last?.testRun.state ?? 'running');
-    core.setFailed(`Proctor run #${runId} did not end within ${settings.timeoutMs / 60_000} min after this agent's last unit`);
+    core.setFailed(
+      `Proctor ${runName({ id: runId, number: result.last?.testRun.number ?? run?.testRun.number })} did not end within ${settings.timeoutMs / 60_000} min after this agent's last unit`,
+    );
     return;
   }
   finishWith(result.run, settings);
@@ -122,12 +129,12 @@ async function timedOut(client: RunsClient, id: number, settings: Settings, last
   try {
     await client.cancel(id, `timed out after ${minutes} min waiting in GitHub Actions`);
   } catch (error) {
-    core.warning(`cancelling run #${id} after the timeout failed: ${(error as Error).message}`);
+    core.warning(`cancelling ${runName({ id, number: last?.testRun.number })} after the timeout failed: ${(error as Error).message}`);
   }
   const run = (await client.read(id).catch(() => null)) ?? last;
   setOutputs(run, id, run?.testRun.state ?? 'cancelled');
   if (run) await core.summary.addRaw(jobSummary(run, `Timed out after ${minutes} min: the run was cancelled.`)).write();
-  core.setFailed(`Proctor run #${id} did not end within ${minutes} min; it was cancelled`);
+  core.setFailed(`Proctor ${runName({ id, number: run?.testRun.number })} did not end within ${minutes} min; it was cancelled`);
 }
 
 function finishWith(run: RunView, settings: Settings): void {
@@ -143,6 +150,8 @@ function finishWith(run: RunView, settings: Settings): void {
 async function post(): Promise<void> {
   const runId = Number(core.getState('run-id'));
   if (!runId || core.getState('finished') === 'true') return;
+  // The number the main step read, should this step not reach the server.
+  const named = runName({ id: runId, number: core.getState('run-number') ? Number(core.getState('run-number')) : null });
   try {
     const apiKey = core.getInput('api-key');
     core.setSecret(apiKey);
@@ -150,8 +159,8 @@ async function post(): Promise<void> {
     const run = await api.read(runId);
     if (isTerminalState(run.testRun.state)) return;
     await api.cancel(runId, 'the GitHub Actions workflow was cancelled');
-    core.info(`Proctor run #${runId} cancelled, as its workflow was`);
+    core.info(`Proctor ${runName({ id: runId, number: run.testRun.number })} cancelled, as its workflow was`);
   } catch (error) {
-    core.warning(`could not cancel Proctor run #${runId}: ${error instanceof Error ? error.message : String(error)}`);
+    core.warning(`could not cancel Proctor ${named}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -67,6 +67,7 @@ export class UnitBatch {
     const last = reports[reports.length - 1] as DeliveryReport;
     return {
       runId: reports.find((report) => report.runId !== null)?.runId ?? null,
+      runNumber: reports.find((report) => report.runNumber !== null)?.runNumber ?? null,
       delivered: sum('delivered'),
       total: sum('total'),
       attached: sum('attached'),

@@ -1,5 +1,6 @@
 import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
+import { runName } from './runs/name.ts';
 import { ConnectBudget, ApiError, postJson, type TransportOptions } from './transport.ts';
 import {
   type ReportRunAnswer,
@@ -28,6 +29,8 @@ export interface ShardStart {
 
 export interface DeliveryReport {
   runId: number | null;
+  /** The run's number in its project, as the server said it (what pages name it by); null when it did not. */
+  runNumber: number | null;
   delivered: number;
   total: number;
   /** Final failures attached to their failure groups. */
@@ -70,6 +73,7 @@ export class Uploader {
   private pending: Attempt[] = [];
   private timer: NodeJS.Timeout | null = null;
   private runId: number | null;
+  private runNumber: number | null = null;
   private shard = 1;
   /** Set when the run cannot take more (unknown, cancelled, finished): later sends are skipped. */
   private stopReason: string | null = null;
@@ -129,6 +133,7 @@ export class Uploader {
         };
         const response = await postJson<ReportRunAnswer>(this.transport, '/api/test-runs/report', body);
         this.runId = response.data.test_run.id;
+        this.runNumber = response.data.test_run.number ?? null;
       }
       // Large suites list in several requests, each well under the server's body limit; begin is idempotent.
       for (let from = 0; from === 0 || from < start.tests.length; from += WIRE_LIMITS.listChunk) {
@@ -140,6 +145,7 @@ export class Uploader {
         };
         const answer = await postJson<ShardBeginAnswer>(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, body);
         this.acceptedFinalFields = new Set(answer.data.accepts_final_fields ?? []);
+        this.runNumber = answer.data.number ?? this.runNumber;
       }
     }, 'start the run');
     this.started = this.chain;
@@ -159,6 +165,7 @@ export class Uploader {
       const body: ShardEndBody = { status, errors };
       const response = await postJson<ShardEndAnswer>(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/end`, body);
       this.endResponse = response.data;
+      this.runNumber = response.data.number ?? this.runNumber;
     }, 'end the shard');
     await this.chain;
     await Promise.all(this.inFlight);
@@ -166,6 +173,7 @@ export class Uploader {
     await Promise.all(this.attaching);
     return {
       runId: this.runId,
+      runNumber: this.runNumber,
       delivered: this.delivered,
       total: this.total,
       attached: this.attached,
@@ -264,7 +272,7 @@ async function startBounded(running: Set<Promise<void>>, work: () => Promise<voi
 /** The reporter's last line: what was delivered where, and each reason something was not, once. */
 export function describeDelivery(report: DeliveryReport): string {
   if (report.unreachable) return `[proctor] ${report.delivered}/${report.total} results delivered; gave up: ${report.unreachable}`;
-  const where = report.runId ? `run #${report.runId}` : 'no run';
+  const where = report.runId ? runName({ id: report.runId, number: report.runNumber }) : 'no run';
   const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
   const state = report.state ? ` (${report.state})` : '';
   const groups = report.attached > 0 ? `, ${report.attached} failure(s) attached to failure groups` : '';

@@ -59,7 +59,14 @@ export interface ReportRunBody {
 }
 
 export interface ReportRunAnswer {
-  data: { test_run: { id: number } };
+  data: {
+    test_run: {
+      /** The run in URLs and the API. */
+      id: number;
+      /** The run's number in its project (#1 its first run), what pages name it by; older servers send none. */
+      number?: number;
+    };
+  };
 }
 
 /** A test as the runner lists it. */
@@ -77,7 +84,12 @@ export interface WireListedTest {
 
 /** What begin answers: from 0.2.0 on, which of the optional fields of a final outcome the server stores. */
 export interface ShardBeginAnswer {
-  data: { success: boolean; accepts_final_fields?: OptionalFinalField[] };
+  data: {
+    success: boolean;
+    accepts_final_fields?: OptionalFinalField[];
+    /** The run's number in its project (#1 its first run), what pages name it by; older servers send none. */
+    number?: number;
+  };
 }
 
 /** `POST /api/test-runs/{id}/shards/{shard}/begin`. */
@@ -143,7 +155,12 @@ export interface ShardEndBody {
 }
 
 export interface ShardEndAnswer {
-  data: { state: string; summary_url: string };
+  data: {
+    state: string;
+    summary_url: string;
+    /** The run's number in its project (#1 its first run), what pages name it by; older servers send none. */
+    number?: number;
+  };
 }
 
 /** Which attempts' attachments the reporter uploads: those of failed and flaky tests, all, or none. */
@@ -226,7 +243,14 @@ export function errorMessageOf(text: string): string | null {
 /** `POST /api/test-runs/junit` (multipart/form-data, a part per JUnit XML file): its answer. */
 export interface JunitUploadAnswer {
   data: {
-    test_run: { id: number; state: string; summary_url: string };
+    test_run: {
+      /** The run in URLs and the API. */
+      id: number;
+      /** The run's number in its project (#1 its first run), what pages name it by; older servers send none. */
+      number?: number;
+      state: string;
+      summary_url: string;
+    };
     /**
      * Each file as read. Older servers answer `name` and `testcases` alone; newer ones the
      * tests counted, the totals the file states, and why they differ (`differences`, empty when not).

@@ -40,11 +40,14 @@ describe('the action against a live server', () => {
     expect(outputs).toMatchObject({ state: 'passed', total: '4', passed: '4', failed: '0', flaky: '0', skipped: '0' });
     expect(Number(outputs['duration-ms'])).toBeGreaterThan(0);
     expect(outputs['summary-url']).toContain(`/runs/${outputs['run-id']}?token=`);
-    // Markdown: the run's number is not an issue reference (a zero-width space after its escaped #).
-    expect(step.summary()).toContain(`Proctor run \\#\u200b${outputs['run-id']}: passed on staging`);
-    expect(step.summary()).toContain('| 4 | 4 | 0 | 0 | 0 |');
     const run = (await api.get(`/api/test-runs/${outputs['run-id']}`)).body.data.test_run;
     expect(run.testRun.state).toBe('passed');
+    // The log and the summary name the run as the dashboard does, by its number; run-id is for URLs and the API.
+    expect(outputs['run-number']).toBe(String(run.testRun.number));
+    expect(step.output()).toContain(`Proctor run #${outputs['run-number']} on staging: ${server.url}/runs/${outputs['run-id']}?token=`);
+    // Markdown: the run's number is not an issue reference (a zero-width space after its escaped #).
+    expect(step.summary()).toContain(`Proctor run \\#\u200b${outputs['run-number']}: passed on staging`);
+    expect(step.summary()).toContain('| 4 | 4 | 0 | 0 | 0 |');
     const [stored] = await server.sql`select scm_actor, metadata from test_runs where id = ${Number(outputs['run-id'])}`;
     expect(stored).toMatchObject({ scm_actor: 'octocat', metadata: { release: '1.2.3', attempt: 2 } });
   });
@@ -81,7 +84,7 @@ describe('the action against a live server', () => {
     await main.exited;
     const post = runActionStep(inputs(), { state: main.state() });
     expect(await post.exited, post.output()).toBe(0);
-    expect(post.output()).toContain(`Proctor run #${runId} cancelled`);
+    expect(post.output()).toContain(`Proctor run #${main.state()['run-number']} cancelled`);
     expect((await waitForRun(api, runId)).testRun).toMatchObject({ state: 'cancelled', cancel_reason: 'the GitHub Actions workflow was cancelled' });
   });
 
@@ -90,7 +93,8 @@ describe('the action against a live server', () => {
       state: { 'is-post': 'true', 'run-id': '123456', url: 'http://127.0.0.1:9', finished: 'false' },
     });
     expect(await post.exited).toBe(0);
-    expect(post.output()).toContain('::warning::could not cancel Proctor run #123456');
+    // No number was read: the run is named by its id, and said to be one.
+    expect(post.output()).toContain('::warning::could not cancel Proctor run id 123456');
   });
 
   it('when the key is wrong, then the step fails at once with a clear message and the key is not printed', async () => {

@@ -11,7 +11,7 @@ import { createProject } from '../../server/src/projects/store.ts';
 import { client } from '../helpers/http.ts';
 import { EXAMPLES, ROOT } from '../helpers/playwright.ts';
 import { createTestRepository, type TestRepository } from '../helpers/repo.ts';
-import { waitForRun, waitUntil } from '../helpers/runs.ts';
+import { runIdLinkedIn, waitForRun, waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedUser, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
 // `proctor-ci run` as a CI job runs it: its own process, its settings from the environment, against
@@ -70,7 +70,9 @@ function ciRun(args: string[], key: string, env: Record<string, string> = {}): C
 }
 
 const json = (command: Command) => JSON.parse(command.stdout()) as RunResultJson;
-const runIdIn = (command: Command) => Number(/run #(\d+) on /.exec(command.stderr())?.[1] ?? 0);
+/** The run of the line that announces it, by the id in its link (its words name the run by its number). */
+const runIdIn = (command: Command) =>
+  /^proctor: run #\d+ on .*\/runs\/\d+\?/m.test(command.stderr()) ? runIdLinkedIn(command.stderr(), /^proctor: run #\d+ on /) : 0;
 
 describe('proctor-ci run against a live server', () => {
   it('when the run passes, then it exits 0, prints a line per change and the JSON result, and the run records the CI build', async () => {
@@ -82,6 +84,9 @@ describe('proctor-ci run against a live server', () => {
     const result = json(command);
     expect(result).toMatchObject({ exit_code: 0, state: 'passed', note: null, counts: { total: 4, passed: 4, failed: 0, flaky: 0, skipped: 0 } });
     expect(result.summary_url).toContain(`/runs/${result.run_id}?token=`);
+    // The lines name the run as the dashboard does, by its number in the project; `run_id` is for URLs and the API.
+    expect(result.run_number).toBe((await sample.api.get(`/api/test-runs/${result.run_id}`)).body.data.test_run.testRun.number);
+    expect(command.stderr()).toContain(`proctor: run #${result.run_number} on staging: `);
     expect(result.failed_tests).toEqual([]);
     const run = (await sample.api.get(`/api/test-runs/${result.run_id}`)).body.data.test_run.testRun;
     expect(run).toMatchObject({ state: 'passed', commit: gitlab.CI_COMMIT_SHA });
@@ -298,7 +303,8 @@ describe.concurrent("docs/ci.md's examples", () => {
       const { env, buildUrl, commit } = CI_VARIABLES[ci] as (typeof CI_VARIABLES)[string];
       const job = started('bash', ['-e', '-c', commands[0] as string], { PROCTOR_URL: server.url, PROCTOR_API_KEY: small.key, CI: 'true', ...env });
       expect(await job.exited, job.stderr()).toBe(0);
-      const runId = Number(/^Proctor run #(\d+) passed on staging/m.exec(job.stdout())?.[1]);
+      expect(job.stdout()).toMatch(/^Proctor run #\d+ passed on staging/m);
+      const runId = runIdLinkedIn(job.stdout());
       const run = (await small.api.get(`/api/test-runs/${runId}`)).body.data.test_run;
       expect(run.testRun).toMatchObject({ state: 'passed', commit, build_branch: 'feature', test_run_branch: 'feature' });
       const [stored] = await server.sql`select metadata from test_runs where id = ${runId}`;

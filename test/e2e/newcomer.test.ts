@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, ROOT } from '../helpers/playwright.ts';
 import { spawnProctor } from '../helpers/process.ts';
-import { waitForRun } from '../helpers/runs.ts';
+import { runIdLinkedIn, waitForRun } from '../helpers/runs.ts';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
 // A newcomer follows the README's "Add the reporter to your CI" word for word: a fresh Playwright
@@ -115,12 +115,14 @@ test('applies a coupon', () => expect(10 * 0.9).toBe(9));
     const exitCode = await new Promise<number | null>((resolve) => child.on('close', resolve));
     // One test fails: Playwright exits 1, and the reporter leaves that as it is.
     expect(exitCode, output).toBe(1);
-    const delivered = /\[proctor\] (\d+)\/(\d+) results delivered to run #(\d+) \(failed\)/.exec(output);
+    const delivered = /\[proctor\] (\d+)\/(\d+) results delivered to run #1 \(failed\)/.exec(output);
     expect(delivered, output).not.toBeNull();
     expect(delivered?.[1]).toBe(delivered?.[2]);
     expect(output).not.toContain('not delivered');
 
-    const stored = await waitForRun(api, Number(delivered?.[3]));
+    // The project's first run is #1 in the line, as on its page; the line's link carries its id.
+    const stored = await waitForRun(api, runIdLinkedIn(output, /results delivered to /));
+    expect(stored.testRun.number).toBe(1);
     expect(stored.testRun).toMatchObject({
       state: 'failed',
       environment_slug: environment,

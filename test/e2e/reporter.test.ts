@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, type RecordedAttempt, reporterEnv, runSampleSuite } from '../helpers/playwright.ts';
 import { freePort, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { runIdLinkedIn } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -20,11 +21,8 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
-function runIdFrom(output: string): number {
-  const match = /\[proctor\] (\d+)\/(\d+) results delivered to run #(\d+)/.exec(output);
-  if (!match) throw new Error(`no delivery line in:\n${output}`);
-  return Number(match[3]);
-}
+/** The run the reporter's last line links to: its id from the link, not from the words (they say its number). */
+const runIdFrom = (output: string): number => runIdLinkedIn(output, /\[proctor\] \d+\/\d+ results delivered to /);
 
 /** The final outcome of each test as Playwright decided it. */
 function finalOutcomes(recorded: RecordedAttempt[]): Map<string, string> {
@@ -63,6 +61,8 @@ describe('the sample suite through the reporter', () => {
     expect(testRun.duration).toBeGreaterThan(1000);
     expect(new Date(testRun.run_ended_at).getTime() - new Date(testRun.run_started_at).getTime()).toBe(testRun.duration);
     expect(testRun.summary_url).toMatch(new RegExp(`/runs/${runId}\\?token=`));
+    // The last line names the run as the dashboard does, by its number in the project; the link carries the id.
+    expect(run.output).toContain(`results delivered to run #${testRun.number} (failed)`);
     expect(testRun.build_url).toBeNull();
 
     const outcomes = finalOutcomes(recorded);

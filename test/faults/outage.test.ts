@@ -4,7 +4,7 @@ import { migrate } from '../../server/src/migrate.ts';
 import { canMakeCluster, createPrivateCluster, type PrivateCluster } from '../helpers/cluster.ts';
 import { reporterEnv, runSampleSuite } from '../helpers/playwright.ts';
 import { freePort, type ServerProcess, spawnProctor, waitForHealth } from '../helpers/process.ts';
-import { waitUntil } from '../helpers/runs.ts';
+import { runIdLinkedIn, waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject } from '../helpers/server.ts';
 
 let cluster: PrivateCluster;
@@ -89,9 +89,10 @@ describe.skipIf(!canMakeCluster)('a database outage', () => {
     await outage;
     expect(stoppedAt).toBeGreaterThan(0);
     expect(finishedAt, 'the suite was still reporting when PostgreSQL came back').toBeGreaterThan(startedAt);
-    const delivered = /\[proctor\] 14\/14 results delivered to run #(\d+) \(failed\)/.exec(run.output);
-    expect(delivered, run.output).not.toBeNull();
-    const runId = Number(delivered?.[1]);
+    const delivered = /\[proctor\] 14\/14 results delivered to run #\d+ \(failed\)/;
+    expect(run.output).toMatch(delivered);
+    // The run's id from the line's link: its words name the run by its number in the project.
+    const runId = runIdLinkedIn(run.output, delivered);
     const stored = await sql<{ test_case_id: string; retry: number; status: string }[]>`
       select test_case_id, retry, status from test_results where test_run_id = ${runId} order by 1, 2`;
     expect(stored.map((r) => `${r.test_case_id}#${r.retry}:${r.status}`)).toEqual(run.recorded.map((a) => `${a.id}#${a.retry}:${a.status}`).sort());

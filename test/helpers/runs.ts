@@ -65,3 +65,17 @@ export async function runNumber(sql: Sql, runId: number): Promise<number> {
   if (!row) throw new Error(`no run ${runId}`);
   return row.number;
 }
+
+/**
+ * The run a line links to (`…/runs/523?token=…`): its id, read from the link, never from the words
+ * (they name the run by its number in its project). The first link of `text` when no line is given.
+ */
+export function runIdLinkedIn(text: string, line: RegExp = /./): number {
+  const found = text
+    .split('\n')
+    .filter((l) => line.test(l))
+    .map((l) => /\/runs\/(\d+)\?/.exec(l)?.[1])
+    .find(Boolean);
+  if (!found) throw new Error(`no link to a run in:\n${text}`);
+  return Number(found);
+}

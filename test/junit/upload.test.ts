@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
 import { proctorCi } from '../helpers/process.ts';
+import { runIdLinkedIn } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // `proctor-ci upload junit` against a server on loopback: files streamed to
@@ -82,6 +83,8 @@ describe('proctor-ci upload junit', () => {
       test_run: { state: 'failed' },
     });
     const run = await runOf(answer.test_run.id);
+    // The answer names the run as pages do, by its number in the project, beside the id its URLs use.
+    expect(answer.test_run).toMatchObject({ id: run.testRun.id, number: run.testRun.number });
     expect(run.testRun).toMatchObject({
       state: 'failed',
       total_count: 5,
@@ -123,6 +126,14 @@ describe('proctor-ci upload junit', () => {
     const [stored] = await server.sql<{ count: number }[]>`select count(*)::int as count from test_results where test_run_id = ${runId}`;
     // 1 + (1 + 2 + 2 + 1) attempts: one each, two for the rerun and for the flaky test.
     expect(stored?.count).toBe(7);
+  });
+
+  it('when a file is uploaded without --json, then the summary names the run by its number in the project and links it by its id', async () => {
+    const result = await upload([write('search.xml', SEARCH), '--environment', 'unit', '--run-key', 'build-numbered']);
+    expect(result.code, result.stderr).toBe(0);
+    const runId = runIdLinkedIn(result.stdout);
+    const { number } = (await runOf(runId)).testRun;
+    expect(result.stdout.split('\n')[0]).toBe(`Proctor run #${number}: 1 file(s), 1 testcase(s) uploaded; 1 tests: 1 passed, 0 failed, 0 flaky, 0 skipped`);
   });
 
   it('when every failure is snoozed, then --forgive-snoozed exits 0 and without it the command still exits 1', async () => {

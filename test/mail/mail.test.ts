@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSession } from '../../server/src/sessions/store.ts';
 import { createUser } from '../../server/src/users/store.ts';
 import { client } from '../helpers/http.ts';
+import { spawnProctor } from '../helpers/process.ts';
 import { linksIn, type MailServer, startMailServer } from '../helpers/mail.ts';
 import { reportRun, settledDelivery } from '../helpers/notifications.ts';
 import { runNumber } from '../helpers/runs.ts';
@@ -89,6 +90,71 @@ describe('an invitation, with mail', () => {
     const html = await page.text();
     expect(html).toContain('Anyone else is mailed an invitation link');
     expect(html).not.toContain('This server sends no mail');
+  });
+});
+
+/** `proctor <args>` on the test server's data, with the mail settings the server has; its output. */
+async function proctor(...args: string[]): Promise<string> {
+  const run = spawnProctor(args, {
+    DATABASE_URL: server.db.url,
+    PORT: '',
+    PUBLIC_URL: '',
+    PROCTOR_SMTP_URL: mail.smtpUrl,
+    PROCTOR_MAIL_FROM: 'Proctor CI <ci@proctor.example>',
+  });
+  expect(await run.exited, run.output()).toBe(0);
+  return run.output().trim();
+}
+
+// Before the sign-in page's limits, which move the clock past a command's link.
+describe('the command line, with mail', () => {
+  it('when `proctor member add --email` invites a person, then the invitation is mailed, the command says so, and its link makes the account and joins it', async () => {
+    const email = `cli-invitee-${Date.now()}@example.com`;
+    const said = await proctor('member', 'add', '--project', String(projectId), '--email', email, '--role', 'member');
+    expect(said).toBe(`invited: mailed the invitation to ${email} (through ${new URL(mail.smtpUrl).protocol}//${new URL(mail.smtpUrl).host})`);
+    expect(said).not.toContain(mail.password);
+
+    const invitation = await mail.mailTo(email);
+    expect(invitation.subject).toBe(`An administrator invites you to ${PROJECT} on Proctor`);
+    expect(invitation.text).toContain(`invites you to join the project ${PROJECT} on Proctor as a member.`);
+    const [link] = linksIn(invitation.text);
+    expect(link).toMatch(/\/invitations\/accept\?token=/);
+    expect(invitation.html).toContain(`href="${link}"`);
+    const followed = await follow(link as string);
+    expect(followed).toMatchObject({ status: 303, location: `/projects/${projectId}/runs` });
+    const [user] = await server.sql<{ id: string }[]>`select id from users where email = ${email}`;
+    expect((await findSession(server.sql, followed.session as string, clock.now))?.userId).toBe(user?.id);
+  });
+
+  it('when `proctor user login-link` makes a link, then it is mailed to the person, not printed, and it signs them in once', async () => {
+    const email = `cli-person-${Date.now()}@example.com`;
+    const userId = await createUser(server.sql, { email, name: 'CLI Person', picture: '' });
+    const said = await proctor('user', 'login-link', '--email', email);
+    expect(said).toMatch(
+      new RegExp(`^mailed a sign-in link \\(one use, within 15 minutes\\) to ${email.replace(/\./g, '\\.')} \\(through smtp://127\\.0\\.0\\.1:\\d+\\)$`),
+    );
+    expect(said).not.toContain('token=');
+
+    const signIn = await mail.mailTo(email);
+    expect(signIn.subject).toBe('Your Proctor sign-in link');
+    const [link] = linksIn(signIn.text);
+    expect(link).toMatch(/\/sign-in\/link\?token=[\w-]+$/);
+    const followed = await follow(link as string);
+    expect(followed.status).toBe(303);
+    expect((await findSession(server.sql, followed.session as string, clock.now))?.userId).toBe(userId);
+    expect((await follow(link as string)).status).toBe(400);
+  });
+
+  it('when the SMTP server does not take the mail, then the command says why, without the password, and prints the link to pass on', async () => {
+    const email = `cli-unmailed-${Date.now()}@example.com`;
+    await createUser(server.sql, { email, name: 'Unmailed', picture: '' });
+    const wrong = mail.smtpUrl.replace(encodeURIComponent(mail.password), 'not-the-password');
+    const run = spawnProctor(['user', 'login-link', '--email', email], { DATABASE_URL: server.db.url, PORT: '', PUBLIC_URL: '', PROCTOR_SMTP_URL: wrong });
+    expect(await run.exited, run.output()).toBe(0);
+    const said = run.output().trim();
+    expect(said).toContain(`a sign-in link (one use, within 15 minutes) not mailed to ${email}: smtp://127.0.0.1:`);
+    expect(said).toMatch(/pass this link on yourself:\nhttp\S*\/sign-in\/link\?token=[\w-]+$/);
+    expect(said).not.toContain('not-the-password');
   });
 });
 

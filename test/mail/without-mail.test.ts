@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../server/src/config.ts';
 import { createSession } from '../../server/src/sessions/store.ts';
 import { client } from '../helpers/http.ts';
+import { spawnProctor } from '../helpers/process.ts';
 import { seedProject, seedUser, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // Without PROCTOR_SMTP_URL no mail is sent, and every page that would send one says so and shows
@@ -58,6 +59,18 @@ describe('a server without PROCTOR_SMTP_URL', () => {
     const html = await page(`/projects/${projectId}/settings`);
     expect(html).toContain('This server sends no mail (its operator has not set PROCTOR_SMTP_URL): there are no email destinations.');
     expect(html).not.toContain('<option value="email">');
+  });
+
+  it('when `proctor member add --email` and `proctor user login-link` make links, then they print them to pass on, as before', async () => {
+    const proctor = async (...args: string[]) => {
+      const run = spawnProctor(args, { DATABASE_URL: server.db.url, PORT: '', PUBLIC_URL: '', PROCTOR_SMTP_URL: '' });
+      expect(await run.exited, run.output()).toBe(0);
+      return run.output().trim();
+    };
+    expect(await proctor('member', 'add', '--project', String(projectId), '--email', 'quiet-cli@example.com')).toMatch(
+      /^invited: http\S*\/invitations\/accept\?token=[\w-]+$/,
+    );
+    expect(await proctor('user', 'login-link', '--email', admin.email)).toMatch(/^http\S*\/sign-in\/link\?token=[\w-]+$/);
   });
 
   it('when the mail settings are wrong, then the server does not start, naming the variable', () => {

@@ -29,6 +29,7 @@ const story = (failures: LabelledFailure[]): RunStory => ({
     branch: 'main',
     commit: 'c'.repeat(40),
     build_url: null,
+    ci_job_url: null,
     scm_actor: null,
     total_count: 2,
     success_count: 0,

@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveSettings } from '../../reporter/src/settings.ts';
+import { describeDelivery, Uploader } from '../../reporter/src/uploader.ts';
 import { listMigrations, migrate } from '../../server/src/migrate.ts';
 import { composeStory } from '../../server/src/notifications/compose.ts';
 import { slackMessage } from '../../server/src/notifications/messages.ts';
+import { attempt, listedTest } from '../helpers/attempts.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
-import { seedEnvironment, seedProjectWithEnvironment, startTestServer, type TestServer } from '../helpers/server.ts';
+import { runIdLinkedIn } from '../helpers/runs.ts';
+import { seedEnvironment, seedProjectWithEnvironment, startTestServer, testId, type TestServer } from '../helpers/server.ts';
 
 // Runs are numbered per project: a project's first run is #1 whatever other projects ran, runs
 // made at the same time get numbers of their own, and pages and messages name a run by it.
@@ -72,6 +76,50 @@ describe('run numbers', () => {
     expect(shards.map((answer) => answer.body.data.test_run.number)).toEqual([1, 1, 1, 1]);
     expect((await api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-2' })).body.data.test_run.number).toBe(2);
     expect(await numbers(projectId)).toEqual([1, 2]);
+  });
+});
+
+/** The reporter's last line after one shard of 3 passing tests, as Playwright would end it; `env` as the reporter's. */
+async function reporterLine(key: string, env: Record<string, string>): Promise<string> {
+  const resolved = resolveSettings(
+    { url: server.url, apiKey: key, flushIntervalMs: 5, batchSize: 2, maxAttempts: 1 },
+    { PROCTOR_ENVIRONMENT: 'ci', PROCTOR_COMMIT: 'a'.repeat(40), PROCTOR_BRANCH: 'main', ...env },
+  );
+  if (!resolved.ok) throw new Error(resolved.reason);
+  const uploader = new Uploader(resolved.settings);
+  const tests = [1, 2, 3].map(testId);
+  uploader.start({ projectDir: process.cwd(), tests: tests.map((id) => listedTest(id)), complete: true, shard: 1, totalShards: 1, startedAt: new Date() });
+  for (const id of tests) uploader.add(attempt(id));
+  return describeDelivery(await uploader.finish('passed', []));
+}
+
+describe('what the reporter says', () => {
+  it('when the reporter makes its run and when it is given one (PROCTOR_RUN_ID), then its last line names the run by its number in the project and links it by its id', async () => {
+    // Another project's run first: ids are global, numbers are the project's.
+    const other = await seedProjectWithEnvironment(server.sql, 'ci');
+    await client(server.url, other.key).post('/api/test-runs/report', { environment: 'ci' });
+    const { key } = await seedProjectWithEnvironment(server.sql, 'ci');
+    const api = client(server.url, key);
+
+    const made = await reporterLine(key, { PROCTOR_RUN_KEY: 'build-1' });
+    expect(made).toMatch(/^\[proctor\] 3\/3 results delivered to run #1 \(passed\) http/);
+    const madeRun = (await api.get(`/api/test-runs/${runIdLinkedIn(made)}`)).body.data.test_run.testRun;
+    expect(madeRun).toMatchObject({ number: 1, state: 'passed' });
+    expect(madeRun.id).not.toBe(1);
+
+    const given = (await api.post('/api/test-runs/report', { environment: 'ci', run_key: 'build-2' })).body.data.test_run as { id: number; number: number };
+    expect(given.number).toBe(2);
+    const line = await reporterLine(key, { PROCTOR_RUN_ID: String(given.id) });
+    expect(line).toMatch(/^\[proctor\] 3\/3 results delivered to run #2 \(passed\) http/);
+    expect(runIdLinkedIn(line)).toBe(given.id);
+  });
+
+  it("when the run the reporter is given is not the project's, then its line names it by the id it was given, and says that it is one", async () => {
+    const other = await seedProjectWithEnvironment(server.sql, 'ci');
+    const foreign = (await client(server.url, other.key).post('/api/test-runs/report', { environment: 'ci' })).body.data.test_run as { id: number };
+    const { key } = await seedProjectWithEnvironment(server.sql, 'ci');
+    const line = await reporterLine(key, { PROCTOR_RUN_ID: String(foreign.id) });
+    expect(line.startsWith(`[proctor] 0/3 results delivered to run id ${foreign.id}; not delivered: could not start the run: HTTP 404`)).toBe(true);
   });
 });
 

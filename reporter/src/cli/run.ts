@@ -1,4 +1,5 @@
 import { isTerminalState, RunsClient, type RunSummaryDetail, type RunView } from '../runs/client.ts';
+import { runName } from '../runs/name.ts';
 import { runVerdict, textSummary } from '../runs/summary.ts';
 import { triggerWithRetry, waitForRun } from '../runs/wait.ts';
 import { EXIT, exitCodeOf, type ExitCode, openCommand } from './exit.ts';
@@ -15,7 +16,10 @@ const say = (line: string) => process.stderr.write(`proctor: ${line}\n`);
 /** The --json document: typed fields a script reads, never the text above it. */
 export interface RunResultJson {
   exit_code: ExitCode;
+  /** The run in URLs and the API. */
   run_id: number | null;
+  /** Its number in its project, what the dashboard and the lines above name it by; null when it was not read. */
+  run_number: number | null;
   state: string | null;
   summary_url: string | null;
   /** Why the command ended as it did when the run's state alone does not say (timeout, signal, unreachable, refusal). */
@@ -52,6 +56,7 @@ function resultJson(exitCode: ExitCode, run: RunView | null, runId: number | nul
   return {
     exit_code: exitCode,
     run_id: runId,
+    run_number: t?.number ?? null,
     state: t?.state ?? null,
     summary_url: t?.summary_url ?? null,
     note,
@@ -70,6 +75,8 @@ function resultJson(exitCode: ExitCode, run: RunView | null, runId: number | nul
  */
 /** Set by the first end: a signal's cancel and the wait may both reach one, and only the first speaks. */
 let finished = false;
+/** The run's number in its project, once read: what the lines name it by. */
+let runNumber: number | null = null;
 
 function finish(settings: RunSettings | null, exitCode: ExitCode, run: RunView | null, runId: number | null, note: string | null): Promise<never> {
   if (finished) return new Promise<never>(() => {});
@@ -93,7 +100,7 @@ async function cancelRun(client: RunsClient, runId: number, reason: string): Pro
   try {
     await client.cancel(runId, reason);
   } catch (error) {
-    say(`cancelling run #${runId} failed: ${(error as Error).message}`);
+    say(`cancelling ${runName({ id: runId, number: runNumber })} failed: ${(error as Error).message}`);
   }
   return client.read(runId).catch(() => null);
 }
@@ -129,12 +136,15 @@ export async function runCommand(args: string[], env: NodeJS.ProcessEnv): Promis
   }
   if (stopping) return cancelOnSignal(client, settings, runId, stopping);
   const first = await client.read(runId).catch(() => null);
-  say(`run #${runId} on ${settings.body.environment}: ${first?.testRun.summary_url ?? `${settings.url}/api/test-runs/${runId}`}`);
+  runNumber = first?.testRun.number ?? null;
+  say(
+    `${runName({ id: runId, number: runNumber })} on ${settings.body.environment}: ${first?.testRun.summary_url ?? `${settings.url}/api/test-runs/${runId}`}`,
+  );
   return awaitEnd(client, settings, runId, () => stopping);
 }
 
 async function cancelOnSignal(client: RunsClient, settings: RunSettings, runId: number, reason: string): Promise<never> {
-  say(`${reason}: cancelling run #${runId}`);
+  say(`${reason}: cancelling ${runName({ id: runId, number: runNumber })}`);
   const run = await cancelRun(client, runId, reason);
   return finish(settings, EXIT.error, run, runId, `${reason}: the run was cancelled`);
 }

@@ -7,6 +7,7 @@ import type { JunitUploadAnswer } from '../wire.ts';
 import { multipartFiles } from './multipart.ts';
 import { realFolder, sendNamedAttachments } from './upload-attachments.ts';
 import { EXIT, exitCodeOf, type ExitCode, openCommand, UsageError } from './exit.ts';
+import { runName } from '../runs/name.ts';
 
 /** The formats the server reads, as `--format` names them (the server's RESULT_FORMATS). */
 export const UPLOAD_FORMATS = ['junit', 'trx', 'nunit', 'xunit', 'go-test-json', 'mocha-json', 'rspec-json', 'dart-json', 'ctrf'] as const;
@@ -127,7 +128,7 @@ function summary(answer: JunitUploadAnswer['data'], exitCode: ExitCode, forgiven
   const c = answer.counts;
   const testcases = answer.files.reduce((sum, file) => sum + file.testcases, 0);
   const lines = [
-    `Proctor run #${answer.test_run.id}: ${answer.files.length} file(s), ${testcases} testcase(s) uploaded; ${c.tests} tests: ${c.passed} passed, ${c.failed} failed${c.failed_snoozed ? ` (${c.failed_snoozed} snoozed)` : ''}, ${c.flaky} flaky, ${c.skipped} skipped`,
+    `Proctor ${runName(answer.test_run)}: ${answer.files.length} file(s), ${testcases} testcase(s) uploaded; ${c.tests} tests: ${c.passed} passed, ${c.failed} failed${c.failed_snoozed ? ` (${c.failed_snoozed} snoozed)` : ''}, ${c.flaky} flaky, ${c.skipped} skipped`,
   ];
   // Where a file's counts are not the totals it states, the server says why.
   for (const file of answer.files) for (const why of file.differences ?? []) lines.push(`  ${file.name}: ${why}`);

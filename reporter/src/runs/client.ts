@@ -48,6 +48,8 @@ export interface RunSummaryDetail {
 export interface RunView {
   testRun: {
     id: number;
+    /** Its number in its project, what pages and these commands name it by (optional: older servers send none). */
+    number?: number;
     state: string;
     total_count: number;
     success_count: number;

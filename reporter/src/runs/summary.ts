@@ -1,5 +1,6 @@
 import { markdownCode, markdownCodeBlock, markdownText } from '../markdown.ts';
 import type { RunSummaryDetail, RunView } from './client.ts';
+import { runName } from './name.ts';
 
 // What a run's tests and repositories said (titles, file paths, projects, errors, failure groups'
 // titles, the branch, the environment's name) is quoted through ../markdown.ts in the job summary:
@@ -27,7 +28,7 @@ export function jobSummary(run: RunView, note: string | null): string {
   const t = run.testRun;
   const branch = t.test_run_branch ? `, branch ${markdownCode(t.test_run_branch)}` : '';
   const lines = [
-    `## ${ICONS[t.state] ?? ''} ${markdownText(`Proctor run #${t.id}: ${t.state}`)} on ${markdownText(t.environment_name)}${branch}`,
+    `## ${ICONS[t.state] ?? ''} ${markdownText(`Proctor ${runName(t)}: ${t.state}`)} on ${markdownText(t.environment_name)}${branch}`,
     '',
     ...(note ? [markdownText(note), ''] : []),
     '| Total | Passed | Failed | Flaky | Skipped | Duration |',
@@ -79,7 +80,7 @@ function counts(run: RunView): string {
 export function textSummary(run: RunView): string {
   const t = run.testRun;
   const duration = t.duration === null ? '' : ` in ${(t.duration / 1000).toFixed(1)} s`;
-  const lines = [`Proctor run #${t.id} ${t.state} on ${t.environment_name}: ${t.total_count} tests, ${counts(run)}${duration}`];
+  const lines = [`Proctor ${runName(t)} ${t.state} on ${t.environment_name}: ${t.total_count} tests, ${counts(run)}${duration}`];
   if (t.error_reason)
     lines.push(
       ...t.error_reason
@@ -112,9 +113,9 @@ export interface Verdict {
 export function runVerdict(run: RunView, failOnFlaky: boolean): Verdict {
   const t = run.testRun;
   if (t.state === 'passed' && failOnFlaky && t.flaky_count > 0) {
-    return { exitCode: 1, message: `Proctor run #${t.id} passed with ${t.flaky_count} flaky test(s), and fail-on-flaky is set. ${t.summary_url}` };
+    return { exitCode: 1, message: `Proctor ${runName(t)} passed with ${t.flaky_count} flaky test(s), and fail-on-flaky is set. ${t.summary_url}` };
   }
-  if (t.state === 'passed') return { exitCode: 0, message: `Proctor run #${t.id} passed: ${counts(run)}` };
+  if (t.state === 'passed') return { exitCode: 0, message: `Proctor ${runName(t)} passed: ${counts(run)}` };
   const reason = t.error_reason ? ` (${t.error_reason.split('\n')[0]})` : '';
-  return { exitCode: t.state === 'failed' ? 1 : 2, message: `Proctor run #${t.id} ${t.state}: ${counts(run)}${reason}. ${t.summary_url}` };
+  return { exitCode: t.state === 'failed' ? 1 : 2, message: `Proctor ${runName(t)} ${t.state}: ${counts(run)}${reason}. ${t.summary_url}` };
 }

@@ -3,6 +3,7 @@
 import { recordChange } from '../audit/store.ts';
 import { loadConfig } from '../config.ts';
 import type { Sql } from '../db.ts';
+import type { Mail, Mailer } from '../mail/index.ts';
 import type { z } from 'zod';
 import { type Added, addPerson, presentMember, removePerson } from '../members/service.ts';
 import { ROLES, type Role } from '../principals.ts';
@@ -34,6 +35,33 @@ function roleFlag(flags: Flags): Role {
 /** The public URL the running server recorded at its start; before any start, the configured one. */
 export async function publicUrlOf(sql: Sql): Promise<string> {
   return (await recordedPublicUrl(sql)) ?? loadConfig().publicUrl;
+}
+
+/**
+ * The server's mail sender when PROCTOR_SMTP_URL is set (server/src/mail/), else null. It and the
+ * mails' modules load only then: a command that mails nothing loads no SMTP library.
+ */
+async function commandMailer(): Promise<Mailer | null> {
+  const settings = loadConfig().mail;
+  if (!settings) return null;
+  const [{ createMailer }, { createLogger }] = await Promise.all([import('../mail/index.ts'), import('../logger.ts')]);
+  // The command sends and says the outcome itself: nothing is logged.
+  return createMailer(settings, createLogger('silent'));
+}
+
+/**
+ * Sends a mail now, as the server's routes do after their answer, and says so; a mail the SMTP
+ * server did not take is said with its reason, and the link is printed to pass on instead.
+ */
+async function mailed(mailer: Mailer, mail: Mail, what: string, link: string): Promise<string> {
+  const to = mail.to.join(', ');
+  try {
+    await mailer.send(mail);
+    return `mailed ${what} to ${to} (through ${mailer.server})`;
+  } catch (error) {
+    // The link is made either way: the command's work is done, and the person gets it from its operator.
+    return `${what} not mailed to ${to}: ${mailer.server} did not take it (${(error as Error).message}); pass this link on yourself:\n${link}`;
+  }
 }
 
 /** The user `--user ID` or `--email E` names, checked to exist. */
@@ -100,21 +128,31 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
     }
     case 'user login-link': {
       const userId = await userFlag(sql, flags);
-      return `${await publicUrlOf(sql)}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`;
+      const link = `${await publicUrlOf(sql)}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`;
+      const mailer = await commandMailer();
+      if (!mailer) return link;
+      const { email } = (await listUsers(sql)).find((user) => user.id === userId) as { email: string };
+      const { signInMail } = await import('../dashboard/signin-mail.ts');
+      return mailed(mailer, signInMail(email, link), `a sign-in link (one use, within ${LOGIN_LINK_MINUTES} minutes)`, link);
     }
     case 'member add': {
       const projectId = await projectFlag(sql, flags);
       const role = roleFlag(flags);
       if (typeof flags.email === 'string') {
+        const mailer = await commandMailer();
         const added: Added = await addPerson(
           sql,
           projectId,
           commandLineActor(),
           { email: flags.email, role },
-          { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql) },
+          { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql), mailed: mailer !== null },
           new Date(),
         );
-        return added.invitation ? `invited: ${added.invitation.url}` : 'ok';
+        if (!added.invitation) return 'ok';
+        if (!mailer) return `invited: ${added.invitation.url}`;
+        const [{ invitationMail }, project] = await Promise.all([import('../members/mail.ts'), getProject(sql, projectId)]);
+        const mail = invitationMail(added.invitation, project?.name ?? `project ${projectId}`);
+        return `invited: ${await mailed(mailer, mail, 'the invitation', added.invitation.url)}`;
       }
       const userId = await userFlag(sql, flags);
       const { email } = (await listUsers(sql)).find((user) => user.id === userId) as { email: string };

@@ -1,5 +1,6 @@
 import type { AppDeps } from '../context.ts';
 import { actorOf } from '../audit/index.ts';
+import { notFound } from '../http/errors.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { getRun, summaryUrl } from '../runs/index.ts';
 import { multipartFiles } from './multipart.ts';
@@ -36,9 +37,10 @@ export function junitRoutes(ctx: RouteContext, deps: AppDeps): void {
         return read.spool.remove();
       });
       const run = await getRun(sql, scope.projectId, outcome.runId);
+      if (!run) throw notFound('test run');
       return {
         data: {
-          test_run: { id: outcome.runId, state: run?.state ?? 'running', summary_url: summaryUrl(config.publicUrl, signingSecret, outcome.runId, now) },
+          test_run: { id: run.id, number: run.number, state: run.state, summary_url: summaryUrl(config.publicUrl, signingSecret, run.id, now) },
           files: outcome.files,
           counts: outcome.counts,
           failed_tests: outcome.failed,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type JunitUploadAnswer as WireAnswer, WIRE_LIMITS as LIMIT } from '@proctor/reporter/wire';
 import { decimalInteger, MAX_INT4 } from '../http/fields.ts';
+import { RUN_NUMBER } from '../runs/index.ts';
 import { RUN_STATES } from '../states.ts';
 import { RESULT_FORMATS } from './formats/reader.ts';
 
@@ -58,7 +59,12 @@ const totals = z.object({ tests: z.number().int(), failures: z.number().int(), e
 
 export const junitUploadResponse = z.object({
   data: z.object({
-    test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), summary_url: z.string() }),
+    test_run: z.object({
+      id: z.number().int().describe('the run in URLs and the API'),
+      number: RUN_NUMBER,
+      state: z.enum(RUN_STATES),
+      summary_url: z.string(),
+    }),
     files: z
       .array(
         z.object({

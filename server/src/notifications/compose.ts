@@ -19,6 +19,8 @@ export interface EndedRunView {
   branch: string | null;
   commit: string | null;
   build_url: string | null;
+  /** The page of the CI job that ran or reported the run (what its CI said), else its build's URL; null without either. */
+  ci_job_url: string | null;
   scm_actor: string | null;
   total_count: number;
   success_count: number;
@@ -58,7 +60,8 @@ const LABEL_ORDER: Record<FailureLabel, number> = { new: 0, known: 1, flaky: 2, 
 export async function composeStory(sql: Tx, runId: number, runUrl: (runId: number) => string): Promise<RunStory> {
   const [run] = await sql<(Omit<EndedRunView, 'summary_url' | 'run_ended_at'> & { environment_id: number; run_ended_at: Date | null })[]>`
     select r.id, r.number, r.project_id, p.name as project_name, r.state, e.slug as environment_slug, e.name as environment_name, r.environment_id,
-           coalesce(r.build_branch, r.test_run_branch) as branch, coalesce(r.test_run_head_sha, r."commit") as "commit", r.build_url, r.scm_actor,
+           coalesce(r.build_branch, r.test_run_branch) as branch, coalesce(r.test_run_head_sha, r."commit") as "commit", r.build_url,
+           coalesce(r.metadata->>'ci_build_url', r.build_url) as ci_job_url, r.scm_actor,
            r.total_count, r.success_count, r.failed_count, r.flaky_count, r.skipped_count, r.snoozed_count, r.duration, r.run_ended_at
     from test_runs r join environments e on e.id = r.environment_id join projects p on p.id = r.project_id
     where r.id = ${runId}`;

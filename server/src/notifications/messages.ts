@@ -1,4 +1,5 @@
 import { escapeHtml as e, mailButton, mailDocument, mailParagraph } from '../mail/index.ts';
+import { isWebUrl } from '../xml.ts';
 import type { LabelledFailure, RunStory } from './compose.ts';
 
 // A run's story as each destination takes it: a Slack message, a webhook's JSON event, a mail.
@@ -11,6 +12,17 @@ const STATE_ICON: Record<string, string> = { passed: ':white_check_mark:', faile
 /** Slack's mrkdwn gives `&`, `<` and `>` meaning: escaped as its documentation says. */
 function slackText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** A URL inside Slack's `<url|label>`: its `&`, `<` and `>` escaped, and a `|` (which would end it) encoded. */
+function slackUrl(url: string): string {
+  return slackText(url).replace(/\|/g, '%7C');
+}
+
+/** The CI job's page, when it is a web address a message may link. */
+function ciJobUrl(story: RunStory): string | null {
+  const url = story.run.ci_job_url;
+  return url && isWebUrl(url) ? url : null;
 }
 
 function failureLine(failure: LabelledFailure): string {
@@ -33,7 +45,7 @@ export function slackMessage(story: RunStory): { text: string } {
   const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky · ${run.skipped_count} skipped${run.snoozed_count ? ` (${run.snoozed_count} snoozed)` : ''}`;
   const lines = [
     `${STATE_ICON[run.state] ?? ''} *${slackText(run.project_name)}*: run #${run.number} ${run.state} in ${place}`.trim(),
-    `${counts} · <${run.summary_url}|Open the run>`,
+    `${counts} · <${run.summary_url}|Open the run>${ciJobUrl(story) ? ` · <${slackUrl(ciJobUrl(story) as string)}|CI job>` : ''}`,
   ];
   if (story.mention) lines.push(`<@${story.mention}>`);
   if (failures.length > 0) {
@@ -87,6 +99,7 @@ export function emailMessage(story: RunStory): EmailMessage {
     counts,
     '',
     `Open the run: ${run.summary_url}`,
+    ...(ciJobUrl(story) ? [`CI job: ${ciJobUrl(story)}`] : []),
     ...(listed.length > 0
       ? [
           '',
@@ -108,6 +121,8 @@ export function emailMessage(story: RunStory): EmailMessage {
     subject,
     `<h1 style="font-size:20px;margin:0 0 8px">${e(run.project_name)}: run #${run.number} ${e(run.state)}</h1>
 ${mailParagraph(place)}${mailParagraph(counts)}${mailButton(run.summary_url, 'Open the run')}${
+      ciJobUrl(story) ? `<p style="margin:0 0 12px"><a href="${e(ciJobUrl(story) as string)}" rel="noreferrer">CI job</a></p>` : ''
+    }${
       listed.length > 0
         ? `<h2 style="font-size:16px;margin:16px 0 8px">Failed tests</h2><table style="border-collapse:collapse;width:100%">${rows}</table>${more > 0 ? mailParagraph(`and ${more} more`, true) : ''}`
         : ''

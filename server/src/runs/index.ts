@@ -24,7 +24,7 @@ export { RUN_REPORT_STYLE, runReport, STATE_COLOURS } from './page.ts';
 export { presentRun, summaryUrl } from './present.ts';
 export { commitsCompareUrl } from './repository.ts';
 export { formatDuration } from './page.ts';
-export { type SummaryDetail } from './schema.ts';
+export { RUN_NUMBER, type SummaryDetail } from './schema.ts';
 export { failureLocations, getRunById, listRuns, previousRun, runNumbers, type RunRow } from './store.ts';
 export { triggerRun } from './trigger.ts';
 export { triggerSchema } from './schema.ts';

@@ -8,6 +8,8 @@ import type { ShardBegin } from './schema.ts';
 
 interface LockedRun {
   id: number;
+  /** Its number in the project: what pages and messages name it by. */
+  number: number;
   project_id: number;
   environment_id: number;
   state: RunState;
@@ -21,7 +23,7 @@ interface LockedRun {
  */
 export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mode: 'exclusive' | 'batch' = 'exclusive'): Promise<LockedRun> {
   const [run] = await sql<LockedRun[]>`
-    select id, project_id, environment_id, state, total_shards from test_runs
+    select id, number, project_id, environment_id, state, total_shards from test_runs
     where project_id = ${projectId} and id = ${runId} ${mode === 'batch' ? sql`for key share` : sql`for update`}`;
   const refusal = closedRunRefusal(run, runId);
   if (refusal) throw refusal;
@@ -35,8 +37,11 @@ export function closedRunRefusal(run: { state: RunState } | undefined, runId: nu
   return null;
 }
 
-/** A shard starts: the run is running, the shard's tests are listed in the run and the inventory. One transaction. */
-export function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<void> {
+/**
+ * A shard starts: the run is running, the shard's tests are listed in the run and the inventory.
+ * One transaction; answers the run's number in its project.
+ */
+export function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<number> {
   return retryingConflicts(() => pipelinedTransaction(sql, (tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
 }
 
@@ -46,7 +51,7 @@ export function beginShard(sql: Sql, projectId: number, runId: number, shard: nu
  * the run's other shards, each holding its key share, would make a begin wait, and every batch
  * asked for after it would then wait behind it.
  */
-async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<PipelinedWork<void>> {
+async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<PipelinedWork<number>> {
   const locked = lockOpenRun(sql, projectId, runId, 'batch');
   const startedAt = body.started_at ? new Date(body.started_at) : now;
   const written = Promise.all([
@@ -61,7 +66,7 @@ async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard
   written.catch(() => undefined);
   const run = await locked;
   if (shard > run.total_shards) throw new InvalidInputError(`path.shard: this run has ${run.total_shards} shard(s)`);
-  return { result: undefined, last: written };
+  return { result: run.number, last: written };
 }
 
 /**

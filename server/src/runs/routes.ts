@@ -25,6 +25,7 @@ import {
   runListResponse,
   runParams,
   runReadResponse,
+  RUN_NUMBER,
   shardBeginSchema,
   shardEndSchema,
   shardParams,
@@ -131,7 +132,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: 'Start (or join, by run_key) a report-only run: the reporter in your own CI, without a trigger',
     body: reportRunSchema,
     response: z.object({
-      data: z.object({ test_run: z.object({ id: z.number().int(), number: z.number().int().describe("the run's number in its project (#1 its first run)") }) }),
+      data: z.object({ test_run: z.object({ id: z.number().int(), number: RUN_NUMBER }) }),
     }),
     handler: async ({ body, scope }) => {
       const run = await startReportRun(sql, scope.projectId, body, clock(), actorOf(scope));
@@ -149,11 +150,15 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: shardParams,
     body: shardBeginSchema,
     response: z.object({
-      data: z.object({ success: z.boolean(), accepts_skip_reasons: z.boolean().describe("Results may carry a skipped test's `skip_reason`") }),
+      data: z.object({
+        success: z.boolean(),
+        accepts_final_fields: z.array(z.enum(OPTIONAL_FINAL_FIELDS)).describe("the optional fields of a result's final outcome this server stores"),
+        number: RUN_NUMBER,
+      }),
     }),
     handler: async ({ params, body, scope }) => {
-      await beginShard(sql, scope.projectId, params.id, params.shard, body, clock());
-      return { data: { success: true, accepts_final_fields: [...OPTIONAL_FINAL_FIELDS] } };
+      const number = await beginShard(sql, scope.projectId, params.id, params.shard, body, clock());
+      return { data: { success: true, accepts_final_fields: [...OPTIONAL_FINAL_FIELDS], number } };
     },
   });
 
@@ -182,13 +187,13 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: "A shard ends with Playwright's status; the last one completes the run",
     params: shardParams,
     body: shardEndSchema,
-    response: z.object({ data: z.object({ success: z.boolean(), state: z.string(), summary_url: z.string() }) }),
+    response: z.object({ data: z.object({ success: z.boolean(), state: z.string(), summary_url: z.string(), number: RUN_NUMBER }) }),
     handler: async ({ params, body, scope }) => {
       await endShard(sql, scope.projectId, params.id, params.shard, body, clock());
       const run = await store.getRun(sql, scope.projectId, params.id);
       if (!run) throw notFound('test run');
       if (isTerminal(run.state)) deps.jobs?.runEnded();
-      return { data: { success: true, state: run.state, summary_url: present(run).summary_url } };
+      return { data: { success: true, state: run.state, summary_url: present(run).summary_url, number: run.number } };
     },
   });
 }

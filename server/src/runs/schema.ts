@@ -20,6 +20,9 @@ import { OUTCOMES, RUN_STATES, TERMINAL_STATES } from '../states.ts';
 
 export { isTerminal, RUN_STATES, type RunState } from '../states.ts';
 
+/** A run's number in its project (#1 its first run): what pages and messages name it by; its `id` is for URLs and the API. */
+export const RUN_NUMBER = z.number().int().describe("the run's number in its project, #1 its first run: what pages and messages name it by");
+
 export const summaryDetailSchema = z
   .object({
     test_case_id: z.string(),
@@ -47,7 +50,7 @@ export const summaryDetailSchema = z
 export const testRunSchema = z
   .object({
     id: z.number().int().describe('the run in URLs and the API'),
-    number: z.number().int().describe("the run's number in its project, #1 its first run: what pages and messages name it by"),
+    number: RUN_NUMBER,
     state: z.enum(RUN_STATES),
     total_count: z.number().int(),
     success_count: z.number().int(),
