@@ -1,7 +1,8 @@
 // An agent runs several units of its run in one Playwright (its start paid once): the reporter
 // then reports each unit as the run's shard of its number, as if each had a Playwright of its own.
 // Each test goes to its unit by its id; a test no unit names (a setup project's, or one a location
-// selected beside the unit's) to the unit of its file, else to the batch's first unit.
+// selected beside the unit's) to the unit of its file, else to the batch's first unit. Each unit's
+// shard ends with its own status, from its own tests' final outcomes (unitStatus).
 import fs from 'node:fs';
 import type { Attempt, ListedTest } from './collect.ts';
 import type { ReporterSettings } from './settings.ts';
@@ -22,11 +23,31 @@ export function readUnits(env: NodeJS.ProcessEnv): UnitsFile['units'] | null {
   return units.length > 0 ? units : null;
 }
 
+/** What a unit's own tests came to: whether one failed, and whether each of them reached its final outcome. */
+export interface UnitOutcome {
+  failed: boolean;
+  complete: boolean;
+}
+
+/**
+ * A unit's shard's end status, from its own tests, not its batch-mates': when its Playwright did
+ * not pass, a unit whose every test ended takes `failed` or `passed` by its own; a unit with a test
+ * that never ended (the run timed out or was interrupted before it) takes Playwright's status, and
+ * so does every unit when Playwright reported an error of no test (a global setup's, a config's).
+ */
+export function unitStatus(overall: ShardEndStatus, unit: UnitOutcome, batchErrors: number): ShardEndStatus {
+  if (overall === 'passed' || batchErrors > 0 || !unit.complete) return overall;
+  return unit.failed ? 'failed' : 'passed';
+}
+
 /** One uploader per unit, each beginning, sending and ending its own shard. */
 export class UnitBatch {
   private readonly uploaders = new Map<number, Uploader>();
   private readonly first: Uploader;
   private readonly byTest = new Map<string, number>();
+  /** Each unit's tests as listed at start, and the final outcome of each that reached one. */
+  private readonly listed = new Map<number, string[]>();
+  private readonly finals = new Map<string, string>();
 
   constructor(
     settings: ReporterSettings,
@@ -52,17 +73,25 @@ export class UnitBatch {
       this.byTest.set(test.id, unit);
       tests.get(unit)?.push(test);
     }
+    for (const [unit, listed] of tests)
+      this.listed.set(
+        unit,
+        listed.map((test) => test.id),
+      );
     for (const [unit, uploader] of this.uploaders) uploader.start({ ...start, tests: tests.get(unit) ?? [] });
   }
 
   add(attempt: Attempt): void {
+    if (attempt.final) this.finals.set(attempt.test_id, attempt.final.outcome);
     const unit = this.byTest.get(attempt.test_id) ?? this.units[0]?.unit ?? 0;
     (this.uploaders.get(unit) ?? this.first).add(attempt);
   }
 
-  /** Ends every unit (the batch's errors are each one's), and says what was delivered as one report. */
+  /** Ends every unit with its own status (the batch's errors are each one's), and says what was delivered as one report. */
   async finish(status: ShardEndStatus, errors: string[]): Promise<DeliveryReport> {
-    const reports = await Promise.all([...this.uploaders.values()].map((uploader) => uploader.finish(status, errors)));
+    const reports = await Promise.all(
+      [...this.uploaders].map(([unit, uploader]) => uploader.finish(unitStatus(status, this.outcomeOf(unit), errors.length), errors)),
+    );
     const sum = (field: 'delivered' | 'total' | 'attached' | 'skipped') => reports.reduce((total, report) => total + report[field], 0);
     const last = reports[reports.length - 1] as DeliveryReport;
     return {
@@ -77,6 +106,11 @@ export class UnitBatch {
       summaryUrl: last.summaryUrl,
       unreachable: reports.find((report) => report.unreachable)?.unreachable ?? null,
     };
+  }
+
+  private outcomeOf(unit: number): UnitOutcome {
+    const outcomes = (this.listed.get(unit) ?? []).map((id) => this.finals.get(id));
+    return { failed: outcomes.includes('unexpected'), complete: outcomes.every((outcome) => outcome !== undefined) };
   }
 
   private unitOf(test: ListedTest): number {

@@ -5,11 +5,17 @@ import { postgresSettlesRejectedCopy } from './copyfix.ts';
 import { embeddedUrl, openEmbedded, readLiveLock } from './embedded.ts';
 
 /**
- * Keys of the advisory locks: one place, so that no two uses pick the same number. `rollups` and
- * `groupTitles` are the first of two keys, the project the second (the two-key form never meets
- * the one-key one).
+ * Keys of the advisory locks: one place, so that no two uses pick the same number. `rollups`,
+ * `groupTitles` and `agentLeases` are the first of two keys, the project (agentLeases: the run)
+ * the second (the two-key form never meets the one-key one).
  */
-export const ADVISORY_LOCK = { migrations: 4_715_002_231, demoSeed: 4_715_002_232, rollups: 4_715_002, groupTitles: 4_715_003 } as const;
+export const ADVISORY_LOCK = {
+  migrations: 4_715_002_231,
+  demoSeed: 4_715_002_232,
+  rollups: 4_715_002,
+  groupTitles: 4_715_003,
+  agentLeases: 4_715_004,
+} as const;
 
 export type Sql = postgres.Sql;
 /** A transaction's handle; store functions accept either. */

@@ -1,7 +1,8 @@
 // Units leased several at once, to run in one Playwright (its start paid once per batch): a batch
-// is of one runner project, within the agent's budget and its share of the work not done (so
-// batches shrink toward the end); each unit is reported and ended on its own by the
-// reporter, and a crash of the batch sends only its unended units to another agent. And a run
+// is of one runner project, within the agent's budget and its part of the work packed against the
+// run's other agents (the leases of one run taken one at a time); each unit is reported and ended
+// on its own by the reporter, with its own status, and a crash of the batch sends only its unended
+// units to another agent. And a run
 // none of whose agents is left to plan it ends `error` about a lease time after the last went silent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishUnplannedRuns } from '../../server/src/agents/index.ts';
@@ -76,16 +77,6 @@ describe('agents: batches of units', () => {
     return { runId, a };
   }
 
-  /** Ends the units' shards as their reporter would, with their tests passed. */
-  async function endUnits(runId: number, reporterKey: string, units: { unit: number; test_ids: string[] }[]) {
-    const reporter = client(server.url, reporterKey);
-    for (const { unit: shard, test_ids: ids } of units) {
-      await reporter.post(`/api/test-runs/${runId}/shards/${shard}/begin`, { tests: ids.map((id) => listedTest(id)) });
-      await reporter.post(`/api/test-runs/${runId}/results`, { shard, results: ids.map((id) => attempt(id)) });
-      expect((await reporter.post(`/api/test-runs/${runId}/shards/${shard}/end`, { status: 'passed' })).status).toBe(200);
-    }
-  }
-
   it('when an agent leases with a budget, then it gets the longest units of one runner project whose estimates fit in the budget', async () => {
     const { runId, a } = await plannedRun('batch-sizes');
     // One agent: its share is the whole 13 s; the budget of 6 s takes 4 s, then 2 s (3 s would pass it).
@@ -99,69 +90,104 @@ describe('agents: batches of units', () => {
     expect(beat.body.data.leased_units).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it("when two agents lease with budgets, then a batch is at most an agent's share of the work not done, shrinking as units end, and an agent without a budget gets one unit", async () => {
+  it('when two agents lease with budgets at the same moment, then their batches are one partition of the run (each unit once, none left over), and an agent without a budget gets one unit', async () => {
     const { runId, a } = await plannedRun('batch-two');
     const b = await join(runId, 'b');
-    // 13 s over 2 agents: 6.5 s each, whatever the budget.
-    const first = await lease(runId, a.agent.id, 60_000);
-    expect(files(first)).toEqual(['f601.spec.ts', 'f603.spec.ts']);
-    // An agent that asks for no budget (one before batches) gets one unit, as it always did.
-    const old = await lease(runId, b.agent.id);
-    expect(files(old)).toEqual(['f602.spec.ts']);
-    expect(old.unit.file).toBe('f602.spec.ts');
-    await endUnits(runId, a.reporter_key, [...first.units, ...old.units]);
-    // 4 s left (1 s of it firefox's): 2 s each.
-    expect(files(await lease(runId, a.agent.id, 60_000))).toEqual(['f604.spec.ts', 'f605.spec.ts']);
+    // 12 s of chromium over 2 agents: the run's lock takes the leases one at a time, so the second packs against the first.
+    const [one, two] = await Promise.all([lease(runId, a.agent.id, 60_000), lease(runId, b.agent.id, 60_000)]);
+    const chromium = [...one.units, ...two.units] as { unit: number; file: string; estimate_ms: number }[];
+    expect(chromium.map((u) => u.file).sort()).toEqual(['f601.spec.ts', 'f602.spec.ts', 'f603.spec.ts', 'f604.spec.ts', 'f605.spec.ts', 'f606.spec.ts']);
+    const sum = (units: { estimate_ms: number }[]) => units.reduce((total, u) => total + u.estimate_ms, 0);
+    expect([sum(one.units), sum(two.units)].sort()).toEqual([6000, 6000]);
+    // An agent that asks for no budget (one before batches) gets one unit, as it always did: firefox's.
+    const c = await join(runId, 'c');
+    const old = await lease(runId, c.agent.id);
+    expect(files(old)).toEqual(['f607.spec.ts']);
+    expect(old.unit.file).toBe('f607.spec.ts');
   });
 
-  it("when a batch runs in one Playwright, then the reporter ends each unit's shard with its own tests, and a crash sends only the unended units to another agent", async () => {
+  it('when an agent leases while another is part way through its batch, then it takes the work that evens out their ends', async () => {
+    const { runId, a } = await plannedRun('batch-later');
+    const b = await join(runId, 'b');
+    expect(files(await lease(runId, b.agent.id, 4000))).toEqual(['f601.spec.ts']);
+    // b has run 2.5 s of its 4 s: 1.5 s left. Of the 8 s of chromium free, a takes 5 s and leaves b 3 s
+    // (had b just leased its unit, a would take 6 s).
+    clock.advance(2500);
+    await as(b.agent.id).post(`/api/test-runs/${runId}/agents/${b.agent.id}/heartbeat`);
+    expect(files(await lease(runId, a.agent.id, 60_000))).toEqual(['f602.spec.ts', 'f604.spec.ts', 'f606.spec.ts']);
+  });
+
+  it("when a batch runs in one Playwright, then the reporter ends each unit's shard with its own tests and its own status, and a crash sends only the unended units to another agent", async () => {
     const { runId, a } = await plannedRun('batch-report');
     const b = await join(runId, 'b');
+    // 4 s with 1 s and 1 s beside, while b takes the 3 s, the 2 s and a 1 s unit.
     const batch = await lease(runId, a.agent.id, 60_000);
-    expect(files(batch)).toEqual(['f601.spec.ts', 'f603.spec.ts']);
-    const [one, two] = batch.units as { unit: number; runner_project: string; file: string; test_ids: string[] }[];
-    if (!one || !two) throw new Error('a batch of two');
+    expect(files(batch)).toEqual(['f601.spec.ts', 'f604.spec.ts', 'f605.spec.ts']);
+    const [one, two, three] = batch.units as { unit: number; runner_project: string; file: string; test_ids: string[] }[];
+    if (!one || !two || !three) throw new Error('a batch of three');
 
     const resolved = resolveSettings({}, { PROCTOR_URL: server.url, PROCTOR_API_KEY: a.reporter_key, PROCTOR_RUN_ID: String(runId) });
     if (!resolved.ok) throw new Error(resolved.reason);
-    const reporter = new UnitBatch(resolved.settings, [one, two]);
+    const reporter = new UnitBatch(resolved.settings, [one, two, three]);
     // A setup test no unit names goes with the unit of its file, else the batch's first.
     reporter.start({
       projectDir: '.',
-      tests: [listedTest(testId(601)), listedTest(testId(603)), listedTest(testId(699))],
+      tests: [listedTest(testId(601)), listedTest(testId(604)), listedTest(testId(605)), listedTest(testId(699))],
       complete: false,
       shard: 1,
       totalShards: 1,
       startedAt: new Date(),
     });
     reporter.add(attempt(testId(601)));
-    reporter.add(attempt(testId(603), { final: 'unexpected' }));
+    reporter.add(attempt(testId(604), { final: 'unexpected' }));
     reporter.add(attempt(testId(699)));
-    const report = await reporter.finish('failed', []);
+    // 605's test never ended: Playwright was interrupted first.
+    const report = await reporter.finish('interrupted', []);
     expect(report).toMatchObject({ runId, delivered: 3, total: 3, failures: [] });
     const shards = await server.sql<{ shard: number; status: string }[]>`
       select shard, status from test_run_shards where test_run_id = ${runId} order by shard`;
+    // Each unit's own: 601's passed (its setup test too), 604's failed, 605's had a test that never ended.
     expect(shards).toEqual([
-      { shard: one.unit, status: 'failed' },
+      { shard: one.unit, status: 'passed' },
       { shard: two.unit, status: 'failed' },
+      { shard: three.unit, status: 'interrupted' },
     ]);
     const results = await server.sql<{ test_id: string; shard: number }[]>`
       select test_case_id as test_id, shard from test_results where test_run_id = ${runId} order by test_case_id`;
     expect(results.map((row) => [row.test_id, row.shard])).toEqual([
       [testId(601), one.unit],
-      [testId(603), two.unit],
+      [testId(604), two.unit],
       [testId(699), one.unit],
     ]);
 
-    // 7 s left over 2 agents: 3.5 s each, so the 3 s unit alone. Its Playwright is killed before the
-    // reporter ended it: each unit of a batch crashes on its own, and goes (once) to the other agent.
+    // b is idle: the two split the 7 s left (3, 2, 1 and firefox's 1), so a's next batch is the 3 s
+    // unit alone. Its Playwright is killed before the reporter ended it: each unit of a batch crashes
+    // on its own, and goes (once) to the other agent.
     const next = await lease(runId, a.agent.id, 60_000);
     expect(files(next)).toEqual(['f602.spec.ts']);
     for (const crashed of next.units) {
       const answer = await as(a.agent.id).post(`/api/test-runs/${runId}/units/${crashed.unit}/crash`, { agent_id: a.agent.id, error: 'killed' });
       expect(answer.body.data).toEqual({ retried: true });
     }
+    // a holds nothing now: b takes the 3 s unit, a's part of the rest is the 2 s and a 1 s one.
     expect(files(await lease(runId, b.agent.id, 60_000))).toEqual(['f602.spec.ts']);
+  });
+
+  it("when a batch's Playwright reports an error of no test, then every unit's shard ends with Playwright's status", async () => {
+    const { runId, a } = await plannedRun('batch-global-error');
+    const batch = await lease(runId, a.agent.id, 60_000);
+    const [one, two] = batch.units as { unit: number; runner_project: string; file: string; test_ids: string[] }[];
+    if (!one || !two) throw new Error('a batch of two');
+    const resolved = resolveSettings({}, { PROCTOR_URL: server.url, PROCTOR_API_KEY: a.reporter_key, PROCTOR_RUN_ID: String(runId) });
+    if (!resolved.ok) throw new Error(resolved.reason);
+    const reporter = new UnitBatch(resolved.settings, [one, two]);
+    const ids = [...one.test_ids, ...two.test_ids];
+    reporter.start({ projectDir: '.', tests: ids.map((id) => listedTest(id)), complete: false, shard: 1, totalShards: 1, startedAt: new Date() });
+    for (const id of ids) reporter.add(attempt(id));
+    await reporter.finish('failed', ['Error: globalTeardown failed']);
+    const shards = await server.sql<{ status: string }[]>`
+      select status from test_run_shards where test_run_id = ${runId} and shard = any(${[one.unit, two.unit]}::int[]) order by shard`;
+    expect(shards).toEqual([{ status: 'failed' }, { status: 'failed' }]);
   });
 
   it('when every agent of a run goes silent before planning it, then the sweep ends it `error` naming them a lease time later, and not before', async () => {

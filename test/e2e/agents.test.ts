@@ -263,7 +263,7 @@ describe('agents pulling one run of a real suite', () => {
     }
   });
 
-  it("when one agent runs the suite alone, then it runs its units in batches, one Playwright each (setup once per batch), each unit's shard holding its own file's results", async () => {
+  it("when one agent runs the suite alone, then it runs its units in batches, one Playwright each (setup once per batch), each unit's shard holding its own file's results and ending with its own status", async () => {
     const agent = startAgent('build-batches', 'solo', { LOG_LEVEL: 'info' }, 'proctor-ci');
     const runId = await runOfKey('build-batches');
     expect(await agent.exited, agent.output()).toBe(0);
@@ -295,6 +295,12 @@ describe('agents pulling one run of a real suite', () => {
     const shards = await server.sql<{ status: string }[]>`select status from test_run_shards where test_run_id = ${runId}`;
     expect(shards).toHaveLength(6);
     expect(shards.every((shard) => shard.status !== 'crashed')).toBe(true);
+    // Each unit's shard ends with its own tests' status, not its batch's: failed only where its own test failed.
+    const statuses = await server.sql<{ shard: number; status: string; failing: boolean }[]>`
+      select s.shard, s.status, exists (select 1 from test_results r where r.test_run_id = s.test_run_id and r.shard = s.shard and r.is_final and r.outcome = 'failed') as failing
+      from test_run_shards s where s.test_run_id = ${runId} order by s.shard`;
+    expect(statuses.filter((shard) => shard.failing)).toHaveLength(1);
+    for (const shard of statuses) expect(shard.status, `shard ${shard.shard}`).toBe(shard.failing ? 'failed' : 'passed');
   });
 
   it('when an agent is killed in the middle of a unit, then another agent runs the unit and no result is lost or recorded twice', async () => {

@@ -5,12 +5,13 @@
 import { meanDurations } from '../analytics/index.ts';
 import type { Actor } from '../audit/index.ts';
 import { createAgentToken, createRunKey } from '../auth/index.ts';
-import type { Sql, Tx } from '../db.ts';
+import { ADVISORY_LOCK, type Sql, type Tx } from '../db.ts';
 import { environmentForReport } from '../environments/index.ts';
 import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
 import { distributeToAgents, endShard, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
 import { isTerminal, type RunState } from '../states.ts';
 import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.ts';
+import { packBatch } from './pack.ts';
 import {
   addAgent,
   agentName,
@@ -18,13 +19,12 @@ import {
   extendLeases,
   insertUnits,
   isPlanner,
-  activeAgents,
   freeUnits,
   joinOrder,
   leaseNext,
   leaseUnits,
   lockUnit,
-  remainingEstimates,
+  otherAgents,
   recordCrash,
   remainingUnits,
   touchAgent,
@@ -182,15 +182,14 @@ export interface Lease {
  * The next unit for the agent, held for `leaseMs`; none when every unit is done or held, or the
  * run ended, or it is not planned yet (then `plan` says whether this agent is to plan it).
  *
- * With `budgetMs`, the agent runs several units in one Playwright (paying its start once): after
- * the longest free unit come the next longest of its runner project while their estimates sum to
- * at most the budget and to at most the agent's share of the work not done yet (held or free,
- * over the agents heard from), so that the first batches split the run about evenly and the last
- * ones, as the work left shrinks, are single short units that even out the agents' ends. (A share
- * of the free work alone, over twice the agents, starts Playwright about four times as often:
- * 1.30 × the ideal against 1.08 × for bench/agents' real-shaped suite with a 4 s start, simulated
- * with estimates 20% off.) A unit never run counts as the mean of the run's known units; with none
- * known, a batch is at most the free units over twice the agents.
+ * With `budgetMs`, the agent runs several units in one Playwright (paying its start once): the
+ * longest free unit, and the units packBatch gives it beside, within the budget: the free units
+ * shared out over the run's agents heard from, each to the one with the least work left (what it
+ * holds, less the time since it leased it). The run's leases are taken one at a time (a lock per
+ * run), so that agents leasing at once are packed against one another: their first batches are one
+ * partition of the run, and no unit is left over for a second Playwright start. (Each agent packing
+ * against its share of the work it could see left a 15 s unit out of bench/agents' first batches:
+ * 1.28 × the ideal.)
  */
 export function leaseUnit(
   sql: Sql,
@@ -202,51 +201,24 @@ export function leaseUnit(
   budgetMs: number | null = null,
 ): Promise<Lease> {
   return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.agentLeases}, ${runId})`;
     const run = await runOfAgent(tx, projectId, runId, agentId, now);
     const lease = { units: [], remaining: 0, state: run.state, planned: run.planned, plan: false };
     if (isTerminal(run.state)) return lease;
     if (!run.planned) return { ...lease, plan: await isPlanner(tx, runId, agentId, now, leaseMs) };
     const until = new Date(now.getTime() + leaseMs);
     const activeSince = new Date(now.getTime() - leaseMs);
-    const first = await leaseNext(tx, runId, agentId, now, until, activeSince);
-    const units = first ? [first] : [];
-    if (first && budgetMs !== null) units.push(...(await leaseMore(tx, runId, agentId, first, budgetMs, now, until, activeSince)));
+    let units: Unit[];
+    if (budgetMs === null) {
+      const next = await leaseNext(tx, runId, agentId, now, until, activeSince);
+      units = next ? [next] : [];
+    } else {
+      const free = await freeUnits(tx, runId, agentId, now, activeSince);
+      const others = await otherAgents(tx, runId, agentId, now, activeSince);
+      units = await leaseUnits(tx, runId, agentId, packBatch({ free, others, budget_ms: budgetMs }), now, until);
+    }
     return { ...lease, units, remaining: await remainingUnits(tx, runId) };
   });
-}
-
-/** The units that join `first` in one batch (see leaseUnit), leased to the agent. */
-async function leaseMore(tx: Tx, runId: number, agentId: number, first: Unit, budgetMs: number, now: Date, until: Date, activeSince: Date): Promise<Unit[]> {
-  const free = await freeUnits(tx, runId, agentId, now, activeSince);
-  const agents = await activeAgents(tx, runId, agentId, activeSince);
-  // The work not done yet, this lease's and the other agents' included: each agent's share of it.
-  const remaining = await remainingEstimates(tx, runId);
-  const known = remaining.filter((ms): ms is number => ms !== null);
-  const sameProject = free.filter((unit) => unit.runner_project === first.runner_project);
-  if (known.length === 0) {
-    // Nothing to size by: a share of the free units by count, halved, as they may be of any length.
-    const most = Math.ceil((free.length + 1) / (2 * agents)) - 1;
-    return leaseUnits(
-      tx,
-      runId,
-      agentId,
-      sameProject.slice(0, Math.max(0, most)).map((unit) => unit.unit),
-      now,
-      until,
-    );
-  }
-  const mean = known.reduce((a, b) => a + b, 0) / known.length;
-  const estimate = (unit: Unit) => unit.estimate_ms ?? mean;
-  const share = remaining.reduce<number>((sum, ms) => sum + (ms ?? mean), 0) / agents;
-  const most = Math.min(budgetMs, share);
-  const chosen: number[] = [];
-  let sum = estimate(first);
-  for (const unit of sameProject) {
-    if (sum + estimate(unit) > most) continue;
-    sum += estimate(unit);
-    chosen.push(unit.unit);
-  }
-  return leaseUnits(tx, runId, agentId, chosen, now, until);
 }
 
 /** The agent is alive: its leases are extended. The run's state tells it of a cancel. */

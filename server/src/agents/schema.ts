@@ -118,7 +118,7 @@ export const leaseSchema = z
       .nullable()
       .default(null)
       .describe(
-        "lease several units at once, to run in one Playwright: their estimates summing to about this (never more than the run's remaining work over twice its agents); null: one unit",
+        "lease several units at once, to run in one Playwright: their estimates summing to at most this, and to no more than the agent's part of the free work shared out over the run's agents by the work each has left; null: one unit",
       ),
   })
   .strict()

@@ -55,7 +55,7 @@ export async function leaseNext(sql: Tx, runId: number, agentId: number, now: Da
       for update of u skip locked
       limit 1
     )
-    update test_run_units u set agent_id = ${agentId}, leased_until = ${leasedUntil}, leases = u.leases + 1
+    update test_run_units u set agent_id = ${agentId}, leased_until = ${leasedUntil}, leased_at = ${now}, leases = u.leases + 1
     from next where u.test_run_id = ${runId} and u.unit = next.unit
     returning u.unit, u.runner_project, u.file, u.tests, u.test_ids, u.estimate_ms`;
   return unit ?? null;
@@ -82,26 +82,31 @@ export async function freeUnits(sql: Tx, runId: number, agentId: number, now: Da
 export async function leaseUnits(sql: Tx, runId: number, agentId: number, units: number[], now: Date, leasedUntil: Date): Promise<Unit[]> {
   if (units.length === 0) return [];
   const rows = await sql<Unit[]>`
-    update test_run_units u set agent_id = ${agentId}, leased_until = ${leasedUntil}, leases = u.leases + 1
+    update test_run_units u set agent_id = ${agentId}, leased_until = ${leasedUntil}, leased_at = ${now}, leases = u.leases + 1
     where u.test_run_id = ${runId} and u.unit = any(${units}::int[]) and (u.leased_until is null or u.leased_until < ${now})
     returning u.unit, u.runner_project, u.file, u.tests, u.test_ids, u.estimate_ms`;
   return units.flatMap((unit) => rows.filter((row) => row.unit === unit));
 }
 
-/** The run's agents heard from since `activeSince`, this one counted (at least 1). */
-export async function activeAgents(sql: Tx, runId: number, agentId: number, activeSince: Date): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from test_run_agents where test_run_id = ${runId} and (last_seen_at >= ${activeSince} or id = ${agentId})`;
-  return Math.max(1, row?.n ?? 1);
-}
-
-/** The estimates of the run's units not done yet (held or free); null for a unit never run. */
-export async function remainingEstimates(sql: Tx, runId: number): Promise<(number | null)[]> {
-  const rows = await sql<{ estimate_ms: number | null }[]>`
-    select u.estimate_ms from test_run_units u
-    where u.test_run_id = ${runId}
-      and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)`;
-  return rows.map((row) => row.estimate_ms);
+/**
+ * The run's other agents heard from since `activeSince`, each with the estimates of the units it
+ * holds and has not ended (null for a unit never run) and the time since it leased them.
+ */
+export async function otherAgents(
+  sql: Tx,
+  runId: number,
+  agentId: number,
+  now: Date,
+  activeSince: Date,
+): Promise<{ held: (number | null)[]; elapsed_ms: number }[]> {
+  const rows = await sql<{ held: (number | null)[]; leased_at: Date | null }[]>`
+    select coalesce(array_agg(u.estimate_ms order by u.unit) filter (where u.unit is not null), '{}') as held, min(u.leased_at) as leased_at
+    from test_run_agents a
+    left join test_run_units u on u.test_run_id = a.test_run_id and u.agent_id = a.id and u.leased_until >= ${now}
+      and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)
+    where a.test_run_id = ${runId} and a.id <> ${agentId} and a.last_seen_at >= ${activeSince}
+    group by a.id order by a.id`;
+  return rows.map((row) => ({ held: row.held, elapsed_ms: row.leased_at ? Math.max(0, now.getTime() - new Date(row.leased_at).getTime()) : 0 }));
 }
 
 /** Units of the run not done yet (held or not). */
