@@ -40,7 +40,7 @@ export async function packPackages(into: string): Promise<Packed> {
 
 /** The server's environment for a test: quiet, one HTTP process, none of this process's database settings. */
 function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', DATABASE_URL: '', ...env };
+  return { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', PROCTOR_CHECK_RESPONSES: 'true', DATABASE_URL: '', ...env };
 }
 
 /**

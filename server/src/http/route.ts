@@ -5,6 +5,7 @@ import { authorize, type Person, requestPerson, requestScope, type Role, type Ru
 import { type BodyWatch, watchBody } from './body.ts';
 import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
 import { flatError, generalError } from './openapi.ts';
+import { checkAnswers } from './response-check.ts';
 
 /** The run and agent an agent's own route names. */
 type AgentTarget = { runId: number; agentId: number };
@@ -79,6 +80,8 @@ export interface RouteContext {
   registry: OpenAPIRegistry;
   /** How long a streamed body may send nothing before it is dropped (PROCTOR_UPLOAD_IDLE_S); 30 s if not given. */
   uploadIdleMs?: number;
+  /** Every JSON answer checked against its documented schema, a mismatch a 500 (PROCTOR_CHECK_RESPONSES; the tests turn it on). */
+  checkResponses?: boolean;
 }
 
 const NEVER = new AbortController().signal;
@@ -234,8 +237,13 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
     },
   };
   ctx.registry.registerPath(config);
+  // What each success status's body is, as the document above says: null where it is not JSON.
+  const documented = new Map<number, z.ZodType | null>(
+    [status, ...Object.keys(spec.alsoAnswers ?? {}).map(Number)].map((code) => [code, spec.response ?? null]),
+  );
 
   (spec.public ? ctx.open : ctx.api)[spec.method](spec.path, async (req: Request, res: Response) => {
+    if (ctx.checkResponses) checkAnswers(res, operation, documented);
     // Who asks is settled first, in the general shape every route answers 401, 403 and a missing project in.
     const person = spec.person ? requestPerson(res) : null;
     const scope = spec.public || spec.person ? (undefined as unknown as Scope) : requestScope(res);

@@ -149,7 +149,12 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: shardParams,
     body: shardBeginSchema,
     response: z.object({
-      data: z.object({ success: z.boolean(), accepts_skip_reasons: z.boolean().describe("Results may carry a skipped test's `skip_reason`") }),
+      data: z.object({
+        success: z.boolean(),
+        accepts_final_fields: z
+          .array(z.enum(OPTIONAL_FINAL_FIELDS))
+          .describe("The optional fields of a result's `final` this server takes (`skip_reason`, `failed_steps`, `stack_frames`); a reporter sends no other"),
+      }),
     }),
     handler: async ({ params, body, scope }) => {
       await beginShard(sql, scope.projectId, params.id, params.shard, body, clock());
