@@ -124,6 +124,21 @@ module.exports = {
       to: { path: '^server/src/http/' },
     },
     {
+      name: 'the-badge-package-stands-alone',
+      comment:
+        'The badge renderer (the package @proctor/badge, badge/) is a library anyone can call: it imports nothing of the server or the reporter, only its own files and its two renderers.',
+      severity: 'error',
+      from: { path: '^badge/' },
+      to: { path: '^(server|reporter)/' },
+    },
+    {
+      name: 'badges-are-drawn-by-the-badges-feature',
+      comment: 'Only the badges feature draws badges (@proctor/badge); the rest of the server links to them.',
+      severity: 'error',
+      from: { path: '^server/src/', pathNot: '^server/src/badges/' },
+      to: { path: '^badge/' },
+    },
+    {
       name: 'every-module-in-a-layer',
       comment: 'A new folder or file of server/src goes into one of the layers above.',
       severity: 'error',
@@ -132,8 +147,9 @@ module.exports = {
     },
   ],
   options: {
-    // The reporter's toolchain and agent too, as the server imports them (built), for the rules above.
-    includeOnly: '^(server/src/|reporter/dist/(toolchain|agent|cli/agent))',
+    // The reporter's toolchain and agent too, as the server imports them (built), and the badge
+    // package, its sources and as the server imports it (built), for the rules above.
+    includeOnly: '^(server/src/|badge/(src|dist)/|reporter/dist/(toolchain|agent|cli/agent))',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.mjs', '.js'], exportsFields: ['exports'], conditionNames: ['import', 'default'] },

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'action/dist/', 'reporter/dist/', 'server/dist/', '.tmp/', '.proctor/', 'test-results/', 'playwright-report/'] },
+  { ignores: ['node_modules/', 'action/dist/', 'badge/dist/', 'reporter/dist/', 'server/dist/', '.tmp/', '.proctor/', 'test-results/', 'playwright-report/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -21,7 +21,7 @@ const embeddedPassLeavesOut =
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'badge/test/**/*.test.ts'],
     // The release check (npm run release:check, vitest.release.config.ts) builds and publishes the packages: it runs alone.
     exclude: [...configDefaults.exclude, 'test/release/**', ...embeddedPassLeavesOut],
     globalSetup: ['test/global-setup.ts'],

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MANIFESTS = ['package.json', 'server/package.json', 'reporter/package.json', 'action/package.json'];
+const MANIFESTS = ['package.json', 'server/package.json', 'reporter/package.json', 'badge/package.json', 'action/package.json'];
 
 export function versions() {
   return Object.fromEntries(MANIFESTS.map((file) => [file, JSON.parse(fs.readFileSync(path.join(root, file), 'utf8')).version]));

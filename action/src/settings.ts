@@ -22,8 +22,7 @@ export interface Settings {
 
 export class SettingsError extends Error {}
 
-/** The server package's `proctor`, of the version this action is. */
-/** The reporter package's proctor-ci (its one bin): Node alone, nothing of the server installed. */
+/** The reporter package's proctor-ci (its one bin), of the version this action is: Node alone, nothing of the server installed. */
 export const DEFAULT_AGENT_COMMAND = 'npx --yes @proctor/reporter@0.1.0';
 
 type Input = (name: string) => string;
@@ -80,7 +79,7 @@ function envOverrides(raw: string): { name: string; value: string }[] {
     });
 }
 
-/** The command that runs `proctor`: its words, split on spaces. */
+/** The command that runs the agent (`proctor-ci`, or the server package's `proctor`): its words, split on spaces. */
 function agentCommand(raw: string): string[] {
   const words = raw.trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) throw new SettingsError('input agent-command must name the command that runs proctor-ci (or proctor)');

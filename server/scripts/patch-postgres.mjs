@@ -1,86 +1,45 @@
-// Two fixes to postgres.js 3.4.9, applied at install until a release carries them. Where the code a
-// fix patches has moved, it says so and leaves that file alone: an install never fails on it, and
-// the server, which checks for the fixes when it starts (server/src/copyfix.ts), then says so and
-// writes results without COPY.
+// Two fixes to postgres.js 3.4.9, applied at install until a release carries them, from the patch
+// file patch-package made: server/patches/postgres+3.4.9.patch (docs/decisions/dependency-patches.md).
+// In this repository the root's postinstall applies it with `patch-package --error-on-fail`, so an
+// install whose postgres.js the patch no longer fits fails there. Where @proctor/server is installed
+// as a package, postgres.js sits wherever npm hoisted it, which patch-package's command (it patches
+// the node_modules of the folder it runs in) does not find: this applies the same file with
+// patch-package's own applyPatch in the folder that holds that node_modules. There a patch that
+// does not fit never fails the install: it says so, and the server, which checks for the fixes when
+// it starts (server/src/copyfix.ts), then says so too and writes results without COPY.
 //
 // - A `COPY … FROM STDIN` writable that the server rejects after its data was sent never settles
-//   (porsager/postgres#1173): the error is lost and, inside `sql.begin`, the transaction hangs with
-//   its connection. Result ingestion relies on a COPY failing cleanly (a retried batch then takes
-//   the idempotent insert): the one-line fix of porsager/postgres#1183.
+//   (porsager/postgres#1173): the one-line fix of porsager/postgres#1183.
 // - Under load a `sql.begin` can write its BEGIN without reserving the connection
-//   (porsager/postgres#823, #1189): the BEGIN's answer is then refused as UNSAFE_TRANSACTION (a 500)
-//   and the open transaction goes back to the pool, where unrelated statements run inside it. The
-//   reservation is skipped when the connection's pipeline is full or its socket is busy, and a
-//   drained socket or a busy connection's next query hands a reserved connection out again. The
-//   three changes of porsager/postgres#1207: a BEGIN that is written reserves its connection and
-//   takes no more queries behind it, a queued BEGIN waits for a free connection rather than
-//   pipelining onto a busy one, and a drained socket leaves a reserved connection reserved.
-import fs from 'node:fs';
+//   (porsager/postgres#823, #1189): the three changes of porsager/postgres#1207.
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
-// The package's exports hide package.json; its CommonJS entry is cjs/src/index.js.
-const root = path.resolve(path.dirname(require.resolve('postgres')), '..', '..');
-const FOLDERS = ['src', 'cjs/src', 'cf/src'];
+const PATCH = fileURLToPath(new URL('../patches/postgres+3.4.9.patch', import.meta.url));
 
-/** Each change: the file, the text it replaces, and its replacement (which names its issue, so a patched file is told by it). */
-const CHANGES = [
-  {
-    file: 'connection.js',
-    issue: 'porsager/postgres#1173',
-    from: '  function errored(err) {\n',
-    to: '  function errored(err) {\n    final && (final(err), final = null) // porsager/postgres#1183\n',
-  },
-  {
-    file: 'connection.js',
-    issue: 'porsager/postgres#823',
-    from: [
-      '      return write(toBuffer(q))',
-      '        && !q.describeFirst',
-      '        && !q.cursorFn',
-      '        && sent.length < max_pipeline',
-      '        && (!q.options.onexecute || q.options.onexecute(connection))',
-    ].join('\n'),
-    to: [
-      '      const written = write(toBuffer(q))',
-      '      if (q.options.onexecute) // porsager/postgres#823: a written BEGIN reserves its connection',
-      '        return q.options.onexecute(connection), false',
-      '      return written',
-      '        && !q.describeFirst',
-      '        && !q.cursorFn',
-      '        && sent.length < max_pipeline',
-    ].join('\n'),
-  },
-  {
-    file: 'connection.js',
-    issue: 'porsager/postgres#823',
-    from: '  function drain() {\n    !query && onopen(connection)\n',
-    to: '  function drain() {\n    !query && !connection.reserved && onopen(connection) // porsager/postgres#823\n',
-  },
-  {
-    file: 'index.js',
-    issue: 'porsager/postgres#823',
-    from: '    busy.length\n      ? go(busy.shift(), query)\n      : queries.push(query)\n',
-    to: '    busy.length && !query.options.onexecute // porsager/postgres#823: a BEGIN waits for a free connection\n      ? go(busy.shift(), query)\n      : queries.push(query)\n',
-  },
-];
-
-let patchedFolders = 0;
-for (const folder of FOLDERS) {
-  if (!fs.existsSync(path.join(root, folder, 'connection.js'))) continue;
-  patchedFolders++;
-  for (const change of CHANGES) {
-    const target = path.join(root, folder, change.file);
-    const text = fs.readFileSync(target, 'utf8');
-    if (text.includes(change.to)) continue;
-    if (!text.includes(change.from)) {
-      console.warn(
-        `@proctor/server: ${target} no longer has the code the fix of ${change.issue} changes; left unpatched (check the issue against this version)`,
-      );
-      continue;
-    }
-    fs.writeFileSync(target, text.replace(change.from, change.to));
+try {
+  const { applyPatch } = require('patch-package/dist/applyPatches');
+  const { getPackageDetailsFromPatchFilename } = require('patch-package/dist/PackageDetails');
+  // The package's exports hide package.json; its CommonJS entry is cjs/src/index.js.
+  const root = path.resolve(path.dirname(require.resolve('postgres')), '..', '..');
+  if (path.basename(root) !== 'postgres' || path.basename(path.dirname(root)) !== 'node_modules') {
+    throw new Error(`postgres.js is at ${root}, not in a node_modules folder`);
   }
+  const applied = applyPatch({
+    patchFilePath: PATCH,
+    reverse: false,
+    patchDetails: getPackageDetailsFromPatchFilename(path.basename(PATCH)),
+    patchDir: 'patches',
+    // The folder whose node_modules holds postgres.js: the patch names its files node_modules/postgres/….
+    cwd: path.dirname(path.dirname(root)),
+    bestEffort: false,
+  });
+  if (!applied)
+    console.warn(
+      `@proctor/server: ${PATCH} does not fit the postgres.js at ${root}; left unpatched (check porsager/postgres#1173 and #823 against this version)`,
+    );
+} catch (error) {
+  console.warn(`@proctor/server: postgres.js left unpatched: ${error instanceof Error ? error.message : String(error)}`);
 }
-if (patchedFolders === 0) console.warn(`@proctor/server: no postgres.js connection.js found under ${root}; left unpatched`);

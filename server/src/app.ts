@@ -45,7 +45,7 @@ export function createApp(input: AppInput) {
   const registry = createRegistry();
   const api = Router();
   const open = Router();
-  const ctx: RouteContext = { api, open, registry, uploadIdleMs: deps.config.uploadIdleMs };
+  const ctx: RouteContext = { api, open, registry, uploadIdleMs: deps.config.uploadIdleMs, checkResponses: deps.config.checkResponses };
   // Null when the server sends no mail: pages then show the links to pass on.
   const mailer = createMailer(deps.config.mail, deps.logger);
 

@@ -30,6 +30,7 @@ const envSchema = z.object({
   PROCTOR_SYNC_WAIT_S: z.coerce.number().min(0.1).default(300),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_GROUP_COMMIT: z.enum(['true', 'false']).default('true'),
+  PROCTOR_CHECK_RESPONSES: z.enum(['true', 'false']).default('false'),
   PROCTOR_HTTP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], 'must be auto or a whole number from 1 to 64').default('auto'),
   PROCTOR_RUNNER_USER: z.string().min(1).default('nobody'),
   PROCTOR_DEMO: z.enum(['true', 'false']).default('true'),
@@ -164,6 +165,8 @@ export interface Config {
   dbPoolMax: number;
   /** Result batches that arrive together are written in one transaction (PostgreSQL only). */
   groupCommit: boolean;
+  /** Every JSON answer is checked against its documented schema; a mismatch fails the request (the tests turn it on). */
+  checkResponses: boolean;
   /** Processes serving HTTP, `auto` for one per core; more than one needs PostgreSQL. */
   httpWorkers: number | 'auto';
   /** The unprivileged user that runs suites when the server runs as root. */
@@ -218,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     syncWaitMs: e.PROCTOR_SYNC_WAIT_S * 1000,
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
     groupCommit: e.PROCTOR_GROUP_COMMIT === 'true',
+    checkResponses: e.PROCTOR_CHECK_RESPONSES === 'true',
     httpWorkers: e.PROCTOR_HTTP_WORKERS,
     runnerUser: e.PROCTOR_RUNNER_USER,
     demo: e.PROCTOR_DEMO === 'true',

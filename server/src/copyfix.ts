@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-// postgres.js 3.4.9 has two faults the package's postinstall (scripts/patch-postgres.mjs) fixes:
+// postgres.js 3.4.9 has two faults the package's postinstall fixes (scripts/patch-postgres.mjs applies
+// patches/postgres+3.4.9.patch with patch-package):
 // it never settles a `COPY … FROM STDIN` that the server rejects after its data was sent
 // (porsager/postgres#1173), and under load a `sql.begin` can lose its connection's reservation
 // (porsager/postgres#823). An install with scripts turned off (`--ignore-scripts`, npm's

@@ -5,7 +5,7 @@ import { throwawayDatabase } from '../helpers/database.ts';
 // Under load postgres.js 3.4.9 can write a transaction's BEGIN without reserving its connection
 // (porsager/postgres#823): the BEGIN's answer is refused as UNSAFE_TRANSACTION (a 500 from a
 // reporting route, seen in bench/load at 2,000 shards) and the open transaction goes back to the
-// pool. The package's postinstall fixes it (server/scripts/patch-postgres.mjs). The scenario is the
+// pool. The package's postinstall fixes it (server/patches/postgres+3.4.9.patch). The scenario is the
 // issue's reproduction: a small pool with a short pipeline, one connection open and two opening
 // while all three are given slow statements, then plain queries and transactions queued behind.
 

@@ -13,7 +13,7 @@ export interface ServerProcess {
 export function spawnProctor(args: string[], env: Record<string, string>): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/bin.ts', ...args], {
     // One HTTP process unless a test asks for workers: a cluster per test server would only cost start-up CPU.
-    env: { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', PROCTOR_CHECK_RESPONSES: 'true', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   return serverProcess(child);

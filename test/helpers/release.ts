@@ -8,6 +8,7 @@ import { type ServerProcess, serverProcess } from './process.ts';
 const run = promisify(execFile);
 
 export interface Packed {
+  badge: string;
   reporter: string;
   server: string;
   /** One line per tarball: its name, packed and unpacked sizes, file count. */
@@ -15,13 +16,17 @@ export interface Packed {
 }
 
 /**
- * Both packages packed from this repository into `into`. Their prepack builds what `npm ci`'s
+ * The three packages packed from this repository into `into`. Their prepack builds what `npm ci`'s
  * prepare has built already; it is skipped so that no other test file sees `dist` rewritten under it.
  */
 export async function packPackages(into: string): Promise<Packed> {
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '-w', '@proctor/reporter', '-w', '@proctor/server', '--json', '--pack-destination', into], {
-    cwd: ROOT,
-  });
+  const { stdout } = await run(
+    'npm',
+    ['pack', '--ignore-scripts', '-w', '@proctor/badge', '-w', '@proctor/reporter', '-w', '@proctor/server', '--json', '--pack-destination', into],
+    {
+      cwd: ROOT,
+    },
+  );
   const packed = JSON.parse(stdout) as { name: string; filename: string; size: number; unpackedSize: number; files: unknown[] }[];
   const tarball = (name: string) => {
     const entry = packed.find((p) => p.name === name);
@@ -29,6 +34,7 @@ export async function packPackages(into: string): Promise<Packed> {
     return path.join(into, path.basename(entry.filename));
   };
   return {
+    badge: tarball('@proctor/badge'),
     reporter: tarball('@proctor/reporter'),
     server: tarball('@proctor/server'),
     sizes: packed.map(
@@ -40,16 +46,18 @@ export async function packPackages(into: string): Promise<Packed> {
 
 /** The server's environment for a test: quiet, one HTTP process, none of this process's database settings. */
 function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', DATABASE_URL: '', ...env };
+  return { ...process.env, LOG_LEVEL: 'warn', PROCTOR_HTTP_WORKERS: '1', PROCTOR_CHECK_RESPONSES: 'true', DATABASE_URL: '', ...env };
 }
 
 /**
  * `proctor <args>` as a user starts it from the tarballs: `npx` in `cwd`, in a process group of its
- * own so that a signal reaches the server behind npm. The reporter's tarball goes along because the
- * server depends on a reporter that is not on the registry yet.
+ * own so that a signal reaches the server behind npm. The reporter's and the badge's tarballs go along
+ * because the server depends on a reporter and a badge renderer that are not on the registry yet.
  */
 export function npxProctor(packed: Packed, args: string[], cwd: string, env: Record<string, string> = {}): ServerProcess {
-  return serverProcess(spawn('npx', ['--yes', '-p', packed.reporter, '-p', packed.server, 'proctor', ...args], { cwd, env: serverEnv(env), detached: true }));
+  return serverProcess(
+    spawn('npx', ['--yes', '-p', packed.badge, '-p', packed.reporter, '-p', packed.server, 'proctor', ...args], { cwd, env: serverEnv(env), detached: true }),
+  );
 }
 
 /** `proctor <args>` from a folder where the tarballs were installed with npm. */

@@ -70,6 +70,8 @@ export async function startTestServer(
     // Jobs look for work often here: a test waits on them.
     PROCTOR_EXECUTOR_POLL_MS: '100',
     PROCTOR_HEARTBEAT_MS: '500',
+    // Every JSON answer is checked against its documented schema: drift fails the test that meets it.
+    PROCTOR_CHECK_RESPONSES: 'true',
     ...options.env,
   });
   const clock = options.clock ?? new TestClock();

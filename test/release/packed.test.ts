@@ -108,7 +108,7 @@ describe('the packed server, started with npx from its tarballs in an empty fold
 
   it('when installed with install scripts turned off, then it installs and serves, says once that postgres.js is unpatched, and stores a retried batch once', async () => {
     const folder = fs.mkdtempSync(path.join(scratch, 'no-scripts-'));
-    await run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', packed.reporter, packed.server], {
+    await run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', packed.badge, packed.reporter, packed.server], {
       cwd: folder,
       timeout: 170_000,
     });

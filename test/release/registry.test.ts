@@ -59,7 +59,7 @@ beforeAll(async () => {
     env: { ...process.env, npm_config_userconfig: registry.publisherConfig },
     timeout: 300_000,
   });
-  timings.push(`published both packages in ${seconds(Date.now() - started)}`);
+  timings.push(`published the three packages in ${seconds(Date.now() - started)}`);
   packed = await packPackages(scratch);
   await removeNpxInstalls(isProctors);
 }, 600_000);
@@ -73,6 +73,7 @@ afterAll(async () => {
 
 describe('the packages the registry serves', () => {
   it.each([
+    ['@proctor/badge', ['package/dist/index.js', 'package/dist/index.d.ts', 'package/fonts/DejaVuSans.ttf', 'package/fonts/DejaVuSans.LICENSE']],
     ['@proctor/reporter', ['package/dist/index.js', 'package/dist/index.d.ts']],
     ['@proctor/server', ['package/bin/proctor.js', 'package/dist/bin.js', 'package/migrations/001_principals.sql', 'package/examples/playwright.config.ts']],
   ])(

@@ -25,9 +25,11 @@ interface Workflow {
 }
 
 describe('one version, one release', () => {
-  it('when the packages, the root and the action are read, then they carry one version, and the server depends on that reporter', () => {
-    expect(Object.values(versions() as Record<string, string>)).toEqual([version, version, version, version]);
-    expect((JSON.parse(read('server/package.json')) as { dependencies: Record<string, string> }).dependencies['@proctor/reporter']).toBe(version);
+  it('when the packages, the root and the action are read, then they carry one version, and the server depends on that reporter and that badge', () => {
+    expect(Object.values(versions() as Record<string, string>)).toEqual([version, version, version, version, version]);
+    const serverDependencies = (JSON.parse(read('server/package.json')) as { dependencies: Record<string, string> }).dependencies;
+    expect(serverDependencies['@proctor/reporter']).toBe(version);
+    expect(serverDependencies['@proctor/badge']).toBe(version);
   });
 
   it("when CHANGELOG.md is read, then it keeps an Unreleased section above the version's dated one, which says what it brings", () => {
@@ -64,7 +66,7 @@ describe('the release workflow', () => {
 
   it('when it publishes, then it runs the command the release check publishes with, with provenance, and releases the tarballs with the notes and moves the major tag', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
-    expect(scripts['release:publish']).toBe('npm publish --workspace @proctor/reporter --workspace @proctor/server');
+    expect(scripts['release:publish']).toBe('npm publish --workspace @proctor/badge --workspace @proctor/reporter --workspace @proctor/server');
     expect(steps('publish').map((step) => step.run ?? step.uses)).toEqual(
       expect.arrayContaining(['npm run release:publish -- --provenance', 'node release/notes.mjs "$GITHUB_REF_NAME" > "$RUNNER_TEMP/notes.md"']),
     );

@@ -69,15 +69,15 @@ function resultJson(exitCode: ExitCode, run: RunView | null, runId: number | nul
   };
 }
 
-/**
- * Prints how the command ended (the summary, or the JSON document) and exits with its code once
- * stdout has taken it all (a pipe may be asynchronous). Never settles: nothing runs after it.
- */
 /** Set by the first end: a signal's cancel and the wait may both reach one, and only the first speaks. */
 let finished = false;
 /** The run's number in its project, once read: what the lines name it by. */
 let runNumber: number | null = null;
 
+/**
+ * Prints how the command ended (the summary, or the JSON document) and exits with its code once
+ * stdout has taken it all (a pipe may be asynchronous). Never settles: nothing runs after it.
+ */
 function finish(settings: RunSettings | null, exitCode: ExitCode, run: RunView | null, runId: number | null, note: string | null): Promise<never> {
   if (finished) return new Promise<never>(() => {});
   finished = true;

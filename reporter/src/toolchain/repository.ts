@@ -134,17 +134,17 @@ export interface Checkout {
   headSha: string | null;
 }
 
-/**
- * The repository at a branch (at `commit` of it when given: the one a run's agents share), in a
- * folder of its own: a cached bare clone per repository, fetched and checked out into the run's
- * folder (`runs/<folder>` under the work root). A plain folder is used where it is.
- */
 /** The branch checked out in `dir`; null when its HEAD is detached or it is no git checkout. */
 export async function currentBranch(dir: string): Promise<string | null> {
   const name = await git(['rev-parse', '--abbrev-ref', 'HEAD'], dir).catch(() => null);
   return name && name !== 'HEAD' ? name : null;
 }
 
+/**
+ * The repository at a branch (at `commit` of it when given: the one a run's agents share), in a
+ * folder of its own: a cached bare clone per repository, fetched and checked out into the run's
+ * folder (`runs/<folder>` under the work root). A plain folder is used where it is.
+ */
 export async function checkout(
   repository: Repository,
   branch: string | null,

@@ -1,4 +1,4 @@
-import type { BadgeSpec } from './schema.ts';
+import type { BadgeSpec } from '@proctor/badge/spec';
 import type { BadgeQuery } from './schema.ts';
 import type { BadgeState } from './store.ts';
 

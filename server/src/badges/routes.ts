@@ -1,3 +1,4 @@
+import { BADGE_CONTENT_TYPES, type BadgeFormat } from '@proctor/badge/spec';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { HttpError } from '../http/errors.ts';
@@ -14,7 +15,6 @@ const CACHE_CONTROL = 'public, max-age=60, s-maxage=60, stale-while-revalidate=3
 /** PNG renders a client may start at once, and per second after: a README's badges, many times over. */
 const PNG_RENDER_BURST = 30;
 const PNG_RENDERS_PER_SECOND = 5;
-const CONTENT_TYPES = { svg: 'image/svg+xml; charset=utf-8', png: 'image/png', json: 'application/json; charset=utf-8' } as const;
 
 export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
   const rendered = new LruCache<RenderedBadge>(RENDERED_BADGES_KEPT);
@@ -45,7 +45,7 @@ export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ params, query, req, res }) => {
       const dot = params.file.lastIndexOf('.');
       const slug = params.file.slice(0, dot);
-      const format = params.file.slice(dot + 1) as keyof typeof CONTENT_TYPES;
+      const format = params.file.slice(dot + 1) as BadgeFormat;
       const { spec, found } = badgeSpec(await stateOf(params.project_id, slug), query);
       const key = JSON.stringify([format, format === 'png' ? query.scale : '1', spec]);
       let badge = rendered.get(key);
@@ -58,14 +58,9 @@ export function badgeRoutes(ctx: RouteContext, deps: AppDeps): void {
       }
       if (!badge) {
         // Loaded at the first badge drawn: badge-maker and resvg are a tenth of a process's memory.
-        const { renderPng, renderSvg } = await import('./render.ts');
-        const body =
-          format === 'json'
-            ? Buffer.from(JSON.stringify({ schemaVersion: 1, label: spec.label, message: spec.message, color: spec.color }))
-            : format === 'png'
-              ? renderPng(renderSvg(spec), query.scale === '2' ? 2 : 1)
-              : Buffer.from(renderSvg(spec));
-        badge = { body, contentType: CONTENT_TYPES[format], etag: etagOf(key) };
+        const { renderBadge } = await import('@proctor/badge');
+        const body = renderBadge(spec, format, { scale: query.scale === '2' ? 2 : 1 });
+        badge = { body, contentType: BADGE_CONTENT_TYPES[format], etag: etagOf(key) };
         rendered.set(key, badge);
       }
       res.status(found ? 200 : 404);

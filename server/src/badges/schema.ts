@@ -1,17 +1,6 @@
+import { BADGE_STYLES } from '@proctor/badge/spec';
 import { z } from 'zod';
 import { positiveId } from '../http/fields.ts';
-
-export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge', 'social'] as const;
-export type BadgeStyle = (typeof BADGE_STYLES)[number];
-
-/** What a badge says, as render.ts draws it. */
-export interface BadgeSpec {
-  label: string;
-  message: string;
-  color: string;
-  labelColor?: string;
-  style: BadgeStyle;
-}
 
 const colour = z
   .string()

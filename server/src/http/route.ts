@@ -5,6 +5,7 @@ import { authorize, type Person, requestPerson, requestScope, type Role, type Ru
 import { type BodyWatch, watchBody } from './body.ts';
 import { describeZodError, type ErrorShape, ValidationError } from './errors.ts';
 import { flatError, generalError } from './openapi.ts';
+import { checkAnswers } from './response-check.ts';
 
 /** The run and agent an agent's own route names. */
 type AgentTarget = { runId: number; agentId: number };
@@ -12,7 +13,17 @@ type AgentTarget = { runId: number; agentId: number };
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
-interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
+/**
+ * One operation. `S` is what its handler gets as `scope` and `W` as `person`: a project's scope on a
+ * route behind a key, a person on a `person` operation, null where there is none (a public route).
+ */
+interface RouteSpec<
+  P extends AnyObject,
+  Q extends AnyObject,
+  B extends z.ZodType,
+  S extends Scope | null = Scope | null,
+  W extends Person | null = Person | null,
+> {
   method: Method;
   /** Express syntax, `/api/snoozes/:id`; documented as `/api/snoozes/{id}`. */
   path: string;
@@ -54,13 +65,15 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
    */
   person?: 'instance-admin' | 'person';
   errorShape?: ErrorShape;
-  handler: (input: {
+  // A method, so that each overload of addRoute below (a scope, a person, neither) is one of this.
+  handler(input: {
     params: z.infer<P>;
     query: z.infer<Q>;
     body: z.infer<B>;
-    scope: Scope;
+    /** The key's project and role; null on a public route and a `person` operation. */
+    scope: S;
     /** Set on a `person` operation instead of `scope`. */
-    person: Person | null;
+    person: W;
     req: Request;
     res: Response;
     /**
@@ -68,7 +81,7 @@ interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodTyp
      * `uploadIdleMs`: a handler that reads `req` stops on it, leaving nothing behind.
      */
     signal: AbortSignal;
-  }) => Promise<unknown>;
+  }): Promise<unknown>;
 }
 
 export interface RouteContext {
@@ -79,6 +92,8 @@ export interface RouteContext {
   registry: OpenAPIRegistry;
   /** How long a streamed body may send nothing before it is dropped (PROCTOR_UPLOAD_IDLE_S); 30 s if not given. */
   uploadIdleMs?: number;
+  /** Every JSON answer checked against its documented schema, a mismatch a 500 (PROCTOR_CHECK_RESPONSES; the tests turn it on). */
+  checkResponses?: boolean;
 }
 
 const NEVER = new AbortController().signal;
@@ -174,8 +189,23 @@ export function roleNeededFor(api: string): Role | null {
 
 /**
  * Registers one route: the Express handler and its OpenAPI entry, from the same zod schemas
- * that validate its params, query and body.
+ * that validate its params, query and body. This one is behind a key: its handler gets the key's
+ * project scope (`scope`), and no person.
  */
+export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+  ctx: RouteContext,
+  spec: RouteSpec<P, Q, B, Scope, null> & { public?: false; person?: undefined },
+): void;
+/** A public route: no key, no scope, no person. */
+export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+  ctx: RouteContext,
+  spec: RouteSpec<P, Q, B, null, null> & { public: true; person?: undefined },
+): void;
+/** An operation outside any project, for a person: its handler gets the person, no scope. */
+export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+  ctx: RouteContext,
+  spec: RouteSpec<P, Q, B, null, Person> & { public?: false; person: 'instance-admin' | 'person' },
+): void;
 export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(ctx: RouteContext, spec: RouteSpec<P, Q, B>): void {
   const status = spec.status ?? 200;
   const needs: Role = spec.needs ?? (spec.method === 'get' ? 'viewer' : 'admin');
@@ -234,27 +264,31 @@ export function addRoute<P extends AnyObject, Q extends AnyObject, B extends z.Z
     },
   };
   ctx.registry.registerPath(config);
+  // What each success status's body is, as the document above says: null where it is not JSON.
+  const documented = new Map<number, z.ZodType | null>(
+    [status, ...Object.keys(spec.alsoAnswers ?? {}).map(Number)].map((code) => [code, spec.response ?? null]),
+  );
 
   (spec.public ? ctx.open : ctx.api)[spec.method](spec.path, async (req: Request, res: Response) => {
+    if (ctx.checkResponses) checkAnswers(res, operation, documented);
     // Who asks is settled first, in the general shape every route answers 401, 403 and a missing project in.
     const person = spec.person ? requestPerson(res) : null;
-    const scope = spec.public || spec.person ? (undefined as unknown as Scope) : requestScope(res);
+    const scope = spec.public || spec.person ? null : requestScope(res);
     if (spec.errorShape) res.locals.errorShape = spec.errorShape;
     if (person) {
       const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
       const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
       const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body') : (undefined as z.infer<B>);
-      const result = await watched(ctx, req, res, (signal) =>
-        spec.handler({ params, query, body, scope: undefined as unknown as Scope, person, req, res, signal }),
-      );
+      const result = await watched(ctx, req, res, (signal) => spec.handler({ params, query, body, scope: null, person, req, res, signal }));
       if (!res.headersSent) res.status(status).json(result);
       return;
     }
     // A role is checked before the input (a viewer is refused whatever it sent); a run's, once the input says which run.
-    const runBound = !spec.public && (scope.principal.kind === 'run' || scope.principal.kind === 'agent');
-    if (!spec.public && (!runBound || (!spec.run && !spec.agent && !spec.joins))) authorize(scope, operation, needs, null, spec.agent !== undefined);
+    const runBound = scope !== null && (scope.principal.kind === 'run' || scope.principal.kind === 'agent');
+    if (scope && (!runBound || (!spec.run && !spec.agent && !spec.joins))) authorize(scope, operation, needs, null, spec.agent !== undefined);
     // A run-bound credential names its run (and agent) before anything else is read: the path and body as sent.
-    if (runBound) authorize(scope, operation, needs, runTargetOf(spec, req.params as z.infer<P>, (req.body ?? {}) as z.infer<B>), spec.agent !== undefined);
+    if (scope && runBound)
+      authorize(scope, operation, needs, runTargetOf(spec, req.params as z.infer<P>, (req.body ?? {}) as z.infer<B>), spec.agent !== undefined);
     const params = spec.params ? parseInput(spec.params, req.params, 'path') : ({} as z.infer<P>);
     const query = spec.query ? parseInput(spec.query, req.query, 'query') : ({} as z.infer<Q>);
     const body = spec.body ? parseInput(spec.body, req.body ?? {}, 'body', res.locals.bodyMayHoldNul !== false) : (undefined as z.infer<B>);

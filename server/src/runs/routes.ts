@@ -152,7 +152,9 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: z.object({
       data: z.object({
         success: z.boolean(),
-        accepts_final_fields: z.array(z.enum(OPTIONAL_FINAL_FIELDS)).describe("the optional fields of a result's final outcome this server stores"),
+        accepts_final_fields: z
+          .array(z.enum(OPTIONAL_FINAL_FIELDS))
+          .describe("The optional fields of a result's `final` this server takes (`skip_reason`, `failed_steps`, `stack_frames`); a reporter sends no other"),
         number: RUN_NUMBER,
       }),
     }),

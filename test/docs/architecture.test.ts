@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// docs/architecture.md is where a newcomer learns the layout: it names every folder of the server,
+// every top-level module, every package of the workspace, and the features in the order the layer
+// check ranks them.
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const doc = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+const named = (name: string) => doc.includes(`\`${name}\``);
+
+describe('docs/architecture.md', () => {
+  it('when the folders and modules of server/src are listed, then it names each of them', () => {
+    const entries = fs.readdirSync(path.join(ROOT, 'server/src'), { withFileTypes: true });
+    const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => `${entry.name}/`);
+    const modules = entries.filter((entry) => entry.isFile() && entry.name.endsWith('.ts')).map((entry) => entry.name);
+    expect(folders.length).toBeGreaterThan(20);
+    expect([...folders, ...modules].filter((name) => !named(name))).toEqual([]);
+  });
+
+  it("when the root's workspaces are read, then it names each package's folder and its npm name", () => {
+    const root = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
+    expect(root.workspaces).toEqual(expect.arrayContaining(['badge', 'reporter', 'server']));
+    const missing = root.workspaces.flatMap((folder) => {
+      const { name } = JSON.parse(fs.readFileSync(path.join(ROOT, folder, 'package.json'), 'utf8')) as { name: string };
+      return [`${folder}/`, name].filter((text) => !named(text));
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it("when the layer check's features are read, then the features row lists them in the same order", () => {
+    const source = fs.readFileSync(path.join(ROOT, '.dependency-cruiser.cjs'), 'utf8');
+    const listed = /const features = \[([\s\S]*?)\];/.exec(source)?.[1] ?? '';
+    const features = [...listed.matchAll(/^\s*'([\w-]+)',/gm)].map((match) => match[1]);
+    const row = doc.split('\n').find((line) => line.startsWith('| features |')) ?? '';
+    const documented = [...row.split('(in that order')[0]!.matchAll(/`([\w-]+)\/`/g)].map((match) => match[1]);
+    expect(features.length).toBeGreaterThan(20);
+    expect(documented).toEqual(features);
+  });
+});
