@@ -125,3 +125,33 @@ describe('a JUnit failure uploaded twice', () => {
     expect(html.slice(html.indexOf('New failures'), html.indexOf('Still failing'))).not.toContain('test_total_with_tax');
   });
 });
+
+describe('many JUnit failures of a few groups', () => {
+  /** Three failures with one message in one class (one group), and another class's failure; `passing` of the three pass. */
+  const MANY = (passing: number) => `<testsuite name="com.acme.Stock" tests="4">
+${[0, 1, 2]
+  .map((n) =>
+    n < passing
+      ? `<testcase name="reserves ${n}" classname="com.acme.StockTest"/>`
+      : `<testcase name="reserves ${n}" classname="com.acme.StockTest"><failure message="stock service unavailable" type="java.net.ConnectException">java.net.ConnectException: stock service unavailable</failure></testcase>`,
+  )
+  .join('\n')}
+<testcase name="ships" classname="com.acme.ShippingTest"><failure message="expected: &lt;1&gt; but was: &lt;2&gt;" type="org.opentest4j.AssertionFailedError"/></testcase>
+</testsuite>`;
+
+  it('when they are uploaded twice, then each group counts its members once and a sighting of each failure per upload', async () => {
+    const first = await upload('many-1', MANY(0));
+    expect(first.failed_tests).toHaveLength(4);
+    const second = await upload('many-2', MANY(1));
+    expect(second.failed_tests).toHaveLength(3);
+    const groups = await server.sql<{ title: string; member_count: number; occurrence_count: number; last_test_run_id: number; events: number }[]>`
+      select g.title, g.member_count, g.occurrence_count, g.last_test_run_id,
+             (select count(*)::int from failure_group_events e where e.project_id = g.project_id and e.group_id = g.id) as events
+      from failure_groups g where g.project_id = ${projectId} and g.title like any (array['%stock service unavailable%', '%expected: <1> but was: <2>%'])
+      order by g.member_count desc`;
+    expect(groups).toEqual([
+      expect.objectContaining({ member_count: 3, occurrence_count: 5, last_test_run_id: second.test_run.id, events: 5 }),
+      expect.objectContaining({ member_count: 1, occurrence_count: 2, last_test_run_id: second.test_run.id, events: 2 }),
+    ]);
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -204,5 +205,98 @@ describe('the format of a file', () => {
     const none = await upload([empty]);
     fs.rmSync(dir, { recursive: true, force: true });
     expect(none).toMatchObject({ status: 400, error: expect.stringMatching(/^empty\.xml:1: is empty: /) });
+  });
+});
+
+/** An NUnit 3 result of one failed test whose attachments are `paths`, shaped as nunit3-console writes it; `attribute`: as xUnit.net v3's NUnit report names them. */
+function nunitNaming(paths: string[], attribute = false): string {
+  const attachments = paths
+    .map((named) =>
+      attribute ? `<attachment filePath="${named}" description="${path.basename(named)}" />` : `<attachment><filePath>${named}</filePath></attachment>`,
+    )
+    .join('');
+  return `<?xml version="1.0" encoding="utf-8" standalone="no"?><test-run id="2" testcasecount="1" result="Failed" total="1" passed="0" failed="1" inconclusive="0" skipped="0" asserts="0" engine-version="3.16.3.0" start-time="2026-11-26 08:00:00Z" end-time="2026-11-26 08:00:01Z" duration="1.02"><test-suite type="Assembly" id="0-1002" name="Shop.Tests.dll" fullname="/src/Shop.Tests/bin/Release/net8.0/Shop.Tests.dll" runstate="Runnable" testcasecount="1" result="Failed" site="Child" total="1" passed="0" failed="1" inconclusive="0" skipped="0" asserts="1"><test-suite type="TestFixture" id="0-1000" name="CartTests" fullname="Shop.Tests.CartTests" classname="Shop.Tests.CartTests" runstate="Runnable" testcasecount="1" result="Failed" site="Child" total="1" passed="0" failed="1" inconclusive="0" skipped="0" asserts="1"><test-case id="0-1001" name="ChecksOut" fullname="Shop.Tests.CartTests.ChecksOut" methodname="ChecksOut" classname="Shop.Tests.CartTests" runstate="Runnable" seed="1902677290" result="Failed" start-time="2026-11-26 08:00:00Z" end-time="2026-11-26 08:00:01Z" duration="0.951" asserts="1"><failure><message><![CDATA[  Expected: 2
+  But was:  1
+]]></message><stack-trace><![CDATA[   at Shop.Tests.CartTests.ChecksOut() in /src/Shop.Tests/CartTests.cs:line 29
+]]></stack-trace></failure><attachments>${attachments}</attachments><assertions><assertion result="Failed"><message><![CDATA[  Expected: 2
+  But was:  1
+]]></message></assertion></assertions></test-case></test-suite></test-suite></test-run>`;
+}
+
+describe('the files a report names, sent by `proctor-ci upload`', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-named-'));
+  });
+  afterAll(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A file of its own text under `dir`; the text's sha256. */
+  function planted(file: string): string {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const text = `${path.basename(file)} ${Math.random()}`;
+    fs.writeFileSync(file, text);
+    return createHash('sha256').update(text).digest('hex');
+  }
+
+  async function attachedTo(runId: number): Promise<{ name: string; sha256: string }[]> {
+    return server.sql<{ name: string; sha256: string }[]>`
+      select a.name, b.sha256 from test_attachments a join artifact_blobs b on b.id = a.blob_id where a.test_run_id = ${runId} order by a.name, b.sha256`;
+  }
+
+  async function sent(files: string[], runKey: string, extra: string[] = []): Promise<{ code: number | null; stderr: string; runId: number }> {
+    const result = await proctorCi(['upload', ...files, '--environment', 'unit', '--run-key', runKey, '--json', ...extra], { url: server.url, key }, {});
+    return { code: result.code, stderr: result.stderr, runId: JSON.parse(result.stdout).test_run.id };
+  }
+
+  it("when an NUnit 3 result names its test's files by absolute and by relative paths, then both are sent as the failed attempt's attachments", async () => {
+    const root = path.join(dir, 'nunit');
+    const absolute = path.join(root, 'TestResults', 'screenshots', 'checkout.png');
+    const shot = planted(absolute);
+    const log = planted(path.join(root, 'TestResults', 'logs', 'checkout.log'));
+    const xml = path.join(root, 'TestResults', 'TestResult.xml');
+    fs.writeFileSync(xml, nunitNaming([absolute, 'logs/checkout.log']));
+    const result = await sent([xml], 'named-nunit');
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('2 attachment(s) uploaded');
+    expect(await attachedTo(result.runId)).toEqual([
+      { name: 'checkout', sha256: log },
+      { name: 'screenshot', sha256: shot },
+    ]);
+  });
+
+  it("when xUnit.net v3's NUnit report names its files in the system's temporary folder, then they are sent from under an --attachments-root, and skipped with a warning without one", async () => {
+    const root = path.join(dir, 'xunit-v3');
+    // xUnit.net v3 writes each test's attachments to <temp>/<test's unique id>/, named by the attachment and its media type.
+    const temp = path.join(root, 'tmp');
+    const named = path.join(temp, '5c2a0ea5d1a33e6d2a6c1f4d8c0a7c4f1e1b2a3d', 'cart-state.txt');
+    const state = planted(named);
+    const xml = path.join(root, 'reports', 'results.nunit.xml');
+    fs.mkdirSync(path.dirname(xml), { recursive: true });
+    fs.writeFileSync(xml, nunitNaming([named], true));
+    const skipped = await sent([xml], 'named-xunit-v3-outside');
+    expect(skipped.stderr).toContain(`proctor: warning: skipped ${named}, named in results.nunit.xml`);
+    expect(await attachedTo(skipped.runId)).toEqual([]);
+    const result = await sent([xml], 'named-xunit-v3', ['--attachments-root', temp]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('1 attachment(s) uploaded');
+    expect(await attachedTo(result.runId)).toEqual([{ name: 'cart-state', sha256: state }]);
+  });
+
+  it("when a vstest TRX file names its results' files, then they are sent from the run's deployment folder beside it", async () => {
+    const root = path.join(dir, 'trx');
+    const trx = path.join(root, 'TestResults', 'ReadsResultsReturnsCorrectValues.trx');
+    fs.mkdirSync(path.dirname(trx), { recursive: true });
+    // As `dotnet test --logger trx` lays them out: <results>/<run deployment>/In/<result's folder>/<file>.
+    const text = fs
+      .readFileSync(path.join(ATTACHING, 'actions-runner/ReadsResultsReturnsCorrectValues.trx'), 'utf8')
+      .replace('</Description>', '</Description><Deployment runDeploymentRoot="runner_DIGANR-DEV4 2026-11-26 08_00_00" />');
+    fs.writeFileSync(trx, text);
+    const deployment = path.join(root, 'TestResults', 'runner_DIGANR-DEV4 2026-11-26 08_00_00', 'In');
+    const x = planted(path.join(deployment, '48ec1e47-b9df-43b9-aef2-a2cc8742353d', 'DIGANR-DEV4', 'x.txt'));
+    const result = await sent([trx], 'named-trx');
+    expect(result.stderr).toContain('1 attachment(s) uploaded');
+    expect(await attachedTo(result.runId)).toEqual([{ name: 'x', sha256: x }]);
   });
 });

@@ -35,9 +35,8 @@ async function attachInTx(
   testCaseId: string,
   by: AttachedBy,
   now: Date,
-  groupLocked = false,
 ): Promise<Member> {
-  if (!groupLocked) await store.lockGroup(tx, projectId, groupId, await store.firstFailure(tx, run.id, testCaseId), now);
+  await store.lockGroup(tx, projectId, groupId, await store.firstFailure(tx, run.id, testCaseId), now);
   const events = await store.memberEvents(tx, projectId, groupId, testCaseId);
   const decision = decideAttach(events, by.source, run.id);
   if (decision !== 'nothing') {
@@ -66,8 +65,8 @@ async function attachInTx(
  * titled and are labelled new or known as every other's. Groups are taken in id order (no two
  * uploads lock two groups in opposite orders).
  */
-/** Failures attached together on the pipelined connection. */
-const ATTACHED_AT_ONCE = 64;
+/** Failures attached together: their logs read at once (bounded, as a log grows by a sighting a run). */
+const ATTACHED_AT_ONCE = 500;
 
 export async function attachShardFailures(tx: Tx, projectId: number, runId: number, shard: number, by: AttachedBy, now: Date): Promise<number> {
   const [run] = await tx<{ environment_id: number }[]>`select environment_id from test_runs where project_id = ${projectId} and id = ${runId}`;
@@ -78,16 +77,36 @@ export async function attachShardFailures(tx: Tx, projectId: number, runId: numb
     order by failure_group_id, test_case_id`;
   const where = { id: runId, environmentId: run.environment_id };
   // A known failure's groups are there already (the usual case from the second build on): they are
-  // locked at once in id order, then each failure's steps are sent together, pipelined on the
-  // transaction's connection: thousands of failures wait for a few round trips, not five each.
+  // locked at once in id order, then the failures are attached a chunk at a time, each chunk's
+  // logs read in one statement and its events written in another, and each group's rollups moved
+  // once by all its failures: thousands of failures are a few statements, not three each.
   // A group to make is made one at a time, in id order, as its title may be another new one's.
   const groups = [...new Set(failed.map((row) => row.failure_group_id))];
   if ((await store.existingGroups(tx, projectId, groups)) === groups.length && (await store.lockGroups(tx, projectId, groups)) === groups.length) {
+    const changes = new Map<string, { groupId: string; memberDelta: number; sightings: number }>();
     for (let at = 0; at < failed.length; at += ATTACHED_AT_ONCE) {
-      await Promise.all(
-        failed.slice(at, at + ATTACHED_AT_ONCE).map((row) => attachInTx(tx, projectId, row.failure_group_id, where, row.test_case_id, by, now, true)),
+      const chunk = failed.slice(at, at + ATTACHED_AT_ONCE);
+      const logs = await store.membersEvents(
+        tx,
+        projectId,
+        chunk.map((row) => ({ groupId: row.failure_group_id, testCaseId: row.test_case_id })),
       );
+      const events: { group_id: string; test_case_id: string; kind: 'attach' | 'sighting' }[] = [];
+      for (const row of chunk) {
+        const decision = decideAttach(logs.get(`${row.failure_group_id}\u0000${row.test_case_id}`) ?? [], by.source, runId);
+        if (decision === 'nothing') continue;
+        events.push({ group_id: row.failure_group_id, test_case_id: row.test_case_id, kind: decision });
+        const change = changes.get(row.failure_group_id) ?? { groupId: row.failure_group_id, memberDelta: 0, sightings: 0 };
+        // An attach makes a new or detached member active; a sighting leaves the count as it is.
+        if (decision === 'attach') change.memberDelta++;
+        change.sightings++;
+        changes.set(row.failure_group_id, change);
+      }
+      const common = { source: by.source, actor_id: by.actorId, test_run_id: runId, environment_id: run.environment_id, occurred_at: now };
+      await store.appendEvents(tx, projectId, common, events);
     }
+    // The groups' rollups as each attach moves them, summed: one update of each group, not one a failure.
+    await store.applySightings(tx, projectId, [...changes.values()], { at: now, testRunId: runId }, now);
     return failed.length;
   }
   for (const row of failed) await attachInTx(tx, projectId, row.failure_group_id, where, row.test_case_id, by, now);

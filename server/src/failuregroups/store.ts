@@ -97,6 +97,65 @@ export async function appendEvent(sql: Tx, projectId: number, groupId: string, e
             ${event.environment_id}, ${event.occurred_at})`;
 }
 
+/** The member events of each (group, test) pair, in the log's order, by `${group}\u0000${test}`: one statement for many failures. */
+export async function membersEvents(sql: Tx, projectId: number, pairs: { groupId: string; testCaseId: string }[]): Promise<Map<string, MemberEvent[]>> {
+  const byPair = new Map<string, MemberEvent[]>();
+  if (pairs.length === 0) return byPair;
+  const rows = await sql<(MemberEvent & { group_id: string })[]>`
+    select e.group_id, e.test_case_id, e.kind, e.source, e.actor_id, e.test_run_id, e.environment_id, e.occurred_at
+    from failure_group_events e
+    join unnest(${pairs.map((pair) => pair.groupId)}::text[], ${pairs.map((pair) => pair.testCaseId)}::text[]) as p(group_id, test_case_id)
+      on e.group_id = p.group_id and e.test_case_id = p.test_case_id
+    where e.project_id = ${projectId}
+    order by e.id`;
+  for (const { group_id: groupId, ...event } of rows) {
+    const key = `${groupId}\u0000${event.test_case_id}`;
+    const events = byPair.get(key);
+    if (events) events.push(event);
+    else byPair.set(key, [event]);
+  }
+  return byPair;
+}
+
+/** Appends events of one source, run and moment to groups' logs, in the order given: one statement. */
+export async function appendEvents(
+  sql: Tx,
+  projectId: number,
+  common: Omit<MemberEvent, 'test_case_id' | 'kind'>,
+  events: { group_id: string; test_case_id: string; kind: MemberEvent['kind'] }[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await sql`
+    insert into failure_group_events (project_id, group_id, test_case_id, kind, source, actor_id, test_run_id, environment_id, occurred_at)
+    select ${projectId}, e.group_id, e.test_case_id, e.kind, ${common.source}, ${common.actor_id}::text, ${common.test_run_id}::int,
+           ${common.environment_id}::int, ${common.occurred_at}
+    from unnest(${events.map((e) => e.group_id)}::text[], ${events.map((e) => e.test_case_id)}::text[], ${events.map((e) => e.kind)}::text[])
+         with ordinality as e(group_id, test_case_id, kind, n)
+    order by e.n`;
+}
+
+/** Moves many groups' rollups by their sightings in one run (`applyToRollups`, summed per group): one statement. */
+export async function applySightings(
+  sql: Tx,
+  projectId: number,
+  changes: { groupId: string; memberDelta: number; sightings: number }[],
+  sighting: { at: Date; testRunId: number },
+  now: Date,
+): Promise<void> {
+  if (changes.length === 0) return;
+  await sql`
+    update failure_groups g set
+      member_count = g.member_count + c.member_delta,
+      occurrence_count = g.occurrence_count + c.sightings,
+      last_seen_at = greatest(g.last_seen_at, ${sighting.at}),
+      last_test_run_id = ${sighting.testRunId}::int,
+      status = case when g.status = 'resolved' then 'open' else g.status end,
+      updated_at = ${now}
+    from unnest(${changes.map((c) => c.groupId)}::text[], ${changes.map((c) => c.memberDelta)}::int[], ${changes.map((c) => c.sightings)}::int[])
+         as c(group_id, member_delta, sightings)
+    where g.project_id = ${projectId} and g.id = c.group_id and c.sightings > 0`;
+}
+
 /**
  * Moves the group's rollups by one event, under the group's row lock: members now active change
  * by `memberDelta`, a sighting adds an occurrence and is when and where it was seen last, and a

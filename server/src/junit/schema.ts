@@ -21,8 +21,13 @@ export const JUNIT_LIMITS = {
   depth: 64,
   /** Characters of the names (and file) of the testsuites around a testcase, which its id hashes; beyond, a 400. */
   suiteChars: 8000,
-  /** Attempts written to the database at once. */
-  batch: 1000,
+  /**
+   * Attempts written to the database at once: up to this many, or fewer once their text (output,
+   * errors) reaches `batchChars`. Fewer, larger statements for the usual small testcases; the text
+   * held per batch (two are held: one written while the next is read) bounded whatever they log.
+   */
+  batch: 4000,
+  batchChars: 4_000_000,
 } as const;
 
 const optionalText = (max: number) => z.string().min(1).max(max).optional();

@@ -64,10 +64,25 @@ function repeated(start: TestStart): JunitFileError {
   );
 }
 
+/** The characters an attempt holds as text (its output, its errors, its stack), for the batch's bound. */
+function textOf(attempt: Attempt): number {
+  const final = attempt.final;
+  const frames = final?.stack_frames?.reduce((sum, frame) => sum + frame.length, 0) ?? 0;
+  return (
+    (attempt.stdout_tail?.length ?? 0) +
+    (attempt.stderr_tail?.length ?? 0) +
+    (attempt.error_message?.length ?? 0) +
+    (final?.error_message?.length ?? 0) +
+    frames
+  );
+}
+
 /** The batch being filled: each file's testcases grouped into tests (`FileGrouper`), a test's rows added as it is complete. */
 class Batcher {
   private tests: ListedTest[] = [];
   private attempts: Attempt[] = [];
+  /** The characters of the batch's text: its attempts' output, errors and stacks. */
+  private chars = 0;
   private grouper: FileGrouper | null = null;
   private file = '';
   /** What the testcases' output names, for the client to send (bounded). */
@@ -92,7 +107,10 @@ class Batcher {
     if (this.starts.has(id)) throw repeated({ file: this.file, line: first.atLine, name: first.name, classname: first.classname });
     this.starts.set(id, { file: this.file, line: first.atLine, name: first.name, classname: first.classname });
     this.tests.push(listedTest(first, id));
-    this.attempts.push(...attemptsOf(testcases, id, rule));
+    for (const attempt of attemptsOf(testcases, id, rule)) {
+      this.attempts.push(attempt);
+      this.chars += textOf(attempt);
+    }
     for (const named of attachmentsOf(testcases, id, rule)) {
       if (this.attachments.length < JUNIT_LIMITS.attachmentsPerUpload) this.attachments.push({ file: this.file, ...named });
     }
@@ -106,7 +124,7 @@ class Batcher {
   }
 
   get full(): boolean {
-    return this.attempts.length >= JUNIT_LIMITS.batch;
+    return this.attempts.length >= JUNIT_LIMITS.batch || this.chars >= JUNIT_LIMITS.batchChars;
   }
 
   /** Hands the batch on, with where each of its tests starts (for a test an earlier batch or shard recorded). */
@@ -115,6 +133,7 @@ class Batcher {
     const batch: Batch = { tests: this.tests, attempts: this.attempts, starts: this.starts };
     this.tests = [];
     this.attempts = [];
+    this.chars = 0;
     this.starts = new Map();
     await this.sink(batch);
   }

@@ -10,7 +10,8 @@ import { baseName, blankCase, failureText, outputText, XmlResultReader } from '.
 // `label` (Error, Ignored, Explicit…); and NUnit 2's `test-results`, whose `result` is Success,
 // Failure, Error, Ignored, NotRunnable, Inconclusive… and whose `name` is the test's full name.
 // A failure holds `message` and `stack-trace`, a skip `reason/message`; NUnit 3 adds `output`
-// and `attachments/attachment/filePath`. The root's counts are the file's totals.
+// and `attachments/attachment/filePath` (xUnit.net v3's NUnit report: `attachment filePath="…"`).
+// The root's counts are the file's totals.
 
 /** NUnit 2's results that mean the test did not run (or gave no verdict): skipped. */
 const NOT_RUN_2 = new Set(['ignored', 'skipped', 'notrunnable', 'inconclusive', 'cancelled', 'notrun']);
@@ -75,7 +76,10 @@ class NunitReader extends XmlResultReader {
       this.current.inside.push(tag.name);
       if (tag.name === 'failure') this.current.failed = true;
       if (tag.name === 'filePath' && this.current.inside.includes('attachment')) this.current.inside.push('#filePath');
-      else if (tag.name === 'property' && this.current.value.properties.length < JUNIT_LIMITS.properties) {
+      else if (tag.name === 'attachment' && a.filePath) {
+        // xUnit.net v3's NUnit report names the file as the attachment's attribute.
+        if (this.current.value.attachments.length < JUNIT_LIMITS.attachmentsPerTest) this.current.value.attachments.push(a.filePath.trim());
+      } else if (tag.name === 'property' && this.current.value.properties.length < JUNIT_LIMITS.properties) {
         this.current.value.properties.push({ name: (a.name ?? '').slice(0, 200), value: (a.value ?? '').slice(0, 2000) });
       }
       return;
