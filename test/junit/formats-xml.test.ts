@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipartBody } from '../helpers/bodies.ts';
 import { client } from '../helpers/http.ts';
+import { planted } from '../helpers/planted.ts';
 import { proctorCi } from '../helpers/process.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
 import { GuidMap } from '../../server/src/junit/formats/guid-map.ts';
@@ -231,14 +231,6 @@ describe('the files a report names, sent by `proctor-ci upload`', () => {
   afterAll(() => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
-
-  /** A file of its own text under `dir`; the text's sha256. */
-  function planted(file: string): string {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const text = `${path.basename(file)} ${Math.random()}`;
-    fs.writeFileSync(file, text);
-    return createHash('sha256').update(text).digest('hex');
-  }
 
   async function attachedTo(runId: number): Promise<{ name: string; sha256: string }[]> {
     return server.sql<{ name: string; sha256: string }[]>`

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
+import { planted } from '../helpers/planted.ts';
 import { proctorCi } from '../helpers/process.ts';
 import { runIdLinkedIn } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -229,14 +229,6 @@ describe('proctor-ci upload junit', () => {
 function naming(paths: string[]): string {
   const output = paths.map((named) => `[[ATTACHMENT|${named}]]`).join('\n');
   return `<testsuite name="files"><testcase name="names files" classname="files" time="0.1"><failure message="boom">boom</failure><system-out>${output}</system-out></testcase></testsuite>`;
-}
-
-/** A file of its own text, and that text's sha256: what the server would hold if it were sent. */
-function planted(file: string): string {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const text = `${path.basename(file)} ${Math.random()}`;
-  fs.writeFileSync(file, text);
-  return createHash('sha256').update(text).digest('hex');
 }
 
 async function attachedTo(runId: number): Promise<{ name: string; sha256: string }[]> {
