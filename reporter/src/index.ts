@@ -55,7 +55,6 @@ export default class ProctorReporter implements Reporter {
     this.artifacts = new ArtifactUploader(uploader.transportOptions, resolved.settings.artifactLimitBytes, () => uploader.runIdOnceStarted());
     this.artifactWaitMs = resolved.settings.artifactWaitMs;
     const { environment, forgiveSnoozed } = resolved.settings;
-    if (forgiveSnoozed && environment) this.snoozes = readActiveSnoozes(uploader.transportOptions, environment);
     this.uploader.start({
       projectDir: this.rootDir,
       tests: suite.allTests().map((test) => listTest(test, this.rootDir)),
@@ -64,6 +63,10 @@ export default class ProctorReporter implements Reporter {
       totalShards: config.shard?.total ?? 1,
       startedAt: new Date(),
     });
+    // Read once the run has started: joining it makes an environment used for the first time,
+    // which has no snoozes yet but would answer 404 until then.
+    if (forgiveSnoozed && environment)
+      this.snoozes = uploader.runIdOnceStarted().then(() => readActiveSnoozes(uploader.transportOptions, environment));
   }
 
   onTestBegin(): void {

@@ -13,6 +13,7 @@ import { startSweeper } from './executor/sweeper.ts';
 import { checkPortFree, serveApp, type Serving } from './serving.ts';
 import { openStorage } from './storage/open.ts';
 import { recordPublicUrl, resolveSigningSecret } from './system/store.ts';
+import { signInHint } from './users/index.ts';
 import { forkHttpWorkers, startHttpWorker } from './workers.ts';
 
 /**
@@ -92,7 +93,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       'listening',
     );
     if (config.demo) await seedDemo(database.sql, config, publicUrl);
-    if (!config.oidc) process.stdout.write(`Sign in to the dashboard with a one-time link: npx proctor user login-link --email <your email>\n`);
+    if (!config.oidc) process.stdout.write(`${await signInHint(database.sql)}\n`);
     const sweeper = startSweeper(database.sql, clock, logger, {
       // Often enough that a run of agents all gone before planning ends about a lease time after them.
       intervalMs: Math.min(config.sweepIntervalMs, Math.max(1000, config.agentLeaseMs / 4)),

@@ -119,6 +119,8 @@ test('applies a coupon', () => expect(10 * 0.9).toBe(9));
     expect(delivered, output).not.toBeNull();
     expect(delivered?.[1]).toBe(delivered?.[2]);
     expect(output).not.toContain('not delivered');
+    // The environment is new: it has no snoozes, and its first run must not say they could not be read.
+    expect(output).not.toContain('could not be read');
 
     // The project's first run is #1 in the line, as on its page; the line's link carries its id.
     const stored = await waitForRun(api, runIdLinkedIn(output, /results delivered to /));

@@ -35,13 +35,14 @@ it('when the CLI prints a link without PORT or PUBLIC_URL, then it is on the add
   });
   try {
     await waitForHealth(`http://127.0.0.1:${port}`);
-    expect(server.output()).toContain('Sign in to the dashboard with a one-time link: npx proctor user login-link --email <your email>');
+    // No one can sign in yet: the hint says how to make the first admin, then how to sign in.
+    expect(server.output()).toContain('No one can sign in yet: npx proctor user create --email <your email> --name <your name> --admin');
     const cli = async (...args: string[]) => {
       const run = spawnProctor(args, { DATABASE_URL: db.url, PORT: '', PUBLIC_URL: '' });
       expect(await run.exited, run.output()).toBe(0);
       return run.output().trim();
     };
-    await cli('user', 'create', '--email', 'ida@example.com', '--name', 'Ida');
+    await cli('user', 'create', '--email', 'ida@example.com', '--name', 'Ida', '--admin');
     expect(await cli('user', 'login-link', '--email', 'ida@example.com')).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/sign-in/link\\?token=`));
   } finally {
     server.child.kill('SIGTERM');

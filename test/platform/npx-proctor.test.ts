@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/playwright.ts';
 import { seedUser, startTestServer, type TestServer } from '../helpers/server.ts';
+import { signInHint } from '../../server/src/users/index.ts';
 
 // `npx proctor …` in a clone, as the README, the server's hints and the pages print it (issue 52,
 // point 2). npm links a package's command at install only when its file exists, and in a clone
@@ -58,12 +59,16 @@ describe('npx proctor in a clone', () => {
   });
 
   it("when the server's sign-in hint (`npx proctor user login-link --email …`) runs where it is printed, then it prints a link that signs the person in", async () => {
-    const hint = fs
-      .readFileSync(path.join(ROOT, 'server/src/server.ts'), 'utf8')
-      .match(/one-time link: (npx proctor user login-link --email) <your email>/)?.[1];
-    expect(hint).toBe('npx proctor user login-link --email');
+    // With no instance admin yet, the hint says how to make one, then how to sign in.
+    await server.sql`update users set is_admin = false`;
+    expect(await signInHint(server.sql)).toMatch(
+      /^No one can sign in yet: npx proctor user create --email <your email> --name <your name> --admin, then npx proctor user login-link --email <your email>$/,
+    );
     const { userId, email } = await seedUser(server.sql, []);
-    const made = await npxProctor([...(hint as string).split(' ').slice(2), email]);
+    await server.sql`update users set is_admin = true where id = ${userId}`;
+    const hint = /one-time link: (npx proctor user login-link --email \S+)/.exec(await signInHint(server.sql))?.[1];
+    expect(hint).toBe(`npx proctor user login-link --email ${email}`);
+    const made = await npxProctor((hint as string).split(' ').slice(2));
     expect(made.status, made.stderr).toBe(0);
     const link = new URL(made.stdout.trim());
     const signedIn = await fetch(`${server.url}${link.pathname}${link.search}`, { redirect: 'manual' });

@@ -1,6 +1,7 @@
 // `proctor user …` and `proctor member …`: people and their projects, by email as people know
 // them, with every link on the public URL of the server that holds the data.
 import { recordChange } from '../audit/store.ts';
+import { NotFoundError } from '../errors.ts';
 import { loadConfig } from '../config.ts';
 import type { Sql } from '../db.ts';
 import type { Mail, Mailer } from '../mail/index.ts';
@@ -68,11 +69,12 @@ async function mailed(mailer: Mailer, mail: Mail, what: string, link: string): P
 async function userFlag(sql: Sql, flags: Flags): Promise<string> {
   if (typeof flags.email === 'string') {
     const id = await userIdOfEmail(sql, flags.email);
-    if (!id) throw new UsageError(`no user with the email ${flags.email} (npx proctor user list shows them)`);
+    // The command line is right; the person is missing: one line, not the usage.
+    if (!id) throw new NotFoundError(`no user with the email ${flags.email} (npx proctor user list shows them)`);
     return id;
   }
   const id = required(flags, 'user');
-  if (!(await userExists(sql, id))) throw new UsageError(`no user ${id} (npx proctor user list shows them)`);
+  if (!(await userExists(sql, id))) throw new NotFoundError(`no user ${id} (npx proctor user list shows them)`);
   return id;
 }
 

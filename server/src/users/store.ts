@@ -21,6 +21,12 @@ export async function isInstanceAdmin(sql: Tx, userId: string): Promise<boolean>
   return row?.is_admin === true;
 }
 
+/** The email of the server's first instance admin (its oldest), or null when it has none yet. */
+export async function firstInstanceAdminEmail(sql: Tx): Promise<string | null> {
+  const [row] = await sql<{ email: string }[]>`select email from users where is_admin order by created_at, id limit 1`;
+  return row?.email ?? null;
+}
+
 /** Makes the person an instance admin when the server has none yet (the first to sign in); returns whether it did. */
 export async function makeFirstInstanceAdmin(sql: Tx, userId: string): Promise<boolean> {
   const rows = await sql`
