@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { stripAnsi } from './ansi.ts';
 
+// The server reads failures with the reporter's own stripper: one rule for what a colour code is.
+export { stripAnsi };
+
 export interface FailureInput {
   /** The error message as Playwright gives it (colour codes are removed here). */
   message: string;

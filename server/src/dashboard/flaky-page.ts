@@ -1,3 +1,4 @@
+import { DAY_MS } from '../context.ts';
 import { type DailyFlakiness, type EventRow, type FlakinessRow, MIN_RUNS, type QuarantinePolicy, runsNeeded } from '../flaky/index.ts';
 import type { Project } from '../projects/index.ts';
 import type { SnoozeRow } from '../snoozes/index.ts';
@@ -39,7 +40,6 @@ export interface FlakyTestsView {
 
 export const trendKey = (environmentId: number, testCaseId: string): string => `${environmentId}:${testCaseId}`;
 
-const DAY_MS = 86_400_000;
 const dateOf = (at: Date) => at.toISOString().slice(0, 10);
 
 /** A test's daily flaky share over the window as small bars; a day without a counted run is a grey tick. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppDeps } from '../context.ts';
+import { type AppDeps, DAY_MS } from '../context.ts';
 import { escapeLike } from '../db.ts';
 import { listEnvironments } from '../environments/index.ts';
 import { dailyFlakiness, type FlakinessClass, flakinessWindowSize, getPolicy, listEvents, rankedFlakyTests, WINDOW_DAYS, windowStart } from '../flaky/index.ts';
@@ -19,7 +19,6 @@ const TESTS_PER_PAGE = 100;
 /** Tests a comparison's page lists in each of its lists. */
 const COMPARED_SHOWN = 200;
 const EVENTS_SHOWN = 20;
-const DAY_MS = 86_400_000;
 
 function classesOf(choice: ClassChoice): FlakinessClass | FlakinessClass[] | undefined {
   if (choice === 'all') return undefined;

@@ -3,7 +3,7 @@
 // wrote in JUnit XML (assertion, timeout, exception, setup or fixture, crash). Pure; measured against a corpus of real
 // failures labelled by hand (test/fixtures/category-corpus.json, bench/categories.ts).
 
-import { withoutColour } from './plain.ts';
+import { stripAnsi } from '@proctor/reporter/signature';
 
 export const FAILURE_CATEGORIES = ['assertion', 'locator', 'timeout', 'navigation', 'network', 'snapshot', 'crash', 'setup', 'exception', 'unknown'] as const;
 /** The kinds only unit tests' failures have (Playwright's are told apart finer). */
@@ -61,7 +61,7 @@ function retriedUntilTimeout(steps: FailedStep[]): boolean {
 }
 
 export function failureCategory(evidence: FailureEvidence): FailureCategory {
-  const message = withoutColour(evidence.message ?? '');
+  const message = stripAnsi(evidence.message ?? '');
   const steps = evidence.steps ?? [];
   if (message.trim() === '' && steps.length === 0) return 'unknown';
   if (inSetup(steps) || SETUP_MESSAGE.test(message) || UNIT_SETUP.test(message)) return 'setup';

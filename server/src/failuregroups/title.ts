@@ -2,7 +2,7 @@
 // (`expect(locator('#banner')).toHaveText at checkout.spec.ts:26`), from the first failure seen.
 // Pure: the group's store makes it unique within the project.
 
-import { withoutColour } from './plain.ts';
+import { stripAnsi } from '@proctor/reporter/signature';
 
 /** Longest title before where it failed; a longer one is cut at a word and marked `…`. */
 export const TITLE_TEXT_MAX = 100;
@@ -16,7 +16,7 @@ const ACTION_TIMEOUT = /^(\w+\.\w+): Timeout \d+ms exceeded\.?$/;
 const NAVIGATION = /^(\w+\.\w+): (net::ERR_\w+|NS_ERROR_\w+) at (\S+)$/;
 
 function plain(message: string): { head: string[]; callLog: string[] } {
-  const [head = '', callLog = ''] = withoutColour(message).split(/\n\s*Call log:/);
+  const [head = '', callLog = ''] = stripAnsi(message).split(/\n\s*Call log:/);
   return { head: head.split('\n'), callLog: callLog.split('\n') };
 }
 

@@ -1,11 +1,10 @@
+import { DAY_MS } from '../context.ts';
 import type { Tx } from '../db.ts';
 import { createSnooze, updateSnooze } from '../snoozes/index.ts';
 import type { QuarantinePolicy } from './schema.ts';
 import * as store from './store.ts';
 import type { EndedRun } from './store.ts';
 import { WINDOW_DAYS } from './window.ts';
-
-const DAY_MS = 86_400_000;
 
 /**
  * What the quarantine policy does once a run has been added to the flakiness rollup: it records

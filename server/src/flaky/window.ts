@@ -1,7 +1,6 @@
+import { DAY_MS } from '../context.ts';
 /** The window a score is taken over unless a request says otherwise; the one kept ready. */
 export const WINDOW_DAYS = 14;
-
-const DAY_MS = 86_400_000;
 
 /** The first day (UTC, `YYYY-MM-DD`) of the last `days` days, today included. */
 export function windowStart(now: Date, days: number): string {

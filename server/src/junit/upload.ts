@@ -1,3 +1,4 @@
+import { DAY_MS } from '../context.ts';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Actor } from '../audit/index.ts';
@@ -308,9 +309,6 @@ export async function storeJunitUpload(
   });
 }
 
-/** A day: a file that says its tests began earlier is believed only for its times. */
-const DAY_MS = 86_400_000;
-
 /**
  * When the upload's tests began, as its files say: the earliest zoned `timestamp` of their
  * testsuites, else `now` less the seconds they took together (files of one job run one after
@@ -318,6 +316,7 @@ const DAY_MS = 86_400_000;
  */
 export function testsBegan(files: ReadFile[], now: Date): Date {
   const seconds = files.reduce((sum, file) => sum + file.times.seconds, 0);
+  // A file that says its tests began more than a day ago is believed only for its times.
   const byTimes = now.getTime() - Math.min(Math.round(seconds * 1000), DAY_MS);
   const starts = files.map((file) => file.times.startMs).filter((at): at is number => at !== null && at <= now.getTime() && at >= now.getTime() - DAY_MS);
   return new Date(starts.length > 0 ? Math.min(...starts) : byTimes);

@@ -1,3 +1,4 @@
+import { DAY_MS } from '../context.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Tx } from '../db.ts';
 
@@ -6,8 +7,6 @@ import type { Tx } from '../db.ts';
 
 export const SESSION_DAYS = 14;
 export const LOGIN_LINK_MINUTES = 15;
-
-const DAY_MS = 86_400_000;
 
 function hash(secret: string): Buffer {
   return createHash('sha256').update(secret).digest();
