@@ -65,8 +65,7 @@ export default class ProctorReporter implements Reporter {
     });
     // Read once the run has started: joining it makes an environment used for the first time,
     // which has no snoozes yet but would answer 404 until then.
-    if (forgiveSnoozed && environment)
-      this.snoozes = uploader.runIdOnceStarted().then(() => readActiveSnoozes(uploader.transportOptions, environment));
+    if (forgiveSnoozed && environment) this.snoozes = uploader.runIdOnceStarted().then(() => readActiveSnoozes(uploader.transportOptions, environment));
   }
 
   onTestBegin(): void {
