@@ -53,7 +53,7 @@ async function attachInTx(
     };
     await store.appendEvent(tx, projectId, groupId, event);
     events.push(event);
-    await store.applyToRollups(tx, projectId, groupId, { memberDelta, sighting: { at: now, testRunId: run.id } }, now);
+    await store.applySightings(tx, projectId, [{ groupId, memberDelta, sightings: 1 }], { at: now, testRunId: run.id }, now);
   }
   return foldMembers(events)[0] as Member;
 }
@@ -130,7 +130,7 @@ export async function detachMember(sql: Sql, scope: Scope, groupId: string, test
       occurred_at: now,
     };
     await store.appendEvent(tx, scope.projectId, groupId, event);
-    await store.applyToRollups(tx, scope.projectId, groupId, { memberDelta: -1, sighting: null }, now);
+    await store.applyDetach(tx, scope.projectId, groupId, now);
     return foldMembers([...events, event])[0] as Member;
   });
 }

@@ -134,7 +134,12 @@ export async function appendEvents(
     order by e.n`;
 }
 
-/** Moves many groups' rollups by their sightings in one run (`applyToRollups`, summed per group): one statement. */
+/**
+ * Moves groups' rollups by their sightings in one run, summed per group, under their row locks:
+ * members now active change by `memberDelta`, each sighting adds an occurrence and is when and
+ * where the group was seen last, and a resolved group seen again reopens. The log itself is never
+ * re-read for this. One statement however many groups.
+ */
 export async function applySightings(
   sql: Tx,
   projectId: number,
@@ -156,28 +161,9 @@ export async function applySightings(
     where g.project_id = ${projectId} and g.id = c.group_id and c.sightings > 0`;
 }
 
-/**
- * Moves the group's rollups by one event, under the group's row lock: members now active change
- * by `memberDelta`, a sighting adds an occurrence and is when and where it was seen last, and a
- * resolved group seen again reopens. The log itself is never re-read for this.
- */
-export async function applyToRollups(
-  sql: Tx,
-  projectId: number,
-  groupId: string,
-  change: { memberDelta: number; sighting: { at: Date; testRunId: number } | null },
-  now: Date,
-): Promise<void> {
-  const seen = change.sighting !== null;
-  await sql`
-    update failure_groups set
-      member_count = member_count + ${change.memberDelta},
-      occurrence_count = occurrence_count + ${seen ? 1 : 0},
-      last_seen_at = ${seen ? sql`greatest(last_seen_at, ${change.sighting?.at ?? now})` : sql`last_seen_at`},
-      last_test_run_id = ${seen ? sql`${change.sighting?.testRunId ?? null}::int` : sql`last_test_run_id`},
-      status = case when ${seen} and status = 'resolved' then 'open' else status end,
-      updated_at = ${now}
-    where project_id = ${projectId} and id = ${groupId}`;
+/** A member detached by a person: the group's active members one fewer (under the group's row lock). */
+export async function applyDetach(sql: Tx, projectId: number, groupId: string, now: Date): Promise<void> {
+  await sql`update failure_groups set member_count = member_count - 1, updated_at = ${now} where project_id = ${projectId} and id = ${groupId}`;
 }
 
 export async function getGroup(sql: Tx, projectId: number, groupId: string): Promise<FailureGroupRow | null> {
