@@ -12,7 +12,7 @@ import { getProject, listMembers } from '../projects/store.ts';
 import { createLoginLink, LOGIN_LINK_MINUTES } from '../sessions/store.ts';
 import { recordedPublicUrl } from '../system/store.ts';
 import { chatAccountSchema, newUserSchema, scmAccountSchema } from '../users/schema.ts';
-import { createUser, linkAccount, listUsers, userExists, userIdOfEmail } from '../users/store.ts';
+import { createUser, getUserName, linkAccount, listUsers, userExists, userIdOfEmail } from '../users/store.ts';
 import { commandLineActor, type Flags, projectIdFlag, required, UsageError } from './usage.ts';
 
 function parseJsonFlag<S extends z.ZodType>(schema: S, raw: string, flag: string): z.infer<S> {
@@ -133,7 +133,7 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
       const link = `${await publicUrlOf(sql)}/sign-in/link?token=${await createLoginLink(sql, userId, new Date())}`;
       const mailer = await commandMailer();
       if (!mailer) return link;
-      const { email } = (await listUsers(sql)).find((user) => user.id === userId) as { email: string };
+      const { email } = (await getUserName(sql, userId)) as { email: string };
       const { signInMail } = await import('../dashboard/signin-mail.ts');
       return mailed(mailer, signInMail(email, link), `a sign-in link (one use, within ${LOGIN_LINK_MINUTES} minutes)`, link);
     }
@@ -157,7 +157,7 @@ export async function peopleCommand(sql: Sql, command: string, flags: Flags): Pr
         return `invited: ${await mailed(mailer, mail, 'the invitation', added.invitation.url)}`;
       }
       const userId = await userFlag(sql, flags);
-      const { email } = (await listUsers(sql)).find((user) => user.id === userId) as { email: string };
+      const { email } = (await getUserName(sql, userId)) as { email: string };
       await addPerson(sql, projectId, commandLineActor(), { email, role }, { days: loadConfig().inviteDays, publicUrl: await publicUrlOf(sql) }, new Date());
       return 'ok';
     }
