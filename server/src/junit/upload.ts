@@ -1,7 +1,7 @@
-import { DAY_MS } from '../context.ts';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Actor } from '../audit/index.ts';
+import { DAY_MS } from '../context.ts';
 import { type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
 import { InvalidInputError } from '../errors.ts';
 import { attachShardFailures } from '../failuregroups/index.ts';
@@ -27,10 +27,11 @@ import { Spool, type SpooledFile } from './spool.ts';
 // An upload of report files (JUnit XML and the other formats of formats/): one shard of a run
 // (the run of its key, made by the build's first upload). Received whole first, as it streams
 // in: each file written to a private spool on disk, within the size limit, touching no database;
-// a client that goes away or stalls meanwhile holds no lock and no connection. Only then, in one transaction, the files are read from disk into
-// batches of rows, each batch written while the next is read (the server's parsing and the
-// database's writing overlap); a file that fails rolls the transaction back and leaves nothing of
-// the upload behind (docs/decisions/junit-upload-pipeline.md).
+// a client that goes away or stalls meanwhile holds no lock and no connection. Only then, in one
+// transaction, the files are read from disk into batches of rows, each batch written while the
+// next is read (the server's parsing and the database's writing overlap); a file that fails rolls
+// the transaction back and leaves nothing of the upload behind
+// (docs/decisions/junit-upload-pipeline.md).
 
 /** A file of the upload as read: what the answer says of it (its counts, its totals, why they differ), and when its tests ran. */
 export type ReadFile = JunitUploadAnswer['files'][number] & { times: JunitTimes };
