@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { chromium } from '@playwright/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
@@ -224,7 +226,11 @@ describe('sharding', () => {
       CI_COMMIT_SHA: '1ecfd275763eff1d6b4844ea3168962458c9f27a',
     };
     const env = { ...reporterEnv(server.url, key), ...gitlab };
-    const [first, second] = await Promise.all([runSampleSuite({ env, args: ['--shard=1/2'] }), runSampleSuite({ env, args: ['--shard=2/2'] })]);
+    // Each job's own output folder, as two CI machines have: sharing one, a retry's trace files of
+    // one shard were removed by the other's start (ENOENT), and its flaky test failed again.
+    const shard = (n: number) =>
+      runSampleSuite({ env, args: [`--shard=${n}/2`, `--output=${path.join(os.tmpdir(), `proctor-gitlab-shard-${pipeline}-${n}`)}`] });
+    const [first, second] = await Promise.all([shard(1), shard(2)]);
     const runId = runIdFrom(first.output);
     expect(runIdFrom(second.output)).toBe(runId);
     const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run;
