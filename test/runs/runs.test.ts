@@ -33,7 +33,7 @@ describe('silent shards', () => {
     const now = () => server.clock.now;
     await beginShard(server.sql, projectId, runId, 1, { tests: [listed(1)], commit: null, complete: true }, now());
     await beginShard(server.sql, projectId, runId, 2, { tests: [listed(2)], commit: null, complete: true }, now());
-    await server.sql.begin((tx) => insertResults(tx, projectId, runId, 1, [passed(1)], now()));
+    await server.sql.begin((tx) => insertResults(tx, { projectId, runId, shard: 1, attempts: [passed(1)], now: now() }));
     await endShard(server.sql, projectId, runId, 1, { status: 'passed', errors: [] }, now());
     expect(await finishSilentRuns(server.sql, now(), 60_000)).toEqual([]);
     server.clock.advance(60_001);
@@ -144,7 +144,7 @@ describe('result batches', () => {
       if (write === 'copy' && server.db.embedded) context.skip();
       const runId = await newRun(1);
       const batch = [tried(20, 0, 'failed', null, awkward), tried(20, 1, 'failed', 'unexpected', awkward), tried(21, 0, 'passed', 'expected')];
-      expect(await recordResultBatch(server.sql, projectId, runId, 1, batch, server.clock.now, write)).toBe(3);
+      expect(await recordResultBatch(server.sql, { projectId, runId, shard: 1, attempts: batch, now: server.clock.now }, write)).toBe(3);
       const rows = await written(runId);
       expect(rows.map((row) => [row.retry, row.status, row.error_message, row.stdout_tail, row.final_error_message, row.outcome, row.is_final])).toEqual([
         [0, 'failed', awkward, awkward, null, null, false],

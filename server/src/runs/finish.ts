@@ -5,7 +5,9 @@ import type { Sql, Tx } from '../db.ts';
 import { NotFoundError, PreconditionFailedError } from '../errors.ts';
 import { isTerminal } from '../states.ts';
 import { deactivateUnlisted } from '../testcases/index.ts';
-import { type EndingRun, lockRun, type OutcomeCounts, outcomeCountColumns, recordCancel, recordEnd } from './record.ts';
+import { type EndingRun, lockRun, recordCancel, recordEnd } from './record.ts';
+import { listedTestsOfRun, type ShardOutcome, shardOutcomes } from './shards-store.ts';
+import { countFinalOutcomes, runStateInProject } from './store.ts';
 
 /** Every way a run ends. */
 export type RunEnding =
@@ -14,13 +16,6 @@ export type RunEnding =
   /** It could not finish (a timeout, a lost executor, silent shards, a failed checkout): `error` with the reason. */
   | { kind: 'failed'; reason: string }
   | { kind: 'cancelled'; reason: string | null; by: string };
-
-interface ShardOutcome {
-  shard: number;
-  status: string | null;
-  complete: boolean;
-  errors: string[];
-}
 
 /**
  * Ends a run that has not ended, the one way every ending goes: its end state and counts, its
@@ -55,34 +50,24 @@ export function cancelRun(sql: Sql, projectId: number, runId: number, reason: st
 }
 
 async function cancelOpenRun(sql: Tx, projectId: number, runId: number, reason: string | null, cancelledBy: string, now: Date): Promise<void> {
-  const [run] = await sql<{ state: string }[]>`select state from test_runs where project_id = ${projectId} and id = ${runId}`;
-  if (!run) throw new NotFoundError('test run not found');
+  const state = await runStateInProject(sql, projectId, runId);
+  if (!state) throw new NotFoundError('test run not found');
   if (!(await finishRun(sql, runId, { kind: 'cancelled', reason, by: cancelledBy }, now))) {
-    const [ended] = await sql<{ state: string }[]>`select state from test_runs where id = ${runId}`;
-    throw new PreconditionFailedError(
-      `test run ${runId} has already ended (${ended?.state ?? run.state}); only a pending, queued or running run can be cancelled`,
-    );
+    const ended = await runStateInProject(sql, projectId, runId);
+    throw new PreconditionFailedError(`test run ${runId} has already ended (${ended ?? state}); only a pending, queued or running run can be cancelled`);
   }
 }
 
 /** From what was recorded: `error` when a shard did not end cleanly or the ending forces it, `failed` when a failure no snooze covers remains. */
 async function decideEnd(sql: Tx, runId: number, run: EndingRun, ending: RunEnding, now: Date) {
-  const counts = await countOutcomes(sql, runId);
-  const shards = await sql<ShardOutcome[]>`
-    select shard, status, complete, errors from test_run_shards where test_run_id = ${runId} order by shard`;
+  const counts = await countFinalOutcomes(sql, runId);
+  const shards = await shardOutcomes(sql, runId);
   const forcedReason = ending.kind === 'failed' ? ending.reason : null;
   const reason =
     [run.error_reason, forcedReason, errorReason(shards, run.total_shards, counts.failed, forcedReason !== null)].filter(Boolean).join('\n') || null;
   const state = reason ? 'error' : counts.failed - counts.snoozed > 0 ? 'failed' : 'passed';
   await recordEnd(sql, runId, { state, counts, reason }, now);
   return { state, shards };
-}
-
-/** A run's final outcomes, counted from its results (the batches' running counts are for the run while it goes). */
-async function countOutcomes(sql: Tx, runId: number): Promise<OutcomeCounts> {
-  const [counts] = await sql<OutcomeCounts[]>`
-    select ${outcomeCountColumns(sql)} from test_results where test_run_id = ${runId} and is_final`;
-  return counts as OutcomeCounts;
 }
 
 function errorReason(shards: ShardOutcome[], totalShards: number, failedCount: number, forced: boolean): string | null {
@@ -109,8 +94,7 @@ function coversWholeSuite(run: EndingRun, shards: ShardOutcome[]): boolean {
 
 /** After a run over the whole suite: tests of its runner projects that it no longer listed are inactive. */
 async function deactivateMissing(sql: Tx, projectId: number, runId: number, now: Date): Promise<void> {
-  const listed = await sql<{ test_case_id: string; runner_project: string }[]>`
-    select test_case_id, runner_project from test_run_tests where test_run_id = ${runId}`;
+  const listed = await listedTestsOfRun(sql, runId);
   const projects = [...new Set(listed.map((row) => row.runner_project))];
   await deactivateUnlisted(
     sql,

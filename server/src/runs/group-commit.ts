@@ -1,19 +1,5 @@
-import {
-  copyRows,
-  type CopyValue,
-  isDatabaseUnavailable,
-  pipelinedTransaction,
-  type PipelinedWork,
-  retryingConflicts,
-  type Sql,
-  takesCopyFromStdin,
-  type Tx,
-} from '../db.ts';
-import { snoozedTestIdsOfRun } from '../snoozes/index.ts';
-import type { RunState } from '../states.ts';
-import { closedRunRefusal } from './ingest.ts';
-import { addToCounts } from './record.ts';
-import { isStoredAlready, recordResultBatch, RESULT_COLUMNS, resultRow, tallyOutcomes } from './results.ts';
+import { isDatabaseUnavailable, pipelinedTransaction, retryingConflicts, type Sql, takesCopyFromStdin } from '../db.ts';
+import { copyBatches, isStoredAlready, recordResultBatch, type ResultBatch } from './results.ts';
 import type { Attempt } from './schema.ts';
 
 // Group commit. A reporter sends a batch a second per shard, often of one or two attempts: at a
@@ -23,12 +9,7 @@ import type { Attempt } from './schema.ts';
 // its own rows are committed, as before; an idle server writes each batch at once, alone.
 
 /** A batch of attempts as a request hands it over, and how its request is answered. */
-interface PendingBatch {
-  projectId: number;
-  runId: number;
-  shard: number;
-  attempts: Attempt[];
-  now: Date;
+interface PendingBatch extends ResultBatch {
   resolve: (recorded: number) => void;
   reject: (error: unknown) => void;
 }
@@ -54,7 +35,7 @@ export function resultWriter(sql: Sql, groupCommit: boolean): ResultWriter {
     record: async (projectId, runId, shard, attempts, now) => {
       grouped ??= groupCommit ? takesCopyFromStdin(sql).then((copy) => (copy ? groupCommitWriter(sql) : null)) : Promise.resolve(null);
       const writer = await grouped;
-      return writer ? writer.record(projectId, runId, shard, attempts, now) : recordResultBatch(sql, projectId, runId, shard, attempts, now);
+      return writer ? writer.record(projectId, runId, shard, attempts, now) : recordResultBatch(sql, { projectId, runId, shard, attempts, now });
     },
   };
 }
@@ -114,8 +95,12 @@ export function groupCommitWriter(sql: Sql): ResultWriter {
  */
 async function writeGroup(sql: Sql, group: PendingBatch[]): Promise<void> {
   try {
-    const accepted = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyGroup(tx, group)));
-    for (const batch of accepted) batch.resolve(batch.attempts.length);
+    const { refusals } = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyBatches(tx, group)));
+    for (const batch of group) {
+      const refusal = refusals.get(batch);
+      if (refusal) batch.reject(refusal);
+      else batch.resolve(batch.attempts.length);
+    }
   } catch (error) {
     const storedAlready = isStoredAlready(error);
     // Alone, a batch has had its answer; and an unreachable database refuses each batch alike.
@@ -124,53 +109,7 @@ async function writeGroup(sql: Sql, group: PendingBatch[]): Promise<void> {
       return;
     }
     for (const batch of group) {
-      await recordResultBatch(sql, batch.projectId, batch.runId, batch.shard, batch.attempts, batch.now, storedAlready ? 'insert' : 'copy').then(
-        batch.resolve,
-        batch.reject,
-      );
+      await recordResultBatch(sql, batch, storedAlready ? 'insert' : 'copy').then(batch.resolve, batch.reject);
     }
   }
-}
-
-interface GroupRun {
-  id: number;
-  project_id: number;
-  state: RunState;
-}
-
-/**
- * The group's runs locked as one batch locks its run (key share: batches of a run write side by
- * side, a run's end waits for them), in the order of their ids; the batches whose run is not the
- * project's or has ended are refused, and the others' attempts go in with one COPY. Each run's counts
- * move in the statements that go out with COMMIT, in the order of the run ids (two groups that
- * share runs take their locks in the same order, and never wait on each other in a circle).
- */
-async function copyGroup(tx: Tx, group: PendingBatch[]): Promise<PipelinedWork<PendingBatch[]>> {
-  const runIds = [...new Set(group.map((batch) => batch.runId))];
-  const [runs, snoozed] = await Promise.all([
-    tx<GroupRun[]>`select id, project_id, state from test_runs where id = any(${runIds}::int[]) order by id for key share`,
-    Promise.all(group.map((batch) => snoozedTestIdsOfRun(tx, batch.projectId, batch.runId, failingTestIds(batch), batch.now))),
-  ]);
-  const runById = new Map(runs.map((run) => [run.id, run]));
-  const accepted: PendingBatch[] = [];
-  const rowsByRun = new Map<number, CopyValue[][]>();
-  group.forEach((batch, i) => {
-    const run = runById.get(batch.runId);
-    // A run of another project is, for this project, no run at all.
-    const refusal = closedRunRefusal(run?.project_id === batch.projectId ? run : undefined, batch.runId);
-    if (refusal) return batch.reject(refusal);
-    accepted.push(batch);
-    const rows = batch.attempts.map((attempt) => resultRow(batch.runId, batch.shard, attempt, snoozed[i] as ReadonlySet<string>));
-    const ofRun = rowsByRun.get(batch.runId);
-    if (ofRun) ofRun.push(...rows);
-    else rowsByRun.set(batch.runId, rows);
-  });
-  if (accepted.length > 0) await copyRows(tx, 'test_results', RESULT_COLUMNS, [...rowsByRun.values()].flat());
-  const latest = new Date(Math.max(...group.map((batch) => batch.now.getTime())));
-  const counted = [...rowsByRun.entries()].sort(([a], [b]) => a - b).map(([runId, rows]) => addToCounts(tx, runId, tallyOutcomes(rows), latest));
-  return { result: accepted, last: counted.length > 0 ? Promise.all(counted) : tx`select 1` };
-}
-
-function failingTestIds(batch: PendingBatch): string[] {
-  return batch.attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
 }

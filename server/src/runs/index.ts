@@ -28,17 +28,10 @@ export { RUN_NUMBER, type SummaryDetail } from './schema.ts';
 export { failureLocations, getRunById, listRuns, previousRun, runNumbers, type RunRow } from './store.ts';
 export { triggerRun } from './trigger.ts';
 export { triggerSchema } from './schema.ts';
-export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire.ts';
+export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire-store.ts';
 export { getRun } from './store.ts';
-export {
-  beginUploadShard,
-  endUploadShard,
-  startedNoLaterThan,
-  recordUploadBatch,
-  TestRecordedAlreadyError,
-  type UploadShard,
-  type UploadTarget,
-  uploadedResults,
-} from './upload.ts';
+export { beginUploadShard, endUploadShard, recordUploadBatch, TestRecordedAlreadyError, type UploadShard, type UploadTarget } from './upload.ts';
+export { startedNoLaterThan } from './record.ts';
+export { type UploadCounts, uploadedResults } from './store.ts';
 export { type ResultWrite } from './results.ts';
 export { type Attempt, isStorableStartedAt } from './schema.ts';

@@ -234,6 +234,15 @@ export async function markRunning(sql: Tx, runId: number, startedAt: Date, commi
     where id = ${runId}`;
 }
 
+/**
+ * The run started no later than `at`: when an upload's files say their tests began (a file's
+ * report is uploaded after its tests ran), so that the run's duration, counted from its start to
+ * its end, is the tests' and not the upload's.
+ */
+export async function startedNoLaterThan(sql: Tx, runId: number, at: Date): Promise<void> {
+  await sql`update test_runs set run_started_at = least(coalesce(run_started_at, ${at}), ${at}) where id = ${runId}`;
+}
+
 /** Something arrived for the run: it is not silent (the sweeper ends silent runs). */
 export async function touchRun(sql: Tx, runId: number, now: Date): Promise<void> {
   await sql`update test_runs set last_activity_at = ${now} where id = ${runId}`;

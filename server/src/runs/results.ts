@@ -1,9 +1,23 @@
 import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, takesCopyFromStdin, type Tx } from '../db.ts';
+import type { NotFoundError, RunEndedError } from '../errors.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/index.ts';
 import type { Outcome } from '../states.ts';
-import { lockOpenRun } from './ingest.ts';
+import { closedRunRefusal, lockRunsForBatches } from './open-run.ts';
 import { addToCounts, type OutcomeCounts, outcomeCountColumns } from './record.ts';
 import type { Attempt } from './schema.ts';
+
+// The one writer of `test_results`: a batch of a reporter's attempts, a group of such batches that
+// arrived together (group commit), or an upload's, by one COPY or by the idempotent insert. Every
+// path locks its runs, applies snoozes and moves the runs' counts here, the same way.
+
+/** A batch of attempts of one shard of a run, as a request hands it over. */
+export interface ResultBatch {
+  projectId: number;
+  runId: number;
+  shard: number;
+  attempts: Attempt[];
+  now: Date;
+}
 
 function finalStatus(outcome: NonNullable<Attempt['final']>['outcome']): Outcome {
   switch (outcome) {
@@ -93,50 +107,42 @@ export function tallyOutcomes(rows: readonly CopyValue[][]): OutcomeCounts {
 /** How a batch is written: COPY where the database speaks it, else the idempotent insert. */
 export type ResultWrite = 'copy' | 'insert';
 
+/** Why a batch's run takes no results (none in its project, or ended). */
+type Refusal = NotFoundError | RunEndedError;
+
 /**
  * A batch of attempts in its own transaction. COPY writes it fastest but refuses the whole batch
  * when one attempt is stored already, which is how a retried batch shows itself: it then takes
  * the insert that skips what is stored. `write` defaults to what the database takes. Returns how
  * many attempts were new.
  */
-export async function recordResultBatch(
-  sql: Sql,
-  projectId: number,
-  runId: number,
-  shard: number,
-  attempts: Attempt[],
-  now: Date,
-  write?: ResultWrite,
-): Promise<number> {
+export async function recordResultBatch(sql: Sql, batch: ResultBatch, write?: ResultWrite): Promise<number> {
   const copy = write ? write === 'copy' : await takesCopyFromStdin(sql);
   if (copy) {
     try {
-      return await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyResults(tx, projectId, runId, shard, attempts, now)));
+      const copied = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyBatches(tx, [batch])));
+      const refusal = copied.refusals.get(batch);
+      if (refusal) throw refusal;
+      return batch.attempts.length;
     } catch (error) {
       if (!isStoredAlready(error)) throw error;
     }
   }
-  return retryingConflicts(() => sql.begin((tx) => insertResults(tx, projectId, runId, shard, attempts, now)));
+  return retryingConflicts(() => sql.begin((tx) => insertResults(tx, batch)));
 }
 
 /**
  * A batch of new attempts inside a transaction the caller holds (an upload's): COPY or the insert,
  * no retry. A COPY that meets a stored attempt fails the transaction.
  */
-export async function writeResults(
-  sql: Tx,
-  projectId: number,
-  runId: number,
-  shard: number,
-  attempts: Attempt[],
-  now: Date,
-  write: ResultWrite,
-): Promise<void> {
+export async function writeResults(sql: Tx, batch: ResultBatch, write: ResultWrite): Promise<void> {
   if (write === 'insert') {
-    await insertResults(sql, projectId, runId, shard, attempts, now);
+    await insertResults(sql, batch);
     return;
   }
-  const work = await copyResults(sql, projectId, runId, shard, attempts, now);
+  const work = await copyBatches(sql, [batch]);
+  const refusal = work.result.refusals.get(batch);
+  if (refusal) throw refusal;
   await work.last;
 }
 
@@ -146,23 +152,51 @@ export function isStoredAlready(error: unknown): boolean {
   return pgError?.code === '23505' && pgError.constraint_name === 'test_results_pkey';
 }
 
-/** The run, locked for a batch, and which of the batch's failing tests a snooze covers: one round trip. */
-async function openRunAndSnoozes(sql: Tx, projectId: number, runId: number, attempts: Attempt[], now: Date): Promise<ReadonlySet<string>> {
-  const failing = attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
-  const [, snoozed] = await Promise.all([lockOpenRun(sql, projectId, runId, 'batch'), snoozedTestIdsOfRun(sql, projectId, runId, failing, now)]);
-  return snoozed;
+/**
+ * The batches' runs locked, in the order of their ids (key share: batches of a run write side by
+ * side, a run's end waits for them), and which of each batch's failing tests a snooze covers, in
+ * one round trip; a batch whose run is not its project's or has ended is refused.
+ */
+async function openRunsAndSnoozes(sql: Tx, batches: readonly ResultBatch[]): Promise<{ snoozed: ReadonlySet<string>[]; refusals: Map<ResultBatch, Refusal> }> {
+  const [runs, snoozed] = await Promise.all([
+    lockRunsForBatches(sql, [...new Set(batches.map((batch) => batch.runId))]),
+    Promise.all(batches.map((batch) => snoozedTestIdsOfRun(sql, batch.projectId, batch.runId, failingTestIds(batch), batch.now))),
+  ]);
+  const runById = new Map(runs.map((run) => [run.id, run]));
+  const refusals = new Map<ResultBatch, Refusal>();
+  for (const batch of batches) {
+    const run = runById.get(batch.runId);
+    // A run of another project is, for this project, no run at all.
+    const refusal = closedRunRefusal(run?.project_id === batch.projectId ? run : undefined, batch.runId);
+    if (refusal) refusals.set(batch, refusal);
+  }
+  return { snoozed, refusals };
+}
+
+function failingTestIds(batch: ResultBatch): string[] {
+  return batch.attempts.filter((a) => a.final?.outcome === 'unexpected').map((a) => a.test_id);
 }
 
 /**
- * Every attempt of the batch new: one COPY, and the run's counts moved by all its finals in the
- * statement that goes out with COMMIT.
+ * Batches whose attempts are all new, in one COPY: the refused ones (their run closed or not
+ * theirs) left out and named. Each run's counts move in the statements that go out with COMMIT, in
+ * the order of the run ids, as their locks were taken.
  */
-async function copyResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<PipelinedWork<number>> {
-  const snoozed = await openRunAndSnoozes(sql, projectId, runId, attempts, now);
-  const rows = attempts.map((a) => resultRow(runId, shard, a, snoozed));
-  await copyRows(sql, 'test_results', RESULT_COLUMNS, rows);
-  const last = addToCounts(sql, runId, tallyOutcomes(rows), now);
-  return { result: attempts.length, last };
+export async function copyBatches(tx: Tx, batches: readonly ResultBatch[]): Promise<PipelinedWork<{ refusals: Map<ResultBatch, Refusal> }>> {
+  const { snoozed, refusals } = await openRunsAndSnoozes(tx, batches);
+  const rowsByRun = new Map<number, CopyValue[][]>();
+  batches.forEach((batch, i) => {
+    if (refusals.has(batch)) return;
+    const rows = batch.attempts.map((attempt) => resultRow(batch.runId, batch.shard, attempt, snoozed[i] as ReadonlySet<string>));
+    const ofRun = rowsByRun.get(batch.runId);
+    if (ofRun) ofRun.push(...rows);
+    else rowsByRun.set(batch.runId, rows);
+  });
+  if (rowsByRun.size === 0) return { result: { refusals }, last: tx`select 1` };
+  await copyRows(tx, 'test_results', RESULT_COLUMNS, [...rowsByRun.values()].flat());
+  const latest = new Date(Math.max(...batches.map((batch) => batch.now.getTime())));
+  const counted = [...rowsByRun.entries()].sort(([a], [b]) => a - b).map(([runId, rows]) => addToCounts(tx, runId, tallyOutcomes(rows), latest));
+  return { result: { refusals }, last: Promise.all(counted) };
 }
 
 /**
@@ -170,9 +204,11 @@ async function copyResults(sql: Tx, projectId: number, runId: number, shard: num
  * the final attempts carrying their outcome with snoozes applied as they are recorded, and the
  * run's counts moved by the finals that were new. Returns how many attempts were new.
  */
-export async function insertResults(sql: Tx, projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<number> {
-  const snoozed = await openRunAndSnoozes(sql, projectId, runId, attempts, now);
-  const rows = attempts.map((a) => resultRow(runId, shard, a, snoozed));
+export async function insertResults(sql: Tx, batch: ResultBatch): Promise<number> {
+  const { snoozed, refusals } = await openRunsAndSnoozes(sql, [batch]);
+  const refusal = refusals.get(batch);
+  if (refusal) throw refusal;
+  const rows = batch.attempts.map((a) => resultRow(batch.runId, batch.shard, a, snoozed[0] as ReadonlySet<string>));
   const [result] = await sql<{ recorded: number }[]>`
     with inserted as (
       insert into test_results (${sql.unsafe(RESULT_COLUMN_LIST)})
@@ -184,7 +220,7 @@ export async function insertResults(sql: Tx, projectId: number, runId: number, s
     counts as (
       select count(*)::int as recorded, ${outcomeCountColumns(sql)} from inserted
     ),
-    counted as (${addToCounts(sql, runId, 'counts', now)})
+    counted as (${addToCounts(sql, batch.runId, 'counts', batch.now)})
     select recorded from counts`;
   return result?.recorded ?? 0;
 }

@@ -295,3 +295,6 @@ export const cancelSchema = z
   .openapi('CancelRun');
 
 export type Trigger = z.infer<typeof triggerSchema>;
+
+/** How a shard ended, as its reporter says. */
+export type ShardEndStatus = z.output<typeof shardEndSchema>['status'];

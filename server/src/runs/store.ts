@@ -1,6 +1,7 @@
 import type { Tx } from '../db.ts';
 import type { RunState } from '../states.ts';
-import type { SummaryDetail } from './schema.ts';
+import { type OutcomeCounts, outcomeCountColumns } from './record.ts';
+import type { SummaryDetail, Trigger } from './schema.ts';
 
 export interface RunRow {
   id: number;
@@ -166,4 +167,81 @@ export async function failureLocations(sql: Tx, runId: number, testIds: string[]
     select test_case_id, error_location, stack_frames from test_results
     where test_run_id = ${runId} and is_final and test_case_id = any(${testIds}::text[])`;
   return new Map(rows.map((row) => [row.test_case_id, { location: row.error_location, frames: row.stack_frames ?? [] }]));
+}
+
+/** The first of `testIds` that the run holds a result of, or null. */
+export async function firstStoredTest(sql: Tx, runId: number, testIds: string[]): Promise<string | null> {
+  const [stored] = await sql<{ test_case_id: string }[]>`
+    select test_case_id from test_results where test_run_id = ${runId} and test_case_id = any(${testIds}::text[]) limit 1`;
+  return stored?.test_case_id ?? null;
+}
+
+/** Whether a test of the shard failed in the end, and no snooze covers it. */
+export async function shardHasUnsnoozedFailure(sql: Tx, runId: number, shard: number): Promise<boolean> {
+  const [row] = await sql<{ failed: boolean }[]>`
+    select exists (select 1 from test_results where test_run_id = ${runId} and shard = ${shard} and is_final and outcome = 'failed' and not snoozed) as failed`;
+  return row?.failed ?? false;
+}
+
+export interface UploadCounts {
+  tests: number;
+  passed: number;
+  failed: number;
+  flaky: number;
+  skipped: number;
+  failed_snoozed: number;
+}
+
+/** What the shard's results add up to, and its first failed tests. */
+export async function uploadedResults(
+  sql: Tx,
+  shard: { runId: number; shard: number },
+  limit: number,
+): Promise<{ counts: UploadCounts; failed: { test_case_id: string; title: string; file_path: string; snoozed: boolean }[] }> {
+  const [counts] = await sql<UploadCounts[]>`
+    select count(*)::int as tests,
+           count(*) filter (where outcome = 'passed')::int as passed,
+           count(*) filter (where outcome = 'failed')::int as failed,
+           count(*) filter (where outcome = 'flaky')::int as flaky,
+           count(*) filter (where outcome = 'skipped')::int as skipped,
+           count(*) filter (where outcome = 'failed' and snoozed)::int as failed_snoozed
+    from test_results where test_run_id = ${shard.runId} and shard = ${shard.shard} and is_final`;
+  const failed = await sql<{ test_case_id: string; title: string; file_path: string; snoozed: boolean }[]>`
+    select r.test_case_id, t.title, t.file_path, r.snoozed
+    from test_results r join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+    where r.test_run_id = ${shard.runId} and r.shard = ${shard.shard} and r.is_final and r.outcome = 'failed'
+    order by t.file_path, t.title limit ${limit}`;
+  return { counts: counts as UploadCounts, failed };
+}
+
+/** A run's state, where the project has the run. */
+export async function runStateInProject(sql: Tx, projectId: number, runId: number): Promise<RunState | null> {
+  const [run] = await sql<{ state: RunState }[]>`select state from test_runs where project_id = ${projectId} and id = ${runId}`;
+  return run?.state ?? null;
+}
+
+/** A run's final outcomes, counted from its results (the batches' running counts are for the run while it goes). */
+export async function countFinalOutcomes(sql: Tx, runId: number): Promise<OutcomeCounts> {
+  const [counts] = await sql<OutcomeCounts[]>`
+    select ${outcomeCountColumns(sql)} from test_results where test_run_id = ${runId} and is_final`;
+  return counts as OutcomeCounts;
+}
+
+/** What a rerun takes from the run it repeats. */
+export interface SourceRun {
+  id: number;
+  test_run_branch: string | null;
+  build: Trigger['build'] | null;
+  tags: string[];
+  test_case_ids: string[];
+  total_shards: number;
+  distribution: 'shards' | 'agents';
+  details_deleted_at: Date | null;
+}
+
+export async function getSourceRun(sql: Tx, projectId: number, runId: number): Promise<SourceRun | null> {
+  const [source] = await sql<SourceRun[]>`
+    select id, test_run_branch, build, tags, test_case_ids, total_shards, distribution, details_deleted_at from test_runs
+    where project_id = ${projectId} and id = ${runId}`;
+  return source ?? null;
 }

@@ -6,19 +6,8 @@ import { environmentForRun } from '../environments/index.ts';
 import { getProject, requireRepository } from '../projects/index.ts';
 import { resolveBranch } from './branch.ts';
 import { createPendingRun, type NewRun } from './record.ts';
-import { failedTestIds } from './store.ts';
+import { failedTestIds, getSourceRun, type SourceRun } from './store.ts';
 import type { Trigger } from './schema.ts';
-
-interface SourceRun {
-  id: number;
-  test_run_branch: string | null;
-  build: Trigger['build'] | null;
-  tags: string[];
-  test_case_ids: string[];
-  total_shards: number;
-  distribution: 'shards' | 'agents';
-  details_deleted_at: Date | null;
-}
 
 /**
  * The branch a trigger runs: the one asked for (`branch`, else the build's) when the repository has
@@ -44,9 +33,7 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
   const environment = await environmentForRun(sql, scope.projectId, body.environment);
   let source: SourceRun | null = null;
   if (body.rerun_source_id !== undefined) {
-    [source = null] = await sql<SourceRun[]>`
-      select id, test_run_branch, build, tags, test_case_ids, total_shards, distribution, details_deleted_at from test_runs
-      where project_id = ${scope.projectId} and id = ${body.rerun_source_id}`;
+    source = await getSourceRun(sql, scope.projectId, body.rerun_source_id);
     if (!source) throw new NotFoundError(`body.rerun_source_id: test run ${body.rerun_source_id} not found`);
   }
   let testCaseIds = body.test_case_ids ?? source?.test_case_ids ?? [];
