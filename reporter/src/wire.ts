@@ -56,6 +56,8 @@ export interface ReportRunBody {
   build_url: string | null;
   /** The pull or merge request the CI build is for; sent only when there is one (a server before 0.2.0 refuses the field). */
   pull_request?: number | null;
+  /** Fail fast: stop the run once this many tests failed; sent only when set (a server before 0.3.0 refuses the field). */
+  max_failures?: number | null;
 }
 
 export interface ReportRunAnswer {

@@ -29,6 +29,7 @@ describe('environments', () => {
       scheduled_trigger: null,
       burn_in_repeats: 0,
       playwright_args: [],
+      max_failures: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

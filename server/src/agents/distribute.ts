@@ -46,6 +46,7 @@ export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody
         commit: body.commit,
         buildUrl: body.build_url,
         pullRequest: body.pull_request,
+        maxFailures: null,
       },
       now,
     );

@@ -31,6 +31,8 @@ const runnerProjectsIgnore = z.array(z.string().min(1));
 const scheduledTrigger = z.string().refine(isCron, 'must be a valid cron expression, such as "0 6 * * 1-5"').nullable();
 
 const burnInRepeats = z.number().int().min(0).max(100);
+/** Fail fast: a run stops after this many failures; null for no limit. */
+const maxFailures = z.number().int().min(1).max(100_000).nullable();
 /** Options only, each one a unit may get: the same check as `proctor-ci agent … -- <arguments>`. */
 const playwrightArgs = z
   .array(z.string().min(1).max(PLAYWRIGHT_ARGS_LIMITS.length))
@@ -59,6 +61,10 @@ export const environmentSchema = z
     scheduled_trigger: z.string().nullable(),
     burn_in_repeats: z.number().int().openapi({ description: 'A test seen for the first time in a triggered run is repeated this many times in it (0: off)' }),
     playwright_args: z.array(z.string()).openapi({ description: 'Playwright arguments of every run Proctor executes in the environment' }),
+    max_failures: z.number().int().nullable().openapi({
+      description:
+        "A run stops (cancelled, naming the failures) once this many of its tests failed that no snooze covers; the default of the environment's runs; null: no limit",
+    }),
     created_at: z.iso.datetime().nullable(),
     updated_at: z.iso.datetime().nullable(),
   })
@@ -73,6 +79,7 @@ export const createEnvironmentSchema = z
     scheduled_trigger: scheduledTrigger.default(null),
     burn_in_repeats: burnInRepeats.default(0),
     playwright_args: playwrightArgs.default([]),
+    max_failures: maxFailures.default(null),
   })
   .strict()
   .openapi('CreateEnvironment');
@@ -87,6 +94,7 @@ export const updateEnvironmentSchema = z
     scheduled_trigger: scheduledTrigger.optional(),
     burn_in_repeats: burnInRepeats.optional(),
     playwright_args: playwrightArgs.optional(),
+    max_failures: maxFailures.optional(),
   })
   .strict()
   .openapi('UpdateEnvironment');

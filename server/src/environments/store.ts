@@ -15,13 +15,14 @@ export interface EnvironmentRow {
   scheduled_trigger: string | null;
   burn_in_repeats: number;
   playwright_args: string[];
+  max_failures: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns = (sql: Tx) =>
   sql`id, project_id, slug, name, runner_projects_match, runner_projects_ignore, is_disabled, env_files, runner_projects,
-      scheduled_trigger, burn_in_repeats, playwright_args, created_at, updated_at`;
+      scheduled_trigger, burn_in_repeats, playwright_args, max_failures, created_at, updated_at`;
 
 /** Slugs are unique in a project. */
 export class SlugTakenError extends ConflictError {
@@ -37,9 +38,10 @@ function isUniqueViolation(error: unknown): boolean {
 export async function createEnvironment(sql: Tx, projectId: number, input: CreateEnvironment): Promise<EnvironmentRow> {
   try {
     const [row] = await sql<EnvironmentRow[]>`
-      insert into environments (project_id, slug, name, runner_projects_match, runner_projects_ignore, scheduled_trigger, burn_in_repeats, playwright_args)
+      insert into environments (project_id, slug, name, runner_projects_match, runner_projects_ignore, scheduled_trigger, burn_in_repeats, playwright_args,
+                                max_failures)
       values (${projectId}, ${input.slug}, ${input.name}, ${input.runner_projects_match}, ${input.runner_projects_ignore},
-              ${input.scheduled_trigger}, ${input.burn_in_repeats}, ${input.playwright_args})
+              ${input.scheduled_trigger}, ${input.burn_in_repeats}, ${input.playwright_args}, ${input.max_failures})
       returning ${columns(sql)}`;
     return row as EnvironmentRow;
   } catch (error) {

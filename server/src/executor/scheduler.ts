@@ -40,6 +40,7 @@ export async function fireDueSchedules(sql: Sql, now: Date, windowMs: number): P
         rerunOnlyFailed: false,
         scmActor: null,
         scheduledFor: tick,
+        maxFailures: null,
       },
       now,
     );

@@ -65,6 +65,7 @@ export function presentRun(row: RunRow, publicUrl: string, secret: string, now: 
     rerun_source_id: row.rerun_source_id,
     error_reason: row.error_reason,
     cancel_reason: row.cancel_reason,
+    max_failures: row.max_failures,
     pinned: row.pinned,
     details_deleted: row.details_deleted_at !== null,
   };

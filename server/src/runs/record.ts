@@ -20,6 +20,8 @@ export interface NewRun {
   rerunOnlyFailed: boolean;
   scmActor: string | null;
   scheduledFor: Date | null;
+  /** Fail fast: the run stops after this many failures; null: the environment's limit. */
+  maxFailures: number | null;
 }
 
 /** A run waiting for an executor. Returns null when a scheduled tick already made its run. */
@@ -27,11 +29,12 @@ export async function createPendingRun(sql: Tx, projectId: number, run: NewRun, 
   const [row] = await sql<{ id: number; number: number; state: 'pending'; test_run_branch: string | null; created_at: Date }[]>`
     insert into test_runs (project_id, environment_id, state, origin, distribution, test_run_branch, build, build_url, build_branch, "commit",
                            metadata, environment_variables_overrides, tags, test_case_ids, send_notifications, total_shards,
-                           rerun_source_id, rerun_only_failed, scm_actor, scheduled_for, created_at)
+                           rerun_source_id, rerun_only_failed, scm_actor, scheduled_for, max_failures, created_at)
     values (${projectId}, ${run.environmentId}, 'pending', ${run.origin}, ${run.distribution}, ${run.branch}, ${run.build ? sql.json(run.build) : null},
             ${run.build?.url ?? null}, ${run.build?.branch ?? null}, ${run.build?.commit ?? null}, ${sql.json(run.metadata)},
             ${sql.json(run.overrides)}, ${run.tags}, ${run.testCaseIds}, ${run.sendNotifications}, ${run.totalShards},
-            ${run.rerunSourceId}, ${run.rerunOnlyFailed}, ${run.scmActor}, ${run.scheduledFor}, ${now})
+            ${run.rerunSourceId}, ${run.rerunOnlyFailed}, ${run.scmActor}, ${run.scheduledFor},
+            coalesce(${run.maxFailures}::int, (select max_failures from environments where id = ${run.environmentId})), ${now})
     on conflict (environment_id, scheduled_for) where scheduled_for is not null do nothing
     returning id, number, state, test_run_branch, created_at`;
   return row ?? null;
@@ -45,6 +48,8 @@ export interface ReportRunInput {
   commit: string | null;
   buildUrl: string | null;
   pullRequest: number | null;
+  /** Fail fast: the run stops after this many failures; null: the environment's limit. */
+  maxFailures: number | null;
 }
 
 /** A report-only run found or made by `findOrCreateReportRun`. */
@@ -74,9 +79,10 @@ export async function findOrCreateReportRun(sql: Tx, projectId: number, input: R
   const [found] = await sql<ReportRun[]>`
     with created as (
       insert into test_runs (project_id, environment_id, state, origin, run_key, total_shards, test_run_branch, "commit",
-                             test_run_head_sha, build_url, pull_request, created_at, queued_at, run_started_at, last_activity_at)
+                             test_run_head_sha, build_url, pull_request, max_failures, created_at, queued_at, run_started_at, last_activity_at)
       values (${projectId}, ${input.environmentId}, 'running', 'reporter', ${input.runKey}, ${input.totalShards}, ${input.branch},
-              ${input.commit}, ${input.commit}, ${input.buildUrl}, ${input.pullRequest}, ${now}, ${now}, ${now}, ${now})
+              ${input.commit}, ${input.commit}, ${input.buildUrl}, ${input.pullRequest},
+              coalesce(${input.maxFailures}::int, (select max_failures from environments where id = ${input.environmentId})), ${now}, ${now}, ${now}, ${now})
       on conflict (project_id, run_key) do nothing
       returning id, number, environment_id, state
     )
@@ -91,9 +97,9 @@ export async function findOrCreateReportRun(sql: Tx, projectId: number, input: R
 export async function findOrCreateAgentRun(sql: Tx, projectId: number, input: ReportRunInput, now: Date): Promise<ReportRun> {
   const [created] = await sql<Omit<ReportRun, 'created'>[]>`
     insert into test_runs (project_id, environment_id, state, origin, distribution, run_key, total_shards, test_run_branch, "commit",
-                           build_url, pull_request, created_at)
+                           build_url, pull_request, max_failures, created_at)
     values (${projectId}, ${input.environmentId}, 'pending', 'agent', 'agents', ${input.runKey}, 1, ${input.branch}, ${input.commit},
-            ${input.buildUrl}, ${input.pullRequest}, ${now})
+            ${input.buildUrl}, ${input.pullRequest}, coalesce(${input.maxFailures}::int, (select max_failures from environments where id = ${input.environmentId})), ${now})
     on conflict (project_id, run_key) do nothing
     returning id, number, environment_id, state`;
   return created ? { ...created, created: true } : runOfKey(sql, projectId, input.runKey as string);

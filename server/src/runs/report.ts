@@ -24,6 +24,7 @@ export async function startReportRun(sql: Sql, projectId: number, body: ReportRu
       commit: body.commit,
       buildUrl: body.build_url,
       pullRequest: body.pull_request,
+      maxFailures: body.max_failures,
     },
     now,
   );

@@ -8,6 +8,7 @@ import { OPTIONAL_FINAL_FIELDS } from '@proctor/reporter/wire';
 import { getProject } from '../projects/index.ts';
 import { runDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
+import { stopAtFailureLimit } from './fail-fast.ts';
 import { resultWriter } from './group-commit.ts';
 import { presentRun } from './present.ts';
 import { actingUserId } from '../http/access.ts';
@@ -176,6 +177,8 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     response: z.object({ data: z.object({ received: z.number().int(), recorded: z.number().int() }) }),
     handler: async ({ params, body, scope }) => {
       const recorded = await results.record(scope.projectId, params.id, body.shard, body.results, clock());
+      // Fail fast: only a batch that brought a failure can take the run to its limit.
+      if (recorded > 0 && body.results.some((a) => a.final?.outcome === 'unexpected')) await stopAtFailureLimit(sql, params.id, clock());
       return { data: { received: body.results.length, recorded } };
     },
   });

@@ -75,6 +75,7 @@ export const testRunSchema = z
     rerun_source_id: z.number().int().nullable(),
     error_reason: z.string().nullable(),
     cancel_reason: z.string().nullable(),
+    max_failures: z.number().int().nullable().describe('fail fast: the run stops once this many tests failed that no snooze covers (null: no limit)'),
     pinned: z.boolean().describe('kept, details and attachments, whatever the retention policy, until unpinned'),
     details_deleted: z.boolean().describe("the retention policy deleted the run's results and attachments: its counts stay, flattenedSummaryDetails is empty"),
   })
@@ -107,6 +108,9 @@ export const runParams = z.object({ id: positiveId }).strict();
 export const shardParams = z.object({ id: positiveId, shard: decimalInteger(1, LIMIT.shards) }).strict();
 
 /** The reporter's report-only run: created by its first shard, found by the others through run_key. */
+/** Fail fast: how many failures a run takes before it stops. */
+const maxFailures = z.number().int().min(1).max(100_000);
+
 export const reportRunSchema = z
   .object({
     environment: z.string().min(1),
@@ -116,6 +120,7 @@ export const reportRunSchema = z
     commit: z.string().max(LIMIT.commit).nullable().default(null),
     build_url: z.string().max(LIMIT.url).nullable().default(null),
     pull_request: z.number().int().min(1).max(MAX_INT4).nullable().default(null).describe('the pull or merge request the CI build is for'),
+    max_failures: maxFailures.nullable().default(null).describe("fail fast: stop the run once this many tests failed (null: the environment's limit)"),
   })
   .strict()
   .openapi('ReportRun');
@@ -250,6 +255,9 @@ export const triggerSchema = z
     total_shards: z.number().int().min(1).max(50).optional(),
     rerun_source_id: bodyId.optional(),
     rerun_only_failed: z.boolean().optional(),
+    max_failures: maxFailures
+      .optional()
+      .describe("fail fast: stop the run once this many tests failed that no snooze covers (default: the environment's limit)"),
     scm_actor: z.string().max(200).optional(),
     distribution: z
       .enum(['shards', 'agents'])

@@ -32,6 +32,8 @@ export interface RunRow {
   error_reason: string | null;
   cancel_reason: string | null;
   cancelled_by: string | null;
+  /** Fail fast: the run stops after this many failures no snooze covers. */
+  max_failures: number | null;
   rerun_source_id: number | null;
   pinned: boolean;
   details_deleted_at: Date | null;
@@ -44,7 +46,7 @@ const columns = (sql: Tx) => sql`
   r.id, r.number, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
   r.total_shards, r.test_run_branch, r.build_url, r.pull_request, r.build_branch, r.metadata->>'ci_build_url' as ci_build_url, r."commit", r.test_run_head_sha, r.total_count,
   r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
-  r.cancel_reason, r.cancelled_by, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
+  r.cancel_reason, r.cancelled_by, r.max_failures, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
 
 export async function getRun(sql: Tx, projectId: number, id: number): Promise<RunRow | null> {
   const [row] = await sql<RunRow[]>`
@@ -244,4 +246,21 @@ export async function getSourceRun(sql: Tx, projectId: number, runId: number): P
     select id, test_run_branch, build, tags, test_case_ids, total_shards, distribution, details_deleted_at from test_runs
     where project_id = ${projectId} and id = ${runId}`;
   return source ?? null;
+}
+
+/** A running run whose failures no snooze covers have reached its `max_failures`; null otherwise. */
+export async function failureLimitReached(sql: Tx, runId: number): Promise<{ failing: number; max_failures: number } | null> {
+  const [run] = await sql<{ failing: number; max_failures: number }[]>`
+    select failed_count - snoozed_count as failing, max_failures from test_runs
+    where id = ${runId} and state = 'running' and max_failures is not null and failed_count - snoozed_count >= max_failures`;
+  return run ?? null;
+}
+
+/** The run's first failures that no snooze covers, in the order they were recorded, with their titles. */
+export async function unsnoozedFailures(sql: Tx, runId: number, limit: number): Promise<{ test_case_id: string; title: string }[]> {
+  return sql<{ test_case_id: string; title: string }[]>`
+    select r.test_case_id, coalesce(t.title, r.test_case_id) as title
+    from test_results r left join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+    where r.test_run_id = ${runId} and r.is_final and r.outcome = 'failed' and not r.snoozed
+    order by r.started_at nulls last, r.test_case_id limit ${limit}`;
 }

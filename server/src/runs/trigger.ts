@@ -64,6 +64,7 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
     rerunOnlyFailed: body.rerun_only_failed ?? false,
     scmActor: body.scm_actor ?? null,
     scheduledFor: null,
+    maxFailures: body.max_failures ?? null,
   };
   const created = await createPendingRun(sql, scope.projectId, run, now);
   if (!created) throw new Error('the run was not created');

@@ -51,6 +51,7 @@ export async function beginUploadShard(sql: Tx, projectId: number, target: Uploa
       commit: target.commit,
       buildUrl: target.buildUrl,
       pullRequest: target.pullRequest,
+      maxFailures: null,
     },
     now,
   );

@@ -1,0 +1,29 @@
+import { retryingConflicts, type Sql } from '../db.ts';
+import { finishRun } from './finish.ts';
+import { failureLimitReached, unsnoozedFailures } from './store.ts';
+
+// Fail fast (issue 56): a run made with `max_failures` (a trigger's, a reporter's, or its
+// environment's) stops once that many of its tests have failed that no snooze or quarantine
+// covers. It is cancelled like any run, so its agents (their token refused, their heartbeat
+// answered with the end) and the executor's shards stop within seconds, and the reporter's next
+// request is told the run ended; its reason names the failures that stopped it.
+
+/** Who a run stopped by its failures was cancelled by. */
+export const STOPPED_BY_FAILURES = 'max_failures';
+
+/** How many of the failures a reason names; the rest are counted. */
+const NAMED = 10;
+
+/**
+ * After a batch with failures is committed: the run is cancelled if its failures reached its
+ * limit. True when this call stopped it (a batch beside it may have, first).
+ */
+export async function stopAtFailureLimit(sql: Sql, runId: number, now: Date): Promise<boolean> {
+  const reached = await failureLimitReached(sql, runId);
+  if (!reached) return false;
+  const failures = await unsnoozedFailures(sql, runId, NAMED);
+  const named = failures.map((failure) => failure.title).join('; ');
+  const more = reached.failing > failures.length ? `; and ${reached.failing - failures.length} more` : '';
+  const reason = `stopped after ${reached.failing} failed test${reached.failing === 1 ? '' : 's'} (max_failures ${reached.max_failures}): ${named}${more}`;
+  return retryingConflicts(() => sql.begin((tx) => finishRun(tx, runId, { kind: 'cancelled', reason, by: STOPPED_BY_FAILURES }, now)));
+}
