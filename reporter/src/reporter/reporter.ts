@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
-import { plainText } from './ansi.ts';
+import { plainText } from '../text/ansi.ts';
 import { type ArtifactReport, ArtifactUploader, describeSize } from './artifacts.ts';
 import { AttachmentCollector } from './attachments.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
@@ -11,7 +11,7 @@ import { readUnits, UnitBatch } from './unit-batch.ts';
 import { describeDelivery, Uploader } from './uploader.ts';
 
 export type { ProctorReporterOptions } from './settings.ts';
-export { failureSignature, failureMode } from './signature.ts';
+export { failureSignature, failureMode } from '../text/signature.ts';
 
 /**
  * Uploads a Playwright run's results to Proctor. Use in playwright.config.ts as
