@@ -51,21 +51,40 @@ const layers = [
 
 const everyLayer = `(${layers.map((layer) => layer.path).join('|')})`;
 
-const upwardImports = layers.slice(1).map((layer, index) => ({
-  name: `no-upward-import-from-${layer.name.replace(/\W+/g, '-')}`,
-  comment: `${layer.name} imports only layers below it: ${layers
-    .slice(index + 2)
-    .map((l) => l.name)
-    .join(', ')}`,
-  severity: 'error',
-  from: { path: layer.path },
-  to: {
-    path: `(${layers
-      .slice(0, index + 1)
-      .map((l) => l.path)
-      .join('|')})`,
-  },
-}));
+// The reporter package's jobs, top to bottom (docs/architecture.md): its entry, the proctor-ci
+// commands, the agent, the toolchain (which the server's executor runs too), the Playwright reporter,
+// the runs client, the API's wire format and HTTP client, and text (ANSI, Markdown, signatures).
+const reporterLayers = [
+  { name: 'reporter entry', path: '^reporter/src/index\\.ts$' },
+  { name: 'reporter cli', path: '^reporter/src/cli/' },
+  { name: 'reporter agent', path: '^reporter/src/agent/' },
+  { name: 'reporter toolchain', path: '^reporter/src/toolchain/' },
+  { name: 'reporter reporter', path: '^reporter/src/reporter/' },
+  { name: 'reporter runs', path: '^reporter/src/runs/' },
+  { name: 'reporter api', path: '^reporter/src/api/' },
+  { name: 'reporter text', path: '^reporter/src/text/' },
+];
+
+const everyReporterLayer = `(${reporterLayers.map((layer) => layer.path).join('|')})`;
+
+const upwardRules = (stack) =>
+  stack.slice(1).map((layer, index) => ({
+    name: `no-upward-import-from-${layer.name.replace(/\W+/g, '-')}`,
+    comment: `${layer.name} imports only layers below it: ${stack
+      .slice(index + 2)
+      .map((l) => l.name)
+      .join(', ')}`,
+    severity: 'error',
+    from: { path: layer.path },
+    to: {
+      path: `(${stack
+        .slice(0, index + 1)
+        .map((l) => l.path)
+        .join('|')})`,
+    },
+  }));
+
+const upwardImports = [...upwardRules(layers), ...upwardRules(reporterLayers)];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -95,8 +114,8 @@ module.exports = {
       severity: 'error',
       from: { path: '^server/src/', pathNot: '^server/src/(executor/|(main|bin|cli|server|app|demo)\\.ts$)' },
       to: {
-        path: '^reporter/dist/toolchain/',
-        pathNot: '^reporter/dist/toolchain/(overrides|packages|playwright-args)\\.js$',
+        path: '^reporter/src/toolchain/',
+        pathNot: '^reporter/src/toolchain/(overrides|packages|playwright-args)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },
@@ -106,7 +125,7 @@ module.exports = {
         "The agent (the reporter package's, as proctor-ci runs it) is a client of the API: nothing of the server imports it but the `proctor` command's entry.",
       severity: 'error',
       from: { path: '^server/src/', pathNot: '^server/src/bin\\.ts$' },
-      to: { path: '^reporter/dist/(cli/agent|agent/)', dependencyTypesNot: ['type-only'] },
+      to: { path: '^reporter/src/(cli/agent|agent/)', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'domain-speaks-no-http',
@@ -139,6 +158,28 @@ module.exports = {
       to: { path: '^badge/' },
     },
     {
+      name: 'the-reporter-runs-inside-playwright',
+      comment:
+        "The Playwright reporter (and its list and repeats reporters) runs inside the suite's Playwright, in a process of its own: the agent and the toolchain, which start that Playwright, use its report's types only.",
+      severity: 'error',
+      from: { path: '^reporter/src/(agent|toolchain)/' },
+      to: { path: '^reporter/src/reporter/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'the-reporter-package-is-a-client',
+      comment: 'The reporter package is installed without the server: nothing of it imports the server or the badge package.',
+      severity: 'error',
+      from: { path: '^reporter/' },
+      to: { path: '^(server|badge)/' },
+    },
+    {
+      name: 'every-reporter-module-in-a-layer',
+      comment: 'A new folder or file of reporter/src goes into one of the reporter layers above (no loose files beside the folders).',
+      severity: 'error',
+      from: { path: '^reporter/src/', pathNot: everyReporterLayer },
+      to: {},
+    },
+    {
       name: 'every-module-in-a-layer',
       comment: 'A new folder or file of server/src goes into one of the layers above.',
       severity: 'error',
@@ -147,11 +188,11 @@ module.exports = {
     },
   ],
   options: {
-    // The reporter's toolchain and agent too, as the server imports them (built), and the badge
-    // package, its sources and as the server imports it (built), for the rules above.
-    includeOnly: '^(server/src/|badge/(src|dist)/|reporter/dist/(toolchain|agent|cli/agent))',
+    // The reporter package's sources (which the server imports through the `@proctor/source`
+    // condition, below), and the badge package, its sources and as the server imports it (built).
+    includeOnly: '^(server/src/|badge/(src|dist)/|reporter/src/)',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.mjs', '.js'], exportsFields: ['exports'], conditionNames: ['import', 'default'] },
+    enhancedResolveOptions: { extensions: ['.ts', '.mjs', '.js'], exportsFields: ['exports'], conditionNames: ['@proctor/source', 'import', 'default'] },
   },
 };

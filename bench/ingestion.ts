@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
-import { postGzipped, postJson } from '../reporter/src/transport.ts';
+import { postGzipped, postJson } from '../reporter/src/api/transport.ts';
 import { attempt } from '../test/helpers/attempts.ts';
 import { copyLines, copyRows } from '../server/src/db.ts';
 import { RESULT_COLUMNS, resultRow } from '../server/src/runs/results.ts';

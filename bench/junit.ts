@@ -12,8 +12,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { multipartFiles } from '../reporter/src/cli/multipart.ts';
-import { postStream } from '../reporter/src/transport.ts';
-import type { JunitUploadAnswer } from '../reporter/src/wire.ts';
+import { postStream } from '../reporter/src/api/transport.ts';
+import type { JunitUploadAnswer } from '../reporter/src/api/wire.ts';
 import { attemptsOf, junitTestId, listedTest } from '../server/src/junit/attempts.ts';
 import { type JunitCase, JunitReader } from '../server/src/junit/read.ts';
 import { copyRows } from '../server/src/db.ts';

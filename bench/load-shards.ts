@@ -4,7 +4,7 @@
 // before the clock starts: the reporter's own process, on its own machine, does that work.
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
-import type { WireAttempt } from '../reporter/src/wire.ts';
+import type { WireAttempt } from '../reporter/src/api/wire.ts';
 import { attempt, attemptsOf, listedTest } from '../test/helpers/attempts.ts';
 import { testIdOf } from './lib.ts';
 

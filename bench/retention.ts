@@ -7,7 +7,7 @@
 // bench/analytics, on the history that bench loaded.
 import { gzipSync } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
-import { postGzipped, postJson } from '../reporter/src/transport.ts';
+import { postGzipped, postJson } from '../reporter/src/api/transport.ts';
 import { attempt } from '../test/helpers/attempts.ts';
 import { spawnProctor } from '../test/helpers/process.ts';
 import { type History, loadHistory } from './history.ts';

@@ -5,7 +5,7 @@
 // then each page is shot in Chromium.
 import path from 'node:path';
 import { chromium } from '@playwright/test';
-import type { FinalOutcome } from '../reporter/src/wire.ts';
+import type { FinalOutcome } from '../reporter/src/api/wire.ts';
 import { rebuildRollups } from '../server/src/analytics/rollups.ts';
 import { addMember } from '../server/src/projects/store.ts';
 import { createLoginLink } from '../server/src/sessions/store.ts';

@@ -1,9 +1,9 @@
 import * as core from '@actions/core';
-import { agentsRunKey, ciBuildUrl, ciRevision } from '../../reporter/src/ci.ts';
-import { isTerminalState, RunsClient, type RunView, type TriggerBody } from '../../reporter/src/runs/client.ts';
-import { runName } from '../../reporter/src/runs/name.ts';
-import { jobSummary, runVerdict } from '../../reporter/src/runs/summary.ts';
-import { triggerWithRetry, waitForRun } from '../../reporter/src/runs/wait.ts';
+import { agentsRunKey, ciBuildUrl, ciRevision } from '@proctor/reporter/ci';
+import { isTerminalState, RunsClient, type RunView, type TriggerBody } from '@proctor/reporter/runs';
+import { runName } from '@proctor/reporter/runs/name';
+import { jobSummary, runVerdict } from '@proctor/reporter/runs/summary';
+import { triggerWithRetry, waitForRun } from '@proctor/reporter/runs/wait';
 import { parseSettings, type Settings } from './settings.ts';
 import { runAgent } from './agent.ts';
 

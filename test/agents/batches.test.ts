@@ -6,8 +6,8 @@
 // none of whose agents is left to plan it ends `error` about a lease time after the last went silent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishUnplannedRuns } from '../../server/src/agents/index.ts';
-import { resolveSettings } from '../../reporter/src/settings.ts';
-import { UnitBatch } from '../../reporter/src/unit-batch.ts';
+import { resolveSettings } from '../../reporter/src/reporter/settings.ts';
+import { UnitBatch } from '../../reporter/src/reporter/unit-batch.ts';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
 import { waitForRollups } from '../helpers/runs.ts';

@@ -1,6 +1,6 @@
 // unitStatus: a unit of a batch ends with its own tests' status, not its batch-mates'.
 import { describe, expect, it } from 'vitest';
-import { unitStatus } from '../../reporter/src/unit-batch.ts';
+import { unitStatus } from '../../reporter/src/reporter/unit-batch.ts';
 
 describe('unitStatus', () => {
   it("when a batch's Playwright failed and the unit's every test ended, then the unit ends by its own tests", () => {

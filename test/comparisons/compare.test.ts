@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FinalOutcome, WireAttempt } from '../../reporter/src/wire.ts';
+import type { FinalOutcome, WireAttempt } from '../../reporter/src/api/wire.ts';
 import { commitsCompareUrl } from '../../server/src/runs/repository.ts';
 import { attempt, attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';

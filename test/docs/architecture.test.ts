@@ -19,6 +19,18 @@ describe('docs/architecture.md', () => {
     expect([...folders, ...modules].filter((name) => !named(name))).toEqual([]);
   });
 
+  it("when the folders of reporter/src are listed, then the reporter package's sketch names each of them", () => {
+    const entries = fs.readdirSync(path.join(ROOT, 'reporter/src'), { withFileTypes: true });
+    const section = doc.split('## The reporter package')[1] ?? '';
+    const sketch = /```\n(reporter\/src\/\n[\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const sketched = [...sketch.matchAll(/^ {2}(\S+)/gm)].map((match) => match[1]);
+    const present = entries
+      .filter((entry) => entry.isDirectory() || entry.name.endsWith('.ts'))
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+    expect(present.length).toBeGreaterThan(5);
+    expect(sketched.toSorted()).toEqual(present.toSorted());
+  });
+
   it("when the root's workspaces are read, then it names each package's folder and its npm name", () => {
     const root = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
     expect(root.workspaces).toEqual(expect.arrayContaining(['badge', 'reporter', 'server']));

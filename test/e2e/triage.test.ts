@@ -1,6 +1,6 @@
 import { type Browser, chromium, type Page } from '@playwright/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FinalOutcome } from '../../reporter/src/wire.ts';
+import type { FinalOutcome } from '../../reporter/src/api/wire.ts';
 import { createLoginLink } from '../../server/src/sessions/store.ts';
 import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { seriousViolations } from '../helpers/axe.ts';

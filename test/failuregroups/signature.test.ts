@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import corpus from '../fixtures/signature-corpus.json' with { type: 'json' };
-import { failureMode, failureSignature } from '../../reporter/src/signature.ts';
+import { failureMode, failureSignature } from '../../reporter/src/text/signature.ts';
 
 // Real Playwright failures (test/fixtures/signature-corpus: a suite that fails on purpose, and the
 // reporter that recorded its messages). Names group them: a family is one failing line run with

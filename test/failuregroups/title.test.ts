@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import corpus from '../fixtures/signature-corpus.json' with { type: 'json' };
-import { failureSignature } from '../../reporter/src/signature.ts';
+import { failureSignature } from '../../reporter/src/text/signature.ts';
 import { failureGroupTitle, TITLE_TEXT_MAX, uniqueTitle } from '../../server/src/failuregroups/title.ts';
 
 // Titles of failure groups made from real Playwright failures (test/fixtures/signature-corpus: a

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FinalOutcome } from '../../reporter/src/wire.ts';
+import type { FinalOutcome } from '../../reporter/src/api/wire.ts';
 import { rebuildRollups } from '../../server/src/analytics/rollups.ts';
 import { runsNeeded, summedWindow } from '../../server/src/flaky/store.ts';
 import { WINDOW_DAYS, windowStart } from '../../server/src/flaky/window.ts';

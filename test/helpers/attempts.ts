@@ -1,4 +1,4 @@
-import type { AttemptStatus, FinalOutcome, WireAttempt, WireListedTest } from '../../reporter/src/wire.ts';
+import type { AttemptStatus, FinalOutcome, WireAttempt, WireListedTest } from '../../reporter/src/api/wire.ts';
 
 type AttemptFields = Partial<Omit<WireAttempt, 'final'>> & {
   final?: FinalOutcome | null;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Sql } from '../../server/src/db.ts';
-import type { FinalOutcome } from '../../reporter/src/wire.ts';
+import type { FinalOutcome } from '../../reporter/src/api/wire.ts';
 import { attemptsOf, listedTest } from './attempts.ts';
 import type { client } from './http.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { markdownCode, markdownCodeBlock, markdownText } from '../../reporter/src/markdown.ts';
+import { markdownCode, markdownCodeBlock, markdownText } from '../../reporter/src/text/markdown.ts';
 import { LIVE_REFERENCE, render } from '../helpers/markdown.ts';
 
 // The one module that quotes text into Markdown, against a real CommonMark/GFM renderer: whatever

@@ -91,8 +91,12 @@ describe('the packages the registry serves', () => {
       expect(manifest.version).toBe(VERSION);
       expect(manifest.license).toBe('MIT');
       expect(files).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/package.json', ...expected]));
+      // The `@proctor/source` condition names the sources this repository type-checks against
+      // (docs/architecture.md); no user sets it, and they are not shipped.
+      const forUsers = (target: Record<string, string>) =>
+        Object.entries(target).flatMap(([condition, file]) => (condition === '@proctor/source' ? [] : [file]));
       const named = [
-        ...Object.values(manifest.exports ?? {}).flatMap((target) => (typeof target === 'string' ? [target] : Object.values(target))),
+        ...Object.values(manifest.exports ?? {}).flatMap((target) => (typeof target === 'string' ? [target] : forUsers(target))),
         ...Object.values(manifest.bin ?? {}),
       ].map((file) => `package/${file.replace(/^\.\//, '')}`);
       // A subpath pattern (`./toolchain/*`) names each file its `*` matches: at least one must be there.

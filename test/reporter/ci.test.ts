@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../../reporter/src/ci.ts';
+import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../../reporter/src/runs/ci.ts';
 
 // Each CI's variables as its documentation lists them for a job of a pull or merge request's build
 // (values from the documentation's own examples where it gives them): the reporter, the agent and

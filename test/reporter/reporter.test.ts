@@ -3,14 +3,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listIsComplete } from '../../reporter/src/collect.ts';
-import type { Attempt } from '../../reporter/src/collect.ts';
-import { ciRunKey } from '../../reporter/src/ci.ts';
-import { resolveSettings } from '../../reporter/src/settings.ts';
-import { ConnectBudget, ApiError, postJson } from '../../reporter/src/transport.ts';
-import { Uploader } from '../../reporter/src/uploader.ts';
-import { plainText, stripAnsi } from '../../reporter/src/ansi.ts';
-import { judge, worthSaying } from '../../reporter/src/forgiveness.ts';
+import { listIsComplete } from '../../reporter/src/reporter/collect.ts';
+import type { Attempt } from '../../reporter/src/reporter/collect.ts';
+import { ciRunKey } from '../../reporter/src/runs/ci.ts';
+import { resolveSettings } from '../../reporter/src/reporter/settings.ts';
+import { ConnectBudget, ApiError, postJson } from '../../reporter/src/api/transport.ts';
+import { Uploader } from '../../reporter/src/reporter/uploader.ts';
+import { plainText, stripAnsi } from '../../reporter/src/text/ansi.ts';
+import { judge, worthSaying } from '../../reporter/src/reporter/forgiveness.ts';
 
 /**
  * A local stand-in for Proctor. It records each request in order (its path, gunzipped body and

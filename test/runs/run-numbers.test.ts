@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveSettings } from '../../reporter/src/settings.ts';
-import { describeDelivery, Uploader } from '../../reporter/src/uploader.ts';
+import { resolveSettings } from '../../reporter/src/reporter/settings.ts';
+import { describeDelivery, Uploader } from '../../reporter/src/reporter/uploader.ts';
 import { listMigrations, migrate } from '../../server/src/migrate.ts';
 import { composeStory } from '../../server/src/notifications/compose.ts';
 import { slackMessage } from '../../server/src/notifications/messages.ts';

@@ -27,7 +27,7 @@ import { assertReachable, handOver, prepareRunner, type Runner } from '../toolch
 import { checkOutAndInstall, suiteEnvironment } from '../toolchain/workspace.ts';
 import { AgentApi, type AgentRunBody, type JoinAnswer, type Unit } from './client.ts';
 import type { AgentLog } from './log.ts';
-import type { UnitsFile } from '../unit-batch.ts';
+import type { UnitsFile } from '../reporter/unit-batch.ts';
 import { planUnits } from './units.ts';
 import { releaseWebServer, shareWebServer, WebServerError } from './web-server.ts';
 

@@ -2,7 +2,7 @@
 // network errors and 429/500/502/503/504 with bounded backoff (every call is safe to repeat). The
 // server checks these shapes against its schemas at compile time (server/src/agents/schema.ts).
 import { isTerminalState } from '../runs/client.ts';
-import { ApiError, callJson, type TransportOptions } from '../transport.ts';
+import { ApiError, callJson, type TransportOptions } from '../api/transport.ts';
 
 export { ApiError };
 

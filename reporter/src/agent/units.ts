@@ -3,7 +3,7 @@
 // setup and teardown projects are no units of their own: Playwright runs them with every unit of a
 // project that depends on them, as it runs them in every shard of `--shard`.
 import { isSelected, type Listing, selectTests, testListLine, testLocation } from '../toolchain/playwright.ts';
-import { WIRE_LIMITS } from '../wire.ts';
+import { WIRE_LIMITS } from '../api/wire.ts';
 import type { PlannedUnit } from './client.ts';
 
 /** Units of one run: each is reported as the run's shard of its number. */

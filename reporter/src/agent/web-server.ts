@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { ListedWebServer } from '../list.ts';
+import type { ListedWebServer } from '../reporter/list.ts';
 import { type Runner, runnerSpawnOptions } from '../toolchain/sandbox.ts';
 
 export class WebServerError extends Error {}

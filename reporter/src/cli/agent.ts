@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type AgentSettings, runAgent } from '../agent/agent.ts';
 import { agentLog, isLogLevel, LOG_FORMATS, type LogFormat, logFormatFor } from '../agent/log.ts';
-import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision } from '../ci.ts';
+import { agentsRunKey, ciBuildUrl, ciPullRequest, ciRevision } from '../runs/ci.ts';
 import { playwrightArgsProblem } from '../toolchain/playwright-args.ts';
 import { openCommand, UsageError } from './exit.ts';
 

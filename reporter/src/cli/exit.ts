@@ -1,5 +1,5 @@
 import { TransientError } from '../runs/client.ts';
-import { ApiError } from '../transport.ts';
+import { ApiError } from '../api/transport.ts';
 
 /** The exit codes of proctor-ci's commands, as CI scripts branch on them. */
 export const EXIT = { passed: 0, failed: 1, error: 2, unreachable: 3 } as const;

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { ApiError, postForText, type TransportOptions } from '../transport.ts';
+import { ApiError, postForText, type TransportOptions } from '../api/transport.ts';
 import { EXIT, type ExitCode, openCommand, UsageError } from './exit.ts';
 
 // `proctor-ci mcp`: Proctor's MCP server for an assistant that starts a local process. MCP's stdio

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ciBuildUrl, ciPullRequest, ciRevision } from '../ci.ts';
+import { ciBuildUrl, ciPullRequest, ciRevision } from '../runs/ci.ts';
 import type { TriggerBody } from '../runs/client.ts';
 import { UsageError } from './exit.ts';
 

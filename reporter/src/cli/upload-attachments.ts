@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ArtifactUploader, describeSize } from '../artifacts.ts';
-import type { AttemptAttachment } from '../attachments.ts';
-import type { TransportOptions } from '../transport.ts';
-import type { JunitUploadAnswer } from '../wire.ts';
+import { ArtifactUploader, describeSize } from '../reporter/artifacts.ts';
+import type { AttemptAttachment } from '../reporter/attachments.ts';
+import type { TransportOptions } from '../api/transport.ts';
+import type { JunitUploadAnswer } from '../api/wire.ts';
 import { partName } from './multipart.ts';
 
 /** How long the files a JUnit upload names may take to go up after it. */

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../ci.ts';
-import { ConnectBudget, postStream, type TransportOptions } from '../transport.ts';
-import type { JunitUploadAnswer } from '../wire.ts';
+import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../runs/ci.ts';
+import { ConnectBudget, postStream, type TransportOptions } from '../api/transport.ts';
+import type { JunitUploadAnswer } from '../api/wire.ts';
 import { multipartFiles } from './multipart.ts';
 import { realFolder, sendNamedAttachments } from './upload-attachments.ts';
 import { EXIT, exitCodeOf, type ExitCode, openCommand, UsageError } from './exit.ts';

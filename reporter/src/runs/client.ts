@@ -1,4 +1,4 @@
-import { ApiError, callJson, isTransient, type TransportOptions } from '../transport.ts';
+import { ApiError, callJson, isTransient, type TransportOptions } from '../api/transport.ts';
 
 // A triggered run as its waiters (the GitHub Action and `proctor-ci run`) read it, on the client
 // every Proctor client shares. The server checks these shapes against its own schemas at compile

@@ -1,9 +1,9 @@
-import { markdownCode, markdownCodeBlock, markdownText } from '../markdown.ts';
+import { markdownCode, markdownCodeBlock, markdownText } from '../text/markdown.ts';
 import type { RunSummaryDetail, RunView } from './client.ts';
 import { runName } from './name.ts';
 
 // What a run's tests and repositories said (titles, file paths, projects, errors, failure groups'
-// titles, the branch, the environment's name) is quoted through ../markdown.ts in the job summary:
+// titles, the branch, the environment's name) is quoted through ../text/markdown.ts in the job summary:
 // a hostile title injects no HTML, link or mention, and an error cannot close its code block.
 
 const ICONS: Record<string, string> = { passed: '✅', failed: '❌', error: '⚠️', cancelled: '⏹️' };

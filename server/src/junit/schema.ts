@@ -110,7 +110,7 @@ export const junitUploadResponse = z.object({
 
 export type JunitUploadAnswer = z.infer<typeof junitUploadResponse>['data'];
 
-/** `proctor-ci upload junit` reads this answer as reporter/src/wire.ts types it: a change on either side fails the type check. */
+/** `proctor-ci upload junit` reads this answer as reporter/src/api/wire.ts types it: a change on either side fails the type check. */
 const wireAgrees: [z.output<typeof junitUploadResponse>] extends [WireAnswer]
   ? [WireAnswer['data']['counts']] extends [JunitUploadAnswer['counts']]
     ? true

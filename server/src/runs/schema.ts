@@ -186,7 +186,7 @@ export const shardEndSchema = z
   .openapi('ShardEnd');
 
 /**
- * The wire format is the reporter's (reporter/src/wire.ts): what it sends must pass these schemas,
+ * The wire format is the reporter's (reporter/src/api/wire.ts): what it sends must pass these schemas,
  * and what they give the server must be what it sends. A change on either side fails the type check.
  */
 type Accepts<Schema extends z.ZodType, Wire> = [Wire] extends [z.input<Schema>] ? ([z.output<Schema>] extends [Wire] ? true : false) : false;

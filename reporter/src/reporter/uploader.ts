@@ -1,7 +1,7 @@
 import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
-import { runName } from './runs/name.ts';
-import { ConnectBudget, ApiError, postJson, type TransportOptions } from './transport.ts';
+import { runName } from '../runs/name.ts';
+import { ConnectBudget, ApiError, postJson, type TransportOptions } from '../api/transport.ts';
 import {
   type ReportRunAnswer,
   type ReportRunBody,
@@ -13,7 +13,7 @@ import {
   type ShardEndStatus,
   OPTIONAL_FINAL_FIELDS,
   WIRE_LIMITS,
-} from './wire.ts';
+} from '../api/wire.ts';
 
 /** Requests of one kind (result batches, attaches) under way at once: the server parses one while it writes the other. */
 const IN_FLIGHT = 2;

@@ -1,7 +1,7 @@
 // What a CI system says of the build a process runs in: the key its jobs share, its page, and the
 // branch and commit it builds, each from that CI's documented variables.
 
-import type { CiSystemName } from './wire.ts';
+import type { CiSystemName } from '../api/wire.ts';
 
 type Env = NodeJS.ProcessEnv;
 

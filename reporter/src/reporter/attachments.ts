@@ -1,5 +1,5 @@
 import type { TestCase, TestResult } from '@playwright/test/reporter';
-import type { ArtifactMode } from './wire.ts';
+import type { ArtifactMode } from '../api/wire.ts';
 
 /** An attachment of one attempt as Playwright reported it: a file it wrote, or bytes in memory. */
 export interface AttemptAttachment {

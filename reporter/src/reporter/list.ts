@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FullConfig, Reporter, Suite, TestCase, TestRun } from '@playwright/test/reporter';
 import { listTest } from './collect.ts';
-import type { WireListedTest } from './wire.ts';
+import type { WireListedTest } from '../api/wire.ts';
 
 export interface RunnerListedTest extends WireListedTest {
   /** Relative to rootDir, as `--test-list` wants it. */

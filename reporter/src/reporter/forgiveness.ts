@@ -1,5 +1,5 @@
-import { getJson, type TransportOptions } from './transport.ts';
-import type { SnoozeListAnswer, WireSnooze } from './wire.ts';
+import { getJson, type TransportOptions } from '../api/transport.ts';
+import type { SnoozeListAnswer, WireSnooze } from '../api/wire.ts';
 
 /** Pages of 100 snoozes read at most: a project with more active ones than this is not forgiven. */
 const MAX_PAGES = 20;

@@ -5,7 +5,7 @@
 // (GFM) and GitLab alike: no HTML element, no link or image, no mention or cross-reference, no
 // emphasis or heading, no way out of a code span or a code block. docs/security.md says what each
 // rule is for. It lives in the reporter package, with no dependency, because the action bundles the
-// reporter's source and cannot import the server; the server imports it as @proctor/reporter/markdown.
+// reporter package and cannot import the server; the server imports it as @proctor/reporter/markdown.
 
 /**
  * Put after a character that would otherwise start a mention, a cross-reference or an autolink:

@@ -43,7 +43,7 @@ export const WIRE_LIMITS = {
   contentType: 200,
 } as const;
 
-/** The CI systems the reporter knows by their variables (ci.ts). */
+/** The CI systems the reporter knows by their variables (runs/ci.ts). */
 export type CiSystemName = 'github' | 'gitlab' | 'buildkite' | 'circleci' | 'jenkins' | 'azure' | 'bitbucket';
 
 /** `POST /api/test-runs/report`: the run of a report-only invocation, made by its first shard. */

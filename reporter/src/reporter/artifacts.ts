@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { AttemptAttachment } from './attachments.ts';
-import { postJson, postSigned, putSigned, type TransportOptions } from './transport.ts';
-import { type AttachmentDeclaration, type AttachmentDisposition, type AttachmentsAnswer, type AttachmentsBody, WIRE_LIMITS } from './wire.ts';
+import { postJson, postSigned, putSigned, type TransportOptions } from '../api/transport.ts';
+import { type AttachmentDeclaration, type AttachmentDisposition, type AttachmentsAnswer, type AttachmentsBody, WIRE_LIMITS } from '../api/wire.ts';
 
 /** Files hashed and bodies uploaded at once: beside the tests, not in their way. */
 const AT_ONCE = 2;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { ARTIFACT_MODES, type ArtifactMode } from './wire.ts';
-import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from './ci.ts';
+import { ARTIFACT_MODES, type ArtifactMode } from '../api/wire.ts';
+import { ciBuildUrl, ciPullRequest, ciRevision, ciRunKey } from '../runs/ci.ts';
 
 export interface ProctorReporterOptions {
   url?: string;

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { TestCase, TestResult, TestStep } from '@playwright/test/reporter';
-import { plainText, storable } from './ansi.ts';
-import { failureSignature } from './signature.ts';
-import { WIRE_LIMITS, type WireAttempt, type WireListedTest, type WireStep } from './wire.ts';
+import { plainText, storable } from '../text/ansi.ts';
+import { failureSignature } from '../text/signature.ts';
+import { WIRE_LIMITS, type WireAttempt, type WireListedTest, type WireStep } from '../api/wire.ts';
 
 const TAIL_CHARS = 4000;
 

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import type { Attempt, ListedTest } from './collect.ts';
 import type { ReporterSettings } from './settings.ts';
-import type { TransportOptions } from './transport.ts';
+import type { TransportOptions } from '../api/transport.ts';
 import { type DeliveryReport, type ShardStart, Uploader } from './uploader.ts';
-import type { ShardEndStatus } from './wire.ts';
+import type { ShardEndStatus } from '../api/wire.ts';
 
 /** What the agent writes for the reporter (`PROCTOR_UNITS`, a file's path): the batch's units. */
 export interface UnitsFile {
