@@ -1,11 +1,13 @@
-// A busy hour, at 1,000 and at 2,000 shards (BENCH_LOAD_SHARDS, comma-separated) reporting at once
+// A busy hour, at 1,000, 2,000 and 4,000 shards (BENCH_LOAD_SHARDS, comma-separated) reporting at once
 // into their runs (bench/load-shards.ts), against `proctor serve` with its HTTP workers as it runs
 // by default, and then against a minimal server (bench/minimal-server.mjs: Node's http and
 // postgres.js, the same processes and connections, one plain statement per request) under the same
 // load. Checked: no request fails, every attempt sent is stored once, every run ends with its counts.
-// Printed, with each target met or not: request latency (p99 under 200 ms at 1,000 shards, under
-// 500 ms at 2,000), the peak memory of every Proctor process (under 512 MB in all), and Proctor's
-// request rate as a share of the minimal server's (at least 70%).
+// Printed, with each target met or not: request latency, for every kind of request (p99 under
+// 100 ms at 1,000 shards, under 500 ms at 2,000, under 1 s at 4,000), the peak memory of every
+// Proctor process (under 512 MB in all), and Proctor's request rate as a share of the minimal
+// server's (at least 70%). The start of a build is where a miss hides, and one run can be lucky:
+// 2,000 shards run three times (BENCH_LOAD_REPEATS), and the worst run is what is judged.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,8 +16,11 @@ import { freePort } from '../test/helpers/process.ts';
 import { benchDatabase, benchProject, benchServerProcess, percentile, watchMemory } from './lib.ts';
 import { LOAD_SHAPE, type Offered, offerLoad, SHARDS_PER_RUN, TESTS_PER_SHARD } from './load-shards.ts';
 
-const SIZES = (process.env.BENCH_LOAD_SHARDS ?? '1000,2000').split(',').map(Number);
-const P99_TARGET_MS = (shards: number) => (shards <= 1000 ? 200 : 500);
+const SIZES = (process.env.BENCH_LOAD_SHARDS ?? '1000,2000,4000').split(',').map(Number);
+const P99_TARGET_MS = (shards: number) => (shards <= 1000 ? 100 : shards <= 2000 ? 500 : 1000);
+/** How many times a size runs: 2,000 shards three times, as issue 53 asks; the worst run is judged. */
+const REPEATS = (shards: number) => Number(process.env.BENCH_LOAD_REPEATS ?? (shards === 2000 ? 3 : 1));
+const KINDS = ['report', 'begin', 'results', 'end'] as const;
 const MEMORY_TARGET_MB = 512;
 const SHARE_TARGET = 0.7;
 /** As `proctor serve` runs by default: an HTTP worker per core (at most 8), sharing PROCTOR_DB_POOL_MAX connections. */
@@ -26,19 +31,38 @@ const ms = (value: number) => `${value.toFixed(0)} ms`;
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 const rate = (offered: Offered) => offered.timings.length / offered.seconds;
 
+/** The p99 of each kind of request, and of all together. */
+function p99s(offered: Offered): Record<(typeof KINDS)[number] | 'all', number> {
+  const of = (kind: (typeof KINDS)[number]) =>
+    percentile(
+      offered.timings.filter((t) => t.kind === kind).map((t) => t.ms),
+      99,
+    );
+  return {
+    all: percentile(
+      offered.timings.map((t) => t.ms),
+      99,
+    ),
+    report: of('report'),
+    begin: of('begin'),
+    results: of('results'),
+    end: of('end'),
+  };
+}
+
 function printLatency(offered: Offered, target: number | null): void {
   const all = offered.timings.map((t) => t.ms);
   const p99 = percentile(all, 99);
-  const targetText = target === null ? '' : ` (target p99 under ${target} ms: ${met(p99 < target)})`;
+  const targetText = target === null ? '' : ` (target p99 under ${target} ms for every kind: ${met(Math.max(...Object.values(p99s(offered))) < target)})`;
   console.log(`    latency, all    : p50 ${ms(percentile(all, 50))}, p95 ${ms(percentile(all, 95))}, p99 ${ms(p99)}${targetText}`);
-  for (const kind of ['report', 'begin', 'results', 'end'] as const) {
+  for (const kind of KINDS) {
     const of = offered.timings.filter((t) => t.kind === kind).map((t) => t.ms);
     console.log(`    latency, ${kind.padEnd(7)}: p50 ${ms(percentile(of, 50))}, p95 ${ms(percentile(of, 95))}, p99 ${ms(percentile(of, 99))} (${of.length})`);
   }
 }
 
 /** Proctor under the load: what it answered, what it stored, how much memory it took. Throws when anything was lost. */
-async function loadProctor(shards: number): Promise<Offered> {
+async function loadProctor(shards: number): Promise<{ offered: Offered; peakMb: number }> {
   const db = await benchDatabase();
   const server = await benchServerProcess(db);
   try {
@@ -71,7 +95,7 @@ async function loadProctor(shards: number): Promise<Offered> {
     if (offered.failures.length > 0) console.log(`  the server's log:\n${server.output?.().slice(-6000) ?? ''}`);
     const wrong = offered.failures.length > 0 || lost !== 0 || stored?.ended !== runs || stored?.counted !== shards * TESTS_PER_SHARD;
     if (wrong) throw new Error('bench/load: requests failed, or results or runs are not as they were sent');
-    return offered;
+    return { offered, peakMb: peakSumMb };
   } finally {
     await server.close();
     await db.close();
@@ -117,12 +141,29 @@ async function loadMinimal(shards: number): Promise<Offered> {
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL) throw new Error('bench/load needs DATABASE_URL (a PostgreSQL server)');
   for (const shards of SIZES) {
-    console.log(`bench/load: ${shards} shards (${LOAD_SHAPE}) into ${shards / SHARDS_PER_RUN} runs at once`);
-    const proctor = await loadProctor(shards);
+    const repeats = REPEATS(shards);
+    const target = P99_TARGET_MS(shards);
+    const runs: { offered: Offered; peakMb: number }[] = [];
+    for (let run = 1; run <= repeats; run++) {
+      const of = repeats > 1 ? ` (run ${run} of ${repeats})` : '';
+      console.log(`bench/load: ${shards} shards (${LOAD_SHAPE}) into ${shards / SHARDS_PER_RUN} runs at once${of}`);
+      runs.push(await loadProctor(shards));
+    }
     const minimal = await loadMinimal(shards);
-    const share = rate(proctor) / rate(minimal);
+    const worst = runs.reduce((a, b) => (Math.max(...Object.values(p99s(b.offered))) > Math.max(...Object.values(p99s(a.offered))) ? b : a));
+    const worstP99 = p99s(worst.offered);
+    const peakMb = Math.max(...runs.map((r) => r.peakMb));
+    const slowest = Math.min(...runs.map((r) => rate(r.offered)));
+    const share = slowest / rate(minimal);
+    const kinds = KINDS.map((kind) => `${kind} ${ms(worstP99[kind])}`).join(', ');
+    const minimalP99 = p99s(minimal);
     console.log(
-      `  Proctor's request rate: ${(100 * share).toFixed(1)}% of the minimal server's (${rate(proctor).toFixed(0)} against ${rate(minimal).toFixed(0)} a second; ` +
+      `  ${shards} shards, the worst of ${repeats} run${repeats > 1 ? 's' : ''}: p99 ${ms(worstP99.all)} (${kinds}; target under ${target} ms for every kind: ` +
+        `${met(Math.max(...Object.values(worstP99)) < target)}); memory peak ${peakMb.toFixed(0)} MB (target under ${MEMORY_TARGET_MB} MB: ${met(peakMb < MEMORY_TARGET_MB)})`,
+    );
+    console.log(`  the minimal server beside it: p99 ${ms(minimalP99.all)} (${KINDS.map((kind) => `${kind} ${ms(minimalP99[kind])}`).join(', ')})`);
+    console.log(
+      `  Proctor's request rate: ${(100 * share).toFixed(1)}% of the minimal server's (${slowest.toFixed(0)} against ${rate(minimal).toFixed(0)} a second; ` +
         `target at least ${100 * SHARE_TARGET}%: ${met(share >= SHARE_TARGET)})`,
     );
   }
