@@ -376,4 +376,19 @@ describe('forgiving snoozed failures', () => {
     const option = resolveSettings({ forgiveSnoozed: false }, base);
     expect(option.ok && option.settings.forgiveSnoozed).toBe(false);
   });
+
+  it('when PROCTOR_MAX_FAILURES or the maxFailures option is set, then the run is asked to stop after that many; a value not a whole number is refused', () => {
+    const base = { PROCTOR_URL: 'http://x', PROCTOR_API_KEY: 'k', PROCTOR_ENVIRONMENT: 'e' };
+    const none = resolveSettings({}, base);
+    expect(none.ok && none.settings.maxFailures).toBeNull();
+    const fromEnv = resolveSettings({}, { ...base, PROCTOR_MAX_FAILURES: '3' });
+    expect(fromEnv.ok && fromEnv.settings.maxFailures).toBe(3);
+    const fromOption = resolveSettings({ maxFailures: 5 }, { ...base, PROCTOR_MAX_FAILURES: '3' });
+    expect(fromOption.ok && fromOption.settings.maxFailures).toBe(5);
+    for (const wrong of ['0', '2.5', 'ten']) {
+      const refused = resolveSettings({}, { ...base, PROCTOR_MAX_FAILURES: wrong });
+      expect(refused).toEqual({ ok: false, reason: expect.stringContaining('PROCTOR_MAX_FAILURES') });
+    }
+    expect(resolveSettings({ maxFailures: 0 }, base).ok).toBe(false);
+  });
 });

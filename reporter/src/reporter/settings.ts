@@ -31,6 +31,11 @@ export interface ProctorReporterOptions {
    * passed (default true; PROCTOR_FORGIVE_SNOOZED=false turns it off).
    */
   forgiveSnoozed?: boolean;
+  /**
+   * Fail fast: the run stops once this many of its tests failed that no snooze covers, across all
+   * its shards (PROCTOR_MAX_FAILURES; default: the environment's limit, if any).
+   */
+  maxFailures?: number;
 }
 
 export interface ReporterSettings {
@@ -54,6 +59,7 @@ export interface ReporterSettings {
   artifactLimitBytes: number;
   artifactWaitMs: number;
   forgiveSnoozed: boolean;
+  maxFailures: number | null;
 }
 
 export type SettingsResult = { ok: true; settings: ReporterSettings } | { ok: false; reason: string };
@@ -106,6 +112,10 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
   if (!(artifactLimitMb > 0)) return { ok: false, reason: 'PROCTOR_ARTIFACT_LIMIT_MB must be a positive number of MB' };
   const connectBudgetS = options.connectBudgetS ?? (env.PROCTOR_CONNECT_BUDGET_S ? Number(env.PROCTOR_CONNECT_BUDGET_S) : 10);
   if (!(connectBudgetS > 0)) return { ok: false, reason: 'PROCTOR_CONNECT_BUDGET_S must be a positive number of seconds' };
+  const maxFailures = options.maxFailures ?? (env.PROCTOR_MAX_FAILURES ? positiveInteger(env.PROCTOR_MAX_FAILURES) : null);
+  const maxFailuresGiven = options.maxFailures !== undefined || Boolean(env.PROCTOR_MAX_FAILURES);
+  if (maxFailuresGiven && !(maxFailures !== null && Number.isInteger(maxFailures) && maxFailures >= 1))
+    return { ok: false, reason: 'PROCTOR_MAX_FAILURES (the maxFailures option) must be a whole number of at least 1' };
   const projectId = options.projectId ?? env.PROCTOR_PROJECT_ID;
   const runKey = ciRunKey(env);
   return {
@@ -130,6 +140,7 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       artifactLimitBytes: Math.floor(artifactLimitMb * 1024 * 1024),
       artifactWaitMs: options.artifactWaitMs ?? 120_000,
       forgiveSnoozed: options.forgiveSnoozed ?? env.PROCTOR_FORGIVE_SNOOZED !== 'false',
+      maxFailures,
     },
   };
 }

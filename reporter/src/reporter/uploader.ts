@@ -130,6 +130,7 @@ export class Uploader {
           commit: this.settings.commit,
           build_url: this.settings.buildUrl,
           ...(this.settings.pullRequest !== null ? { pull_request: this.settings.pullRequest } : {}),
+          ...(this.settings.maxFailures !== null ? { max_failures: this.settings.maxFailures } : {}),
         };
         const response = await postJson<ReportRunAnswer>(this.transport, '/api/test-runs/report', body);
         this.runId = response.data.test_run.id;
