@@ -11,6 +11,7 @@ import { FileStorage } from '../server/src/storage/blobs.ts';
 import { serveInProcess } from '../test/helpers/app.ts';
 import { embeddedDatabase, throwawayDatabase } from '../test/helpers/database.ts';
 import { freePort, httpWorkersOf, serverProcess, waitForHealth } from '../test/helpers/process.ts';
+import { ASSETS_DIR, buildDashboardAssets } from '../server/scripts/build-dashboard.mjs';
 
 export interface BenchDatabase {
   url: string;
@@ -59,6 +60,8 @@ export interface BenchServer {
 }
 
 export async function benchServer(db: BenchDatabase): Promise<BenchServer> {
+  // The pages link the dashboard's bundled script and stylesheet: built from the sources, as the tests' setup does.
+  if (!fs.existsSync(path.join(ASSETS_DIR, 'manifest.json'))) await buildDashboardAssets();
   const config = loadConfig({ PORT: '0', DATABASE_URL: db.url, PROCTOR_SIGNING_SECRET: 'bench-signing-secret-0123456789', LOG_LEVEL: 'silent' });
   const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-bench-files-'));
   const served = await serveInProcess({

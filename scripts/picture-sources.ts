@@ -10,6 +10,9 @@ export const PICTURES_DIR = path.join(ROOT, 'docs', 'pictures');
 export const MANIFEST = path.join(PICTURES_DIR, 'manifest.json');
 export const REGENERATE = 'npm run pictures';
 
+/** The dashboard's stylesheet, whose @imports are followed: the pictures show its rules. */
+const STYLESHEET = 'server/src/dashboard/client/styles/dashboard.css';
+
 /** A picture of one page of the demo: the modules that render it, and the width it is shot at. */
 export interface Picture {
   file: string;
@@ -26,28 +29,28 @@ export const PICTURES: Picture[] = [
     alt: 'A run of the demo: its failures first, each try with its screenshot and trace',
     width: 1280,
     height: 1400,
-    entries: ['server/src/dashboard/run-page.ts', 'server/src/runs/page.ts'],
+    entries: ['server/src/dashboard/run-page.ts', 'server/src/runs/page.ts', STYLESHEET],
   },
   {
     file: 'compare.png',
     alt: 'Two runs of the demo compared',
     width: 1280,
     height: 900,
-    entries: ['server/src/dashboard/compare-page.ts'],
+    entries: ['server/src/dashboard/compare-page.ts', STYLESHEET],
   },
   {
     file: 'failure-group.png',
     alt: 'A failure group of the demo with its runs',
     width: 1280,
     height: 900,
-    entries: ['server/src/dashboard/groups-page.ts'],
+    entries: ['server/src/dashboard/groups-page.ts', STYLESHEET],
   },
   {
     file: 'run-mobile.png',
     alt: 'The same run on a phone',
     width: 390,
     height: 844,
-    entries: ['server/src/dashboard/run-page.ts', 'server/src/runs/page.ts'],
+    entries: ['server/src/dashboard/run-page.ts', 'server/src/runs/page.ts', STYLESHEET],
   },
 ];
 
@@ -64,7 +67,8 @@ export function sourcesOf(picture: Picture): string[] {
     if (seen.has(file)) return;
     seen.add(file);
     const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
-    for (const match of text.matchAll(/^import\s+(?!type\s)[^;]*?from\s+'(\.{1,2}\/[^']+)';/gms)) {
+    // A module's imports for their values, and a stylesheet's @import.
+    for (const match of text.matchAll(/^(?:import\s+(?!type\s)[^;]*?from\s+|@import\s+)'(\.{1,2}\/[^']+)';/gms)) {
       const target = path.posix.join(path.posix.dirname(file), match[1] as string);
       if (target.startsWith(DASHBOARD)) visit(target);
     }

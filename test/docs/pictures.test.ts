@@ -45,6 +45,8 @@ describe("the README's pictures", () => {
     expect(sources).toEqual(expect.arrayContaining(['server/src/dashboard/run-page.ts', 'server/src/dashboard/layout.ts', 'server/src/dashboard/forms.ts']));
     expect(sources).toContain('server/src/runs/page.ts');
     expect(sources).not.toContain('server/src/runs/branch.ts');
+    // The stylesheet and what it @imports: the pictures show their rules.
+    expect(sources).toEqual(expect.arrayContaining(['server/src/dashboard/client/styles/dashboard.css', 'server/src/dashboard/client/styles/tokens.css']));
   });
 
   it('when the pictures are listed, then each is a PNG under 300 kB of the width it was shot at, and the README shows the run page', () => {

@@ -75,7 +75,16 @@ describe('the packages the registry serves', () => {
   it.each([
     ['@proctor/badge', ['package/dist/index.js', 'package/dist/index.d.ts', 'package/fonts/DejaVuSans.ttf', 'package/fonts/DejaVuSans.LICENSE']],
     ['@proctor/reporter', ['package/dist/index.js', 'package/dist/index.d.ts']],
-    ['@proctor/server', ['package/bin/proctor.js', 'package/dist/bin.js', 'package/migrations/001_principals.sql', 'package/examples/playwright.config.ts']],
+    [
+      '@proctor/server',
+      [
+        'package/bin/proctor.js',
+        'package/dist/bin.js',
+        'package/dist/dashboard-assets/manifest.json',
+        'package/migrations/001_principals.sql',
+        'package/examples/playwright.config.ts',
+      ],
+    ],
   ])(
     'when %s is fetched from the registry, then it holds its README, LICENSE, manifest and every file its exports, types and bin name',
     async (name, expected) => {

@@ -64,5 +64,5 @@ ${dailyLine(
 )}
 ${ranking('Flakiest tests', view.flakiest, (row) => row.flaky_count)}
 ${ranking('Most failing tests', view.failing, (row) => row.fail_count)}`;
-  return layout({ title: `Analytics · ${project.name}`, viewer, project, body, style: 'svg.chart{max-width:720px;display:block;margin:.5rem 0 1.5rem}' });
+  return layout({ title: `Analytics · ${project.name}`, viewer, project, body });
 }

@@ -64,10 +64,10 @@ export function barsWithRate(label: string, bars: DayBar[]): string {
     .join('');
   const line = segments
     .filter((segment) => segment.length > 0)
-    .map((segment) => `<polyline points="${segment.join(' ')}" fill="none" stroke="#0550ae" stroke-width="2"/>`)
+    .map((segment) => `<polyline class="rate" points="${segment.join(' ')}" fill="none" stroke="#0550ae" stroke-width="2"/>`)
     .join('');
   // The rate's axis is labelled at both ends as the rate's, so that its top is not read as a day's figure.
-  const axes = `<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${max} runs</text><text x="${WIDTH - 4}" y="${PAD.top + 10}" font-size="10" fill="#0550ae" text-anchor="end">rate 100%</text><text x="${WIDTH - 4}" y="${PAD.top + PLOT_H}" font-size="10" fill="#0550ae" text-anchor="end">0%</text>
+  const axes = `<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${max} runs</text><text x="${WIDTH - 4}" y="${PAD.top + 10}" class="rate" font-size="10" fill="#0550ae" text-anchor="end">rate 100%</text><text x="${WIDTH - 4}" y="${PAD.top + PLOT_H}" class="rate" font-size="10" fill="#0550ae" text-anchor="end">0%</text>
 <line x1="${PAD.left}" y1="${PAD.top + PLOT_H}" x2="${WIDTH - PAD.right}" y2="${PAD.top + PLOT_H}" stroke="#d0d7de"/>`;
   return frame(
     label,

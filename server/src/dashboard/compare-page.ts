@@ -58,6 +58,5 @@ ${commits ? `<p><a href="${e(commits)}" rel="noreferrer">The commits between the
 <nav aria-label="Lists" class="lists">${LISTS.map((list) => `<a href="#${list.heading.toLowerCase().replace(/\W+/g, '-')}">${e(list.heading)} (${comparison[list.key].total})</a>`).join(' · ')}</nav>
 ${LISTS.map((list) => listSection(project, list.heading, list.empty, comparison[list.key])).join('\n')}
 ${listSection(project, 'Duration changes', 'No test that passed in both took a different time.', comparison.duration_changes, true)}`;
-  const style = `ul.runs{list-style:none;padding:0} .tag{border-radius:4px;padding:0 .35rem;font-size:.8rem;color:#fff} .tag.passed{background:#1a7f37} .tag.failed{background:#cf222e} .tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .failure{color:#cf222e;font-size:.85rem;overflow-wrap:anywhere} nav.lists{margin:1rem 0}`;
-  return layout({ title: `Run #${run.number} against #${base.number} · ${project.name}`, viewer, project, body, style });
+  return layout({ title: `Run #${run.number} against #${base.number} · ${project.name}`, viewer, project, body });
 }

@@ -1,7 +1,7 @@
 import type { Project } from '../projects/index.ts';
 import { markdownText } from '@proctor/reporter/markdown';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, foldedForm, FORM_STYLE, formSection } from './forms.ts';
+import { apiForm, foldedForm, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 export interface EnvironmentView {
@@ -73,13 +73,11 @@ export function environmentsPage(viewer: Viewer, project: Project, environments:
     environments.length === 0
       ? '<p class="empty">No environment yet.</p>'
       : `<table><thead><tr><th scope="col">Environment</th><th scope="col">Schedule</th><th scope="col">Badge</th><th scope="col">Trigger</th></tr></thead><tbody>${rows}</tbody></table>`;
-  const style = `${FORM_STYLE} input.snippet{width:22rem;font-family:monospace;font-size:.8rem}`;
   return layout({
     title: `Environments · ${project.name}`,
     viewer,
     project,
     body: `<h1>Environments of ${e(project.name)}</h1>${table}${create}`,
     script: true,
-    style,
   });
 }

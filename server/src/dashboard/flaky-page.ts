@@ -3,7 +3,7 @@ import { type DailyFlakiness, type EventRow, type FlakinessRow, MIN_RUNS, type Q
 import type { Project } from '../projects/index.ts';
 import type { SnoozeRow } from '../snoozes/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, foldedForm, FORM_STYLE } from './forms.ts';
+import { apiForm, foldedForm } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 import { snoozeAuthor } from './snoozes-page.ts';
 
@@ -175,6 +175,5 @@ export function flakyTestsPage(viewer: Viewer, project: Project, view: FlakyTest
   const body = `<h1>Flaky tests of ${e(project.name)}</h1>
 <p class="muted">A test's score is the share of its counted runs of the last ${view.filter.days} days where it passed on a retry or flipped on the same commit. Quarantine policy: ${e(MODE_TEXT[policy.mode])} (threshold ${policy.threshold}, at most ${policy.cap_percent}% of an environment's tests, for ${policy.expiry_days} days or until ${policy.release_after_clean_runs} clean runs); <a href="/projects/${project.id}/settings#quarantine">change it in Settings</a>.</p>
 ${filters(view)}${table}${eventsSection(project, view, environments)}`;
-  const style = `${FORM_STYLE} .class{border-radius:1rem;padding:0 .5rem;font-size:.85rem;border:1px solid #d0d7de} .class-flaky{background:#fff8c5} .class-broken{background:#ffebe9} svg.trend{display:block}`;
-  return layout({ title: `Flaky tests · ${project.name}`, viewer, project, body, script: true, style });
+  return layout({ title: `Flaky tests · ${project.name}`, viewer, project, body, script: true });
 }

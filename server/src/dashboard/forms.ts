@@ -14,12 +14,6 @@ export function apiForm(api: string, then: 'reload' | 'open-run' | 'open-project
   return `<form class="action" data-api="${e(api)}" data-then="${then}">${fields}<button type="submit">${e(label)}</button><span role="alert" class="problem"></span>${secret}</form>`;
 }
 
-export const FORM_STYLE = `
-[hidden]{display:none!important}
-.actions{display:flex;gap:.5rem;margin:.5rem 0 1rem;flex-wrap:wrap} form.action{display:flex;gap:.5rem;align-items:end;flex-wrap:wrap;margin:0}
-details.edit,details.snooze{margin-top:.5rem} details summary{cursor:pointer;color:#0550ae} .problem{color:#cf222e}
-section.create{border:1px solid #d0d7de;border-radius:6px;padding:.75rem 1rem;margin:1rem 0} section.create h2{font-size:1rem;margin:0 0 .5rem}`;
-
 /** A titled section around a form; nothing when the person may not use the form. */
 export function formSection(id: string, heading: string, form: string, level: 2 | 3 = 2): string {
   return form ? `<section class="create" aria-labelledby="${id}"><h${level} id="${id}">${e(heading)}</h${level}>${form}</section>` : '';

@@ -1,7 +1,7 @@
 import type { FailureGroupRow } from '../failuregroups/index.ts';
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE } from './forms.ts';
+import { apiForm } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 export type GroupStatus = FailureGroupRow['status'];
@@ -81,5 +81,5 @@ ${apiForm(
   const body = `<h1>${e(group.title)}</h1><p class="muted"><code>${e(group.id)}</code> · ${e(group.status)} · seen ${group.occurrence_count} times, first ${when(group.first_seen_at)}, last ${when(group.last_seen_at)}</p>
 ${diagnosis}${triage}
 <h2>Tests (${members.length})</h2><table><thead><tr><th scope="col">Test</th><th scope="col">State</th><th scope="col">Seen</th><th scope="col">Last run</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
-  return layout({ title: `${group.title} · ${project.name}`, viewer, project, body, script: true, style: FORM_STYLE });
+  return layout({ title: `${group.title} · ${project.name}`, viewer, project, body, script: true });
 }

@@ -1,7 +1,7 @@
 import type { Project } from '../projects/index.ts';
 import { type RunRow, shownBranch } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE, formSection } from './forms.ts';
+import { apiForm, formSection } from './forms.ts';
 import { layout, stateBadge, type Viewer } from './layout.ts';
 
 /** What the sign-in page offers besides the provider: a form that mails a link (the server sends mail), or the command that makes one. */
@@ -46,7 +46,7 @@ export function projectsPage(viewer: Viewer, projects: Project[], instanceAdmin:
       ? '<p class="empty">You are not a member of any project yet: an admin of one adds you.</p>'
       : `<table><thead><tr><th scope="col">Project</th><th scope="col">Repository</th></tr></thead><tbody>${rows}</tbody></table>`;
   const body = `<h1>Projects</h1>${list}${instanceAdmin ? newProjectForm() : ''}`;
-  return layout({ title: 'Projects', viewer, body, script: instanceAdmin, style: instanceAdmin ? FORM_STYLE : '' });
+  return layout({ title: 'Projects', viewer, body, script: instanceAdmin });
 }
 
 export interface RunsView {

@@ -8,7 +8,7 @@ import type { RouteContext } from '../http/route.ts';
 import { allProjects, projectsOfUser } from '../projects/index.ts';
 import { isInstanceAdmin } from '../users/index.ts';
 import { getRunById, listRuns, runPageDetails } from '../runs/index.ts';
-import { DASHBOARD_SCRIPT } from './assets.ts';
+import { dashboardAssets, IMMUTABLE } from './assets.ts';
 import { dashboardPolicy, FAVICON_SVG } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
 import { runPage } from './run-page.ts';
@@ -34,10 +34,14 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer
     });
   }
 
-  ctx.open.get('/assets/dashboard.js', (_req, res) => {
-    res.setHeader('content-type', 'text/javascript; charset=utf-8');
-    res.setHeader('cache-control', 'no-cache');
-    res.send(DASHBOARD_SCRIPT);
+  // The script and stylesheet under their content-hashed names, kept by browsers for good.
+  const assets = dashboardAssets();
+  ctx.open.get('/assets/:file', (req, res, next) => {
+    const file = assets.files.get(req.params.file);
+    if (!file) return next();
+    res.setHeader('content-type', file.type);
+    res.setHeader('cache-control', IMMUTABLE);
+    res.send(file.body);
   });
 
   signInRoutes(ctx, deps, mailer);

@@ -1,8 +1,8 @@
 import type { FailureCategory } from '../failuregroups/index.ts';
 import type { Project } from '../projects/index.ts';
-import { RUN_REPORT_STYLE, type RunPageDetails, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
+import { type RunPageDetails, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, foldedForm, FORM_STYLE } from './forms.ts';
+import { apiForm, foldedForm } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 const UNDER_WAY = new Set(['pending', 'queued', 'running']);
@@ -43,8 +43,6 @@ function snoozeForm(run: RunRow, test: SummaryDetail, today: string): string {
   return foldedForm('snooze', 'Snooze', apiForm('POST /api/snoozes', 'reload', 'Snooze this test', fields));
 }
 
-const STYLE = `${RUN_REPORT_STYLE}${FORM_STYLE}`;
-
 /** The kinds of the run's failures, each a link that shows its failures alone. */
 function kindFilter(run: RunRow, project: Project, details: RunPageDetails, shown: FailureCategory | null): string {
   const counts = new Map<FailureCategory, number>();
@@ -75,5 +73,5 @@ export function runPage(viewer: Viewer, project: Project, run: RunRow, details: 
   });
   // A run under way reloads once its state changes.
   const body = UNDER_WAY.has(run.state) ? `<div data-live-run="${run.id}" data-state="${e(run.state)}">${report}</div>` : report;
-  return layout({ title: `Run #${run.number} · ${project.name}`, viewer, project, body, script: true, style: STYLE });
+  return layout({ title: `Run #${run.number} · ${project.name}`, viewer, project, body, script: true });
 }

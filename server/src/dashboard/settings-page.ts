@@ -2,7 +2,7 @@ import type { Binding } from '../bindings/index.ts';
 import type { QuarantinePolicy } from '../flaky/index.ts';
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE, formSection } from './forms.ts';
+import { apiForm, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 /** A destination as the settings page lists it (the API's shape: never a secret). */
@@ -152,5 +152,5 @@ ${bindingsSection(project, view.bindings, view.instanceAdmin)}
 ${retentionForm(view.policy)}
 <h2 id="quarantine">Quarantine</h2><p class="muted">Flaky tests whose score reaches the threshold are snoozed in their environment for a time, within the cap, and released after enough clean runs in a row; see <a href="/projects/${project.id}/flaky-tests">Flaky tests</a>.</p>
 ${quarantineForm(view.quarantine)}`;
-  return layout({ title: `Settings · ${project.name}`, viewer, project, body, script: true, style: `${FORM_STYLE} code.url{word-break:break-all}` });
+  return layout({ title: `Settings · ${project.name}`, viewer, project, body, script: true });
 }

@@ -1,6 +1,6 @@
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE, formSection } from './forms.ts';
+import { apiForm, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 export interface SnoozeView {
@@ -102,6 +102,5 @@ export function snoozesPage(
     project,
     body,
     script: true,
-    style: `${FORM_STYLE} ul.tests{margin:0;padding-left:1rem} fieldset.picked{flex-basis:100%;border:1px solid #d0d7de;border-radius:6px} fieldset.picked ul{list-style:none;margin:0;padding:0} label.pick{flex-direction:row;gap:.4rem;color:#1f2328;display:flex;flex-wrap:wrap}`,
   });
 }

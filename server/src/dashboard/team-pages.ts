@@ -2,7 +2,7 @@ import type { ListedKey } from '../auth/index.ts';
 import type { Project } from '../projects/index.ts';
 import { ROLES } from '../principals.ts';
 import { escapeXml as e } from '../xml.ts';
-import { apiForm, FORM_STYLE, formSection } from './forms.ts';
+import { apiForm, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
 
 // The people of a project, its keys, and what was changed: managed by its admins, read by all.
@@ -73,7 +73,7 @@ export function membersPage(
   const body = `<h1>Members of ${e(project.name)}</h1>
 <p class="muted">Viewers read the project; members also report, trigger, snooze, triage and pin; admins also configure it and manage its keys and people.</p>
 ${members}${invitations}${add ? `${add}${howInvited}` : ''}`;
-  return layout({ title: `Members · ${project.name}`, viewer, project, body, script: true, style: FORM_STYLE });
+  return layout({ title: `Members · ${project.name}`, viewer, project, body, script: true });
 }
 
 /** What a key is for: its name, else its kind and the day it was made (a run's key: its run). */
@@ -102,7 +102,7 @@ export function keysPage(viewer: Viewer, project: Project, keys: ListedKey[]): s
   const create = formSection('new-key', 'New key', apiForm('POST /api/keys', 'show-secret', 'Create key', fields));
   // The list is fetched again when a key is made (data-refresh): the new key is listed at once, its secret shown in the form.
   const body = `<h1>Keys of ${e(project.name)}</h1><p class="muted">A project's keys act as a machine (a CI): read reads, report also sends runs and results, admin does everything.</p><div id="key-list" data-refresh>${table}</div>${create}`;
-  return layout({ title: `Keys · ${project.name}`, viewer, project, body, script: true, style: FORM_STYLE });
+  return layout({ title: `Keys · ${project.name}`, viewer, project, body, script: true });
 }
 
 interface EventRow {
@@ -164,9 +164,6 @@ export function changeFields(before: unknown, after: unknown): string {
   return `${has(after) ? '' : '<p class="muted">removed:</p>'}${list(items, 'no fields')}`;
 }
 
-const AUDIT_STYLE =
-  'td.change ul.fields{margin:0;padding-left:1rem;font-size:.85rem}td.change li{word-break:break-word}td.change .field{font-weight:600}td.change del{color:#8a1c1c}td.change ins{text-decoration:none;color:#14622a}td.change p{margin:0;font-size:.85rem}';
-
 export function auditPage(viewer: Viewer, project: Project, view: { events: EventRow[]; action: string | undefined; page: number; pages: number }): string {
   const rows = view.events
     .map(
@@ -182,5 +179,5 @@ export function auditPage(viewer: Viewer, project: Project, view: { events: Even
   const more =
     view.page < view.pages ? `<p><a href="?page=${view.page + 1}${view.action ? `&action=${encodeURIComponent(view.action)}` : ''}">Older changes</a></p>` : '';
   const body = `<h1>Audit trail of ${e(project.name)}</h1>${filter}${table}${more}`;
-  return layout({ title: `Audit · ${project.name}`, viewer, project, body, style: AUDIT_STYLE });
+  return layout({ title: `Audit · ${project.name}`, viewer, project, body });
 }

@@ -132,5 +132,5 @@ export function testPage(viewer: Viewer, project: Project, view: TestView): stri
 <h2>Duration</h2>${durations}
 <h2>Failure groups over time</h2>${groups}
 <h2>Snoozes</h2>${snoozes}`;
-  return layout({ title: `${view.title} · ${project.name}`, viewer, project, body, style: 'svg.chart{max-width:720px;display:block}' });
+  return layout({ title: `${view.title} · ${project.name}`, viewer, project, body });
 }

@@ -126,18 +126,18 @@ function testRow(t: SummaryDetail, actions: ReportActions, previous: RunPageDeta
   const snoozed = t.snoozed ? ' <span class="tag snoozed">snoozed</span>' : '';
   const kind =
     t.failure_category && t.failure_category !== 'unknown' ? ` <span class="tag kind" title="the kind of failure">${e(t.failure_category)}</span>` : '';
-  const error = t.error_message ? `<pre class="error">${e(t.error_message)}</pre>` : '';
+  const error = t.error_message ? `<pre class="error" tabindex="0">${e(t.error_message)}</pre>` : '';
   const skipped = t.status === 'skipped' && t.skip_reason ? `<div class="skip-reason">Skipped: ${e(t.skip_reason)}</div>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
-  return `<tr class="${e(t.status)}" data-test="${e(t.test_case_id)}"><td><span class="tag ${e(t.status)}">${e(t.status)}</span>${sincePrevious(t, previous)}${kind}${snoozed}</td>
-<td><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${skipped}${error}${attachments}${action ? action(t) : ''}</td>
-<td>${e(formatDuration(t.duration))}</td><td>${t.retries}</td><td>${group}</td></tr>`;
+  return `<tr class="${e(t.status)}" data-test="${e(t.test_case_id)}"><td class="status"><span class="tag ${e(t.status)}">${e(t.status)}</span>${sincePrevious(t, previous)}${kind}${snoozed}</td>
+<td class="test"><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${skipped}${error}${attachments}${action ? action(t) : ''}</td>
+<td class="duration" data-label="Duration">${e(formatDuration(t.duration))}</td><td class="retries" data-label="Retries">${t.retries}</td><td class="group" data-label="Failure group">${group}</td></tr>`;
 }
 
 function section(title: string, tests: SummaryDetail[], actions: ReportActions = {}, previous: RunPageDetails['previous'] = null): string {
   if (tests.length === 0) return '';
   return `<h2>${e(title)} (${tests.length})</h2>
-<table><thead><tr><th scope="col">Status</th><th scope="col">Test</th><th scope="col">Duration</th><th scope="col">Retries</th><th scope="col">Failure group</th></tr></thead>
+<table class="tests"><thead><tr><th scope="col">Status</th><th scope="col">Test</th><th scope="col">Duration</th><th scope="col">Retries</th><th scope="col">Failure group</th></tr></thead>
 <tbody>${tests.map((t) => testRow(t, actions, previous)).join('\n')}</tbody></table>`;
 }
 
@@ -177,7 +177,9 @@ table{border-collapse:collapse;width:100%;margin-bottom:1.5rem} th,td{border-bot
 .tag.flaky{background:#9a6700} .tag.skipped{background:#6e7781} .tag.snoozed{background:#6639ba} .tag.new{background:#bf3989} .tag.still{background:#57606a} .tag.kind{background:#fff;color:#1f2328;border:1px solid #8c959f}
 .file{color:#57606a;font-size:.85rem} section.try h3{font-size:.85rem;margin:.5rem 0 .25rem;color:#57606a} ul.attachments{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-start} ul.attachments figure{margin:0} ul.attachments img,ul.attachments video{max-width:24rem;max-height:16rem;border:1px solid #d0d7de} figcaption{color:#57606a;font-size:.8rem} pre.error{background:#fff1f0;border-left:3px solid #cf222e;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;max-height:20rem;overflow:auto}
 pre.reason{background:#fff8c5;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere} p.notice{background:#ddf4ff;border-left:3px solid #0969da;padding:.5rem}
-.meta,td{overflow-wrap:anywhere} .skip-reason{color:#57606a;font-style:italic} ul.attachments img,ul.attachments video{max-width:100%}
+.meta,td{overflow-wrap:anywhere} .state{background:#57606a} ${Object.entries(STATE_COLOURS)
+  .map(([state, colour]) => `.state-${state}{background:${colour}}`)
+  .join(' ')} .skip-reason{color:#57606a;font-style:italic} ul.attachments img,ul.attachments video{max-width:100%}
 @media (max-width:700px){table{display:block;overflow-x:auto}}`;
 
 /** What a page adds to the report: actions on the run, and on each failed or flaky test. */
@@ -206,7 +208,6 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
   const failed = tests.filter((t) => t.status === 'failed');
   const flaky = tests.filter((t) => t.status === 'flaky');
   const others = tests.filter((t) => t.status === 'passed' || t.status === 'skipped');
-  const colour = STATE_COLOURS[run.state] ?? '#57606a';
   const counts: [string, number][] = [
     ['Total', run.total_count],
     ['Passed', run.success_count],
@@ -216,7 +217,7 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
     ['Snoozed', run.snoozed_count],
   ];
   const reason = run.error_reason ?? run.cancel_reason;
-  return `<h1>Run #${run.number} <span class="state" style="background:${colour}">${e(run.state)}</span></h1>
+  return `<h1>Run #${run.number} <span class="state state-${e(run.state)}">${e(run.state)}</span></h1>
 <div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
 ${branchOf(run)}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
 ${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}${ciJobLink(run.ci_build_url)}</div>
