@@ -5,7 +5,7 @@
 import { meanDurations } from '../analytics/index.ts';
 import type { Actor } from '../audit/index.ts';
 import { createAgentToken, createRunKey } from '../auth/index.ts';
-import { ADVISORY_LOCK, type Sql, type Tx } from '../db.ts';
+import { ADVISORY_LOCK, lockAdvisory, type Sql, type Tx } from '../db.ts';
 import { environmentForReport } from '../environments/index.ts';
 import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
 import { distributeToAgents, endShard, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
@@ -201,7 +201,7 @@ export function leaseUnit(
   budgetMs: number | null = null,
 ): Promise<Lease> {
   return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.agentLeases}, ${runId})`;
+    await lockAdvisory(tx, ADVISORY_LOCK.agentLeases, runId);
     const run = await runOfAgent(tx, projectId, runId, agentId, now);
     const lease = { units: [], remaining: 0, state: run.state, planned: run.planned, plan: false };
     if (isTerminal(run.state)) return lease;

@@ -1,4 +1,4 @@
-import { ADVISORY_LOCK, type Tx } from '../db.ts';
+import { ADVISORY_LOCK, lockAdvisory, type Tx } from '../db.ts';
 import type { MemberEvent } from './members.ts';
 import { type FailedStep, type FailureCategory, failureCategory } from './category.ts';
 import { failureGroupTitle, uniqueTitle } from './title.ts';
@@ -49,7 +49,7 @@ export async function lockGroup(sql: Tx, projectId: number, groupId: string, fai
  * failure text get two titles.
  */
 async function freeTitle(sql: Tx, projectId: number, title: string): Promise<string> {
-  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.groupTitles}, ${projectId})`;
+  await lockAdvisory(sql, ADVISORY_LOCK.groupTitles, projectId);
   const rows = await sql<{ title: string }[]>`
     select title from failure_groups
     where project_id = ${projectId} and (title = ${title} or left(title, ${title.length + 2}) = ${`${title} (`})`;
@@ -58,7 +58,7 @@ async function freeTitle(sql: Tx, projectId: number, title: string): Promise<str
 
 /** Renames a group; false when another group of the project holds the title. */
 export async function renameGroup(sql: Tx, projectId: number, groupId: string, title: string, now: Date): Promise<'renamed' | 'taken' | 'missing'> {
-  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.groupTitles}, ${projectId})`;
+  await lockAdvisory(sql, ADVISORY_LOCK.groupTitles, projectId);
   const [holder] = await sql<{ id: string }[]>`select id from failure_groups where project_id = ${projectId} and title = ${title}`;
   if (holder && holder.id !== groupId) return 'taken';
   const rows = await sql`update failure_groups set title = ${title}, updated_at = ${now} where project_id = ${projectId} and id = ${groupId} returning id`;
