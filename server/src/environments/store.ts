@@ -109,6 +109,13 @@ export async function recordRepositoryListing(sql: Tx, environmentId: number, ru
     where id = ${environmentId}`;
 }
 
+/** The environments a schedule triggers: a schedule set, not disabled, of a project with a test repository. */
+export async function scheduledEnvironments(sql: Tx): Promise<{ id: number; project_id: number; scheduled_trigger: string; created_at: Date }[]> {
+  return sql<{ id: number; project_id: number; scheduled_trigger: string; created_at: Date }[]>`
+    select e.id, e.project_id, e.scheduled_trigger, e.created_at from environments e join projects p on p.id = e.project_id
+    where e.scheduled_trigger is not null and e.is_disabled is not true and p.repo_url is not null`;
+}
+
 // Sync jobs (`environment_syncs`): reading an environment's runner projects and env files from the
 // test repository, in a server that executes runs.
 

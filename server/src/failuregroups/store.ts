@@ -224,3 +224,17 @@ export async function groupsOfTest(sql: Tx, projectId: number, testCaseId: strin
       and id in (select group_id from failure_group_events where project_id = ${projectId} and test_case_id = ${testCaseId})
     order by last_seen_at desc limit 50`;
 }
+
+/** The environment of the project's run; null when the run is none of the project's. */
+export async function environmentOfRun(sql: Tx, projectId: number, runId: number): Promise<number | null> {
+  const [run] = await sql<{ environment_id: number }[]>`select environment_id from test_runs where project_id = ${projectId} and id = ${runId}`;
+  return run?.environment_id ?? null;
+}
+
+/** The shard's final results that name a failure group, in group and test order (the order groups are locked in). */
+export async function groupedFailuresOfShard(sql: Tx, runId: number, shard: number): Promise<{ test_case_id: string; failure_group_id: string }[]> {
+  return sql<{ test_case_id: string; failure_group_id: string }[]>`
+    select test_case_id, failure_group_id from test_results
+    where test_run_id = ${runId} and shard = ${shard} and is_final and failure_group_id is not null
+    order by failure_group_id, test_case_id`;
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../db.ts';
 import { maskReceiverUrl } from './masking.ts';
+import type { FailedStep } from '../failuregroups/index.ts';
 import type { Delivery, Destination, DestinationUpdate, NewDestination } from './schema.ts';
 
 // The one module that writes `notification_destinations`, `notification_deliveries` (the outbox of
@@ -240,4 +241,98 @@ export async function failuresOnBranch(
   const rows = await sql<{ test_case_id: string }[]>`
     select test_case_id from test_results where test_run_id = ${run.id} and is_final and outcome = 'failed'`;
   return { runId: run.id, runNumber: run.number, failed: new Set(rows.map((row) => row.test_case_id)) };
+}
+
+/** The chat user id linked to the user `actor` names: by user id, or by a linked SCM account's username or id. */
+export async function chatAccountOf(sql: Tx, actor: string | null): Promise<string | null> {
+  if (!actor) return null;
+  const [row] = await sql<{ chat_user_id: string }[]>`
+    select c.account->>'user_id' as chat_user_id from connected_accounts c
+    where c.kind = 'chat' and c.user_id in (
+      select u.id from users u where u.id = ${actor}
+      union
+      select s.user_id from connected_accounts s where s.kind = 'scm' and (s.account->>'username' = ${actor} or s.account->>'user_id' = ${actor}))
+    order by c.id limit 1`;
+  return row?.chat_user_id ?? null;
+}
+
+// A run's story, as its messages tell it (compose.ts).
+
+/** A run as a message tells it: its counts, its environment and project, who triggered it. */
+export interface StoryRun {
+  id: number;
+  /** The run's number in its project: what a message names it by (its link carries the id). */
+  number: number;
+  project_id: number;
+  project_name: string;
+  state: string;
+  environment_slug: string;
+  environment_name: string;
+  environment_id: number;
+  branch: string | null;
+  commit: string | null;
+  build_url: string | null;
+  /** The page of the CI job that ran or reported the run (what its CI said), else its build's URL; null without either. */
+  ci_job_url: string | null;
+  scm_actor: string | null;
+  total_count: number;
+  success_count: number;
+  failed_count: number;
+  flaky_count: number;
+  skipped_count: number;
+  snoozed_count: number;
+  duration: number | null;
+  run_ended_at: Date | null;
+}
+
+export async function storyRunOf(sql: Tx, runId: number): Promise<StoryRun | null> {
+  const [run] = await sql<StoryRun[]>`
+    select r.id, r.number, r.project_id, p.name as project_name, r.state, e.slug as environment_slug, e.name as environment_name, r.environment_id,
+           coalesce(r.build_branch, r.test_run_branch) as branch, coalesce(r.test_run_head_sha, r."commit") as "commit", r.build_url,
+           coalesce(r.metadata->>'ci_build_url', r.build_url) as ci_job_url, r.scm_actor,
+           r.total_count, r.success_count, r.failed_count, r.flaky_count, r.skipped_count, r.snoozed_count, r.duration, r.run_ended_at
+    from test_runs r join environments e on e.id = r.environment_id join projects p on p.id = r.project_id
+    where r.id = ${runId}`;
+  return run ?? null;
+}
+
+/** A failed or flaky test of a run, and whether it (or its failure group) failed before in the environment. */
+export interface RunFailureRow {
+  test_case_id: string;
+  title: string;
+  file_path: string;
+  runner_project: string;
+  outcome: string;
+  snoozed: boolean;
+  error_message: string | null;
+  failure_group_id: string | null;
+  /** The failure group's title: what the failure is, as people name it. */
+  failure_group_title: string | null;
+  failed_steps: FailedStep[] | null;
+  seen_before: boolean;
+}
+
+/**
+ * The run's failed and flaky tests: seen before when its failure group (or, without one, the test
+ * itself) failed in an earlier run of this environment.
+ */
+export async function failuresOfRun(sql: Tx, projectId: number, environmentId: number, runId: number): Promise<RunFailureRow[]> {
+  return sql<RunFailureRow[]>`
+    select t.test_case_id, coalesce(l.title, t.test_case_id) as title, coalesce(l.file_path, '') as file_path,
+           coalesce(l.runner_project, '') as runner_project, t.outcome, t.snoozed, t.final_error_message as error_message, t.failure_group_id,
+           g.title as failure_group_title, t.failed_steps,
+           case when t.failure_group_id is not null then exists (
+                  select 1 from failure_group_events ev
+                  where ev.project_id = ${projectId} and ev.group_id = t.failure_group_id and ev.test_run_id < ${runId}
+                    and ev.environment_id = ${environmentId} and ev.kind in ('attach', 'sighting'))
+                else coalesce((
+                  select before.outcome = 'failed' from test_runs r2
+                  join test_results before on before.test_run_id = r2.id and before.test_case_id = t.test_case_id and before.is_final
+                  where r2.environment_id = ${environmentId} and r2.id < ${runId}
+                  order by r2.id desc limit 1), false)
+           end as seen_before
+    from test_results t
+    left join test_run_tests l on l.test_run_id = t.test_run_id and l.test_case_id = t.test_case_id
+    left join failure_groups g on t.failure_group_id is not null and g.project_id = ${projectId} and g.id = t.failure_group_id
+    where t.test_run_id = ${runId} and t.is_final and t.outcome in ('failed', 'flaky')`;
 }
