@@ -22,6 +22,11 @@ const features = [
   'resources',
   'badges',
   'system',
+  // projects/ stands twice. Its routes and service, which make a project (binding its test
+  // repository, asking whether its maker is an instance admin), stand here, above bindings and users;
+  // the rest of it (the store of projects and memberships, which nearly every feature reads) lower
+  // down (UPPER_FILES below).
+  'projects',
   // The repositories an instance admin bound to a project, for the server's own GitHub and GitLab credentials.
   'bindings',
   'users',
@@ -38,10 +43,20 @@ const features = [
   'mail',
 ];
 
+/** A feature listed twice: the files of its upper place; the rest of the folder is its lower one. */
+const UPPER_FILES = { projects: '(routes|service)\\.ts$' };
+
+function featureLayer(feature, index) {
+  const upper = UPPER_FILES[feature];
+  if (upper === undefined) return { name: `feature ${feature}`, path: `^server/src/${feature}/` };
+  if (features.indexOf(feature) === index) return { name: `feature ${feature} (${upper})`, path: `^server/src/${feature}/${upper}` };
+  return { name: `feature ${feature}`, path: `^server/src/${feature}/(?!${upper})` };
+}
+
 const layers = [
   { name: 'entry points', path: '^server/src/((main|bin|cli|server|workers|serving|app|demo)\\.ts$|commands/)' },
   { name: 'jobs', path: '^server/src/executor/' },
-  ...features.map((feature) => ({ name: `feature ${feature}`, path: `^server/src/${feature}/` })),
+  ...features.map(featureLayer),
   { name: 'http', path: '^server/src/http/' },
   {
     name: 'base',

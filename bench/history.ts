@@ -3,7 +3,8 @@
 // the rows. The rollups are built by the production rebuild (rebuildRollups, equal to rollupRun's
 // run-by-run rows: a test holds them so), and the last runs end through rollupRun as they would
 // live. bench/analytics times the analytics on it, bench/retention deletes half of it.
-import { rebuildRollups, rollupRun } from '../server/src/analytics/rollups.ts';
+import { rebuildRollups } from '../server/src/analytics/rollups.ts';
+import { rollupRun } from '../server/src/analytics/rollups-store.ts';
 import type { Sql, Tx } from '../server/src/db.ts';
 import { afterRunRolledUp } from '../server/src/flaky/index.ts';
 import { benchProject, settleWrites } from './lib.ts';

@@ -21,6 +21,15 @@ export type Sql = postgres.Sql;
 /** A transaction's handle; store functions accept either. */
 export type Tx = postgres.TransactionSql | postgres.Sql;
 
+/**
+ * Takes an advisory lock of `ADVISORY_LOCK` until the transaction ends: `lock` alone, or with the
+ * second key (the project, or the run) for the two-key ones.
+ */
+export async function lockAdvisory(sql: Tx, lock: (typeof ADVISORY_LOCK)[keyof typeof ADVISORY_LOCK], second: number | null = null): Promise<void> {
+  if (second === null) await sql`select pg_advisory_xact_lock(${lock})`;
+  else await sql`select pg_advisory_xact_lock(${lock}, ${second})`;
+}
+
 export interface Database {
   sql: Sql;
   /** The connection string, also for child processes and the CLI. */

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { createKey } from './auth/store.ts';
 import { createUser } from './users/store.ts';
 import { type Config, workRootOf } from './config.ts';
-import { ADVISORY_LOCK, type Sql } from './db.ts';
+import { ADVISORY_LOCK, lockAdvisory, type Sql } from './db.ts';
 import { createEnvironment } from './environments/store.ts';
 import { addMember, countProjects, createProject } from './projects/store.ts';
 import { createLoginLink, LOGIN_LINK_MINUTES } from './sessions/store.ts';
@@ -33,7 +33,7 @@ function sampleSuite(config: Config): string {
  */
 export async function seedDemo(sql: Sql, config: Config, base: string): Promise<void> {
   const seeded = await sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.demoSeed})`;
+    await lockAdvisory(tx, ADVISORY_LOCK.demoSeed);
     if ((await countProjects(tx)) > 0) return null;
     const suite = sampleSuite(config);
     const project = await createProject(tx, { name: 'Demo', repoUrl: suite, repoName: 'proctor/demo' });

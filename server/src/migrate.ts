@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ADVISORY_LOCK, type Sql, type Tx } from './db.ts';
+import { ADVISORY_LOCK, lockAdvisory, type Sql, type Tx } from './db.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 /** Any fixed number; every Proctor process that migrates takes the same lock. */
@@ -36,7 +36,7 @@ export async function migrate(sql: Sql, migrations = listMigrations()): Promise<
   for (const migration of migrations) {
     if (done.has(migration.version)) continue;
     const didApply = await sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.migrations})`;
+      await lockAdvisory(tx, ADVISORY_LOCK.migrations);
       return applyMigration(tx, migration);
     });
     if (didApply) applied.push(migration.name);

@@ -40,6 +40,12 @@ export type Principal =
   /** An agent's token: its run's results, and its own agent's heartbeats, leases and plan. */
   | { kind: 'agent'; keyId: string; runId: number; agentId: number };
 
+/** A person behind a request, before any project: a session (no key scope) or a personal key. */
+export interface Person {
+  userId: string;
+  keyScope: KeyScope | null;
+}
+
 /** Who is asking, and for which project: every API request is scoped to one. */
 export interface Scope {
   projectId: number;

@@ -50,4 +50,36 @@ describe('docs/architecture.md', () => {
     expect(features.length).toBeGreaterThan(20);
     expect(documented).toEqual(features);
   });
+
+  it('when the server is searched for SQL, then it stands only in store modules and the exceptions named here', () => {
+    // A query of postgres.js: a template tagged `sql`, `tx` or `….sql` (with or without its row
+    // type), or `unsafe` text. Comments are left out.
+    const query = /(?<![\w$])(?:sql|tx|[\w$]+\.sql)\s*(?:<[^`]*?>)?\s*`|\.unsafe\(/;
+    const store = /(^|\/)store\.ts$|-store\.ts$/;
+    const exceptions: Record<string, string> = {
+      'db.ts': 'the database module itself: connecting, COPY, advisory locks',
+      'migrate.ts': 'migrations and their ledger, before any feature',
+      'backup/': 'reads and loads every table through the catalog, whatever feature owns it',
+      // A run's writers, each the one module that writes its part (docs/architecture.md).
+      'runs/record.ts': "the one writer of a run's row: its every change of state and counts",
+      'runs/results.ts': 'the one writer of results: the COPY of a batch or a group, and the idempotent insert',
+      'runs/open-run.ts': "the run's lock that every writer into a run takes first, with its refusal",
+    };
+    const excepted = (file: string) => Object.keys(exceptions).some((name) => (name.endsWith('/') ? file.startsWith(name) : file === name));
+    const source = path.join(ROOT, 'server/src');
+    const files = (fs.readdirSync(source, { recursive: true }) as string[])
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => file.split(path.sep).join('/'));
+    const withQueries = files.filter((file) => {
+      const text = fs
+        .readFileSync(path.join(source, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+      return query.test(text);
+    });
+    expect(withQueries.filter((file) => store.test(file)).length).toBeGreaterThan(20);
+    expect(withQueries.filter((file) => !store.test(file) && !excepted(file))).toEqual([]);
+    // An exception that no longer holds a query goes from the list.
+    expect(Object.keys(exceptions).filter((name) => !withQueries.some((file) => (name.endsWith('/') ? file.startsWith(name) : file === name)))).toEqual([]);
+  });
 });

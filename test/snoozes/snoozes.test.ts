@@ -173,6 +173,21 @@ describe('updating and deleting', () => {
     expect((await api.patch(`/api/snoozes/${snooze.id}`, { expire_now: 'yes' })).status).toBe(400);
   });
 
+  it('when a patch expires and moves the end at once, ends it in the past or scopes it to another project, then it is refused and the snooze unchanged', async () => {
+    const snooze = await fresh();
+    const both = await api.patch(`/api/snoozes/${snooze.id}`, { expire_now: true, snooze_until: later(2 * HOUR) });
+    expect(both.status).toBe(400);
+    expect(both.body).toEqual({ data: null, error: { message: 'body.expire_now: cannot be combined with snooze_until' } });
+    const past = await api.patch(`/api/snoozes/${snooze.id}`, { snooze_until: later(-HOUR) });
+    expect(past.status).toBe(400);
+    expect(past.body.error.message).toBe('body.snooze_until: must be in the future');
+    const foreign = await api.patch(`/api/snoozes/${snooze.id}`, { scoped_to_environment_id: otherEnvironmentId });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.message).toBe(`body.scoped_to_environment_id: environment ${otherEnvironmentId} not found`);
+    const [now] = (await api.get('/api/snoozes?status=all')).body.data.snoozes.filter((s: { id: number }) => s.id === snooze.id);
+    expect(now).toEqual(snooze);
+  });
+
   it('when test ids are added, then they join the set without duplicates', async () => {
     const snooze = await fresh();
     const response = await api.post(`/api/snoozes/${snooze.id}/test-ids`, { test_ids: [testId(7), testId(10), testId(10)] });

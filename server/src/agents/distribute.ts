@@ -5,7 +5,7 @@
 import { meanDurations } from '../analytics/index.ts';
 import type { Actor } from '../audit/index.ts';
 import { createAgentToken, createRunKey } from '../auth/index.ts';
-import { ADVISORY_LOCK, type Sql, type Tx } from '../db.ts';
+import { ADVISORY_LOCK, lockAdvisory, type Sql, type Tx } from '../db.ts';
 import { environmentForReport } from '../environments/index.ts';
 import { ConflictError, NotFoundError, RunEndedError } from '../errors.ts';
 import { distributeToAgents, endShard, failRun, findOrCreateAgentRun, recordPlan } from '../runs/index.ts';
@@ -15,6 +15,8 @@ import { packBatch } from './pack.ts';
 import {
   addAgent,
   agentName,
+  type AgentsRun,
+  checkoutOf,
   type EstimatedUnit,
   extendLeases,
   insertUnits,
@@ -23,11 +25,14 @@ import {
   joinOrder,
   leaseNext,
   leaseUnits,
+  lockAgentsRun,
   lockUnit,
   otherAgents,
+  plannedUnits,
   recordCrash,
   remainingUnits,
   touchAgent,
+  unplannedRunsSilentSince,
 } from './store.ts';
 
 /** The CI build's run: the first agent makes it, the others find it by its run key. */
@@ -91,27 +96,9 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
   });
 }
 
-async function checkoutOf(sql: Tx, runId: number): Promise<Checkout> {
-  const [row] = await sql<Checkout[]>`
-    select p.repo_url, coalesce(r.test_run_branch, r.build_branch) as branch, r.test_run_head_sha as "commit", r.tags, r.test_case_ids,
-           e.runner_projects_match, e.runner_projects_ignore, e.env_files, r.environment_variables_overrides, r.build ->> 'url' as build_url,
-           e.playwright_args
-    from test_runs r join projects p on p.id = r.project_id join environments e on e.id = r.environment_id
-    where r.id = ${runId}`;
-  return row as Checkout;
-}
-
-interface AgentOfRun {
-  state: RunState;
-  environment_id: number;
-  planned: boolean;
-}
-
 /** The run, locked against its end while an agent's request is answered; a stranger to the run is a 404. */
-async function runOfAgent(sql: Tx, projectId: number, runId: number, agentId: number, now: Date): Promise<AgentOfRun> {
-  const [run] = await sql<AgentOfRun[]>`
-    select state, environment_id, planned_at is not null as planned from test_runs
-    where project_id = ${projectId} and id = ${runId} and distribution = 'agents' for key share`;
+async function runOfAgent(sql: Tx, projectId: number, runId: number, agentId: number, now: Date): Promise<AgentsRun> {
+  const run = await lockAgentsRun(sql, projectId, runId);
   if (!run || !(await touchAgent(sql, runId, agentId, now))) throw new NotFoundError(`agent ${agentId} of test run ${runId} not found`);
   return run;
 }
@@ -126,7 +113,7 @@ export async function planRun(sql: Sql, projectId: number, runId: number, plan: 
     const run = await runOfAgent(tx, projectId, runId, plan.agent_id, now);
     if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`);
     if (!(await recordPlan(tx, runId, plan.units.length, { commit: plan.commit, branch: plan.branch }, now))) {
-      return { planned: false, units: (await tx<{ n: number }[]>`select total_shards as n from test_runs where id = ${runId}`)[0]?.n ?? 0 };
+      return { planned: false, units: await plannedUnits(tx, runId) };
     }
     await insertUnits(tx, runId, await estimated(tx, projectId, run.environment_id, plan.units));
     return { planned: true, units: plan.units.length };
@@ -202,7 +189,7 @@ export function leaseUnit(
   budgetMs: number | null = null,
 ): Promise<Lease> {
   return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${ADVISORY_LOCK.agentLeases}, ${runId})`;
+    await lockAdvisory(tx, ADVISORY_LOCK.agentLeases, runId);
     const run = await runOfAgent(tx, projectId, runId, agentId, now);
     const lease = { units: [], remaining: 0, state: run.state, planned: run.planned, plan: false };
     if (isTerminal(run.state)) return lease;
@@ -279,12 +266,7 @@ export async function unitCrashed(
  */
 export async function finishUnplannedRuns(sql: Sql, now: Date, leaseMs: number): Promise<number[]> {
   const silentSince = new Date(now.getTime() - leaseMs);
-  const silent = await sql<{ id: number; agents: string[] }[]>`
-    select r.id, array_agg(a.name order by a.id) as agents
-    from test_runs r join test_run_agents a on a.test_run_id = r.id
-    where r.distribution = 'agents' and r.planned_at is null and r.state in ('pending', 'queued', 'running')
-    group by r.id
-    having max(a.last_seen_at) < ${silentSince}`;
+  const silent = await unplannedRunsSilentSince(sql, silentSince);
   const seconds = Math.round(leaseMs / 1000);
   const ended: number[] = [];
   for (const { id, agents } of silent) {

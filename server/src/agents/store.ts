@@ -1,5 +1,6 @@
 import type { Tx } from '../db.ts';
-import type { Unit } from './schema.ts';
+import type { RunState } from '../states.ts';
+import type { Checkout, Unit } from './schema.ts';
 
 // The one module that writes `test_run_agents` and `test_run_units`. A unit is done when the run's
 // shard of its number has ended (its reporter ended it, or its agent said it crashed).
@@ -181,4 +182,45 @@ export async function joinOrder(sql: Tx, runId: number, agentId: number): Promis
     select count(*) filter (where id < ${agentId})::int as index, count(*)::int as joined
     from test_run_agents where test_run_id = ${runId}`;
   return row ?? { index: 0, joined: 1 };
+}
+
+/** What an agent checks out and runs for the run: the project's repository, the run's selection, the environment's settings. */
+export async function checkoutOf(sql: Tx, runId: number): Promise<Checkout> {
+  const [row] = await sql<Checkout[]>`
+    select p.repo_url, coalesce(r.test_run_branch, r.build_branch) as branch, r.test_run_head_sha as "commit", r.tags, r.test_case_ids,
+           e.runner_projects_match, e.runner_projects_ignore, e.env_files, r.environment_variables_overrides, r.build ->> 'url' as build_url,
+           e.playwright_args
+    from test_runs r join projects p on p.id = r.project_id join environments e on e.id = r.environment_id
+    where r.id = ${runId}`;
+  return row as Checkout;
+}
+
+export interface AgentsRun {
+  state: RunState;
+  environment_id: number;
+  planned: boolean;
+}
+
+/** The project's run served by agents, locked against its end (key share) until the transaction ends; null when it is none. */
+export async function lockAgentsRun(sql: Tx, projectId: number, runId: number): Promise<AgentsRun | null> {
+  const [run] = await sql<AgentsRun[]>`
+    select state, environment_id, planned_at is not null as planned from test_runs
+    where project_id = ${projectId} and id = ${runId} and distribution = 'agents' for key share`;
+  return run ?? null;
+}
+
+/** How many units the run was planned in (its shards). */
+export async function plannedUnits(sql: Tx, runId: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select total_shards as n from test_runs where id = ${runId}`;
+  return row?.n ?? 0;
+}
+
+/** Runs of agents not planned yet, still open, whose every agent was last seen before `since`, with their agents' names. */
+export async function unplannedRunsSilentSince(sql: Tx, since: Date): Promise<{ id: number; agents: string[] }[]> {
+  return sql<{ id: number; agents: string[] }[]>`
+    select r.id, array_agg(a.name order by a.id) as agents
+    from test_runs r join test_run_agents a on a.test_run_id = r.id
+    where r.distribution = 'agents' and r.planned_at is null and r.state in ('pending', 'queued', 'running')
+    group by r.id
+    having max(a.last_seen_at) < ${since}`;
 }

@@ -1,7 +1,7 @@
 // What other features and the jobs layer may use of analytics: a run's end queues its rollup, a
 // job writes it, which tests an environment has run, and the reads the dashboard draws.
-export { enqueueRollup, queuedRollups } from './queue.ts';
-export { rollUpNext } from './roll-up-next.ts';
+export { enqueueRollup, queuedRollups } from './rollups-store.ts';
+export { rollUpNext } from './rollups.ts';
 export {
   dailyRuns,
   type DailyRunRow,

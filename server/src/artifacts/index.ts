@@ -27,4 +27,5 @@ export async function attachmentsByTest(
   }
   return byTest;
 }
-export { attachmentsToFree, deleteRunAttachments, type Freed, queuedRemovals, removeQueuedBytes } from './expire.ts';
+export { deleteRunAttachments, type Freed, removeQueuedBytes } from './expire.ts';
+export { attachmentsToFree, queuedRemovals } from './store.ts';

@@ -1,7 +1,7 @@
 import type { Tx } from '../db.ts';
 import type { Declaration } from './schema.ts';
 
-/** The one module that writes `artifact_blobs` and `test_attachments`. */
+/** The one module that writes `artifact_blobs`, `test_attachments` and `storage_removals` (bytes whose rows are gone, to remove from the storage). */
 
 export interface BlobRow {
   id: number;
@@ -112,4 +112,63 @@ export async function getAttachment(sql: Tx, attachmentId: number): Promise<Atta
     join artifact_blobs b on b.id = a.blob_id
     where a.id = ${attachmentId} and b.storage_key is not null`;
   return row ?? null;
+}
+
+/** Deletes the run's attachments; the blobs they held (each once). */
+export async function deleteAttachmentsOfRun(sql: Tx, runId: number): Promise<{ attachments: number; blobIds: number[] }> {
+  const deleted = await sql<{ blob_id: number }[]>`
+    delete from test_attachments where test_run_id = ${runId} returning blob_id::int as blob_id`;
+  return { attachments: deleted.length, blobIds: [...new Set(deleted.map((row) => row.blob_id))] };
+}
+
+/**
+ * Deletes those of the blobs that no attachment holds, locking them all first (in id order): a
+ * declaration that takes one of them again (`blobsFor` holds it) is waited for and keeps it.
+ */
+export async function deleteUnheldBlobs(sql: Tx, blobIds: number[]): Promise<BlobRow[]> {
+  await sql`select id from artifact_blobs where id = any(${blobIds}::bigint[]) order by id for update`;
+  return sql<BlobRow[]>`
+    delete from artifact_blobs b
+    where b.id = any(${blobIds}::bigint[]) and not exists (select 1 from test_attachments a where a.blob_id = b.id)
+    returning b.id::int as id, b.project_id, b.sha256, b.size_bytes::float8 as size_bytes, b.storage_key`;
+}
+
+/** Queues bytes for removal from the storage, once the transaction that deleted their rows commits. */
+export async function queueRemovals(sql: Tx, removals: { key: string; size: number }[], now: Date): Promise<void> {
+  if (removals.length === 0) return;
+  await sql`
+    insert into storage_removals (storage_key, size_bytes, queued_at)
+    select key, size, ${now} from unnest(${removals.map((r) => r.key)}::text[], ${removals.map((r) => r.size)}::bigint[]) as r (key, size)`;
+}
+
+/** What deleting these runs' attachments would free: attachments, and the stored blobs no other run's attachment holds. */
+export async function attachmentsToFree(sql: Tx, runIds: number[]): Promise<{ attachments: number; files: number; bytes: number }> {
+  const [row] = await sql<{ attachments: number; files: number; bytes: number }[]>`
+    with doomed as (select id, blob_id from test_attachments where test_run_id = any(${runIds}::int[])),
+         freed as (
+           select b.id, b.size_bytes from artifact_blobs b
+           where b.id in (select blob_id from doomed) and b.storage_key is not null
+             and not exists (select 1 from test_attachments a where a.blob_id = b.id and a.test_run_id <> all(${runIds}::int[]))
+         )
+    select (select count(*)::int from doomed) as attachments, (select count(*)::int from freed) as files,
+           (select coalesce(sum(size_bytes), 0)::float8 from freed) as bytes`;
+  return row ?? { attachments: 0, files: 0, bytes: 0 };
+}
+
+/** The oldest queued removals, at most `limit`. */
+export async function queuedRemovalBatch(sql: Tx, limit: number): Promise<{ id: number; storage_key: string }[]> {
+  return sql<{ id: number; storage_key: string }[]>`
+    select id::int as id, storage_key from storage_removals order by id limit ${limit}`;
+}
+
+/** Removals done: their entries go. */
+export async function deleteRemovals(sql: Tx, ids: number[]): Promise<void> {
+  await sql`delete from storage_removals where id = any(${ids}::bigint[])`;
+}
+
+/** Bytes whose rows are gone and that wait for their removal from the storage. */
+export async function queuedRemovals(sql: Tx): Promise<{ files: number; bytes: number }> {
+  const [row] = await sql<{ files: number; bytes: number }[]>`
+    select count(*)::int as files, coalesce(sum(size_bytes), 0)::float8 as bytes from storage_removals`;
+  return row ?? { files: 0, bytes: 0 };
 }

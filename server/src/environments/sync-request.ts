@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sql } from '../db.ts';
 import { ConflictError } from '../errors.ts';
-import { getSync, requestSync } from './syncs.ts';
+import { getSync, requestSync } from './store.ts';
 
 const FIRST_POLL_MS = 50;
 const LONGEST_POLL_MS = 500;

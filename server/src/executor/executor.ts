@@ -5,6 +5,7 @@ import { createRunKey } from '../auth/index.ts';
 import { testsSeenIn } from '../analytics/index.ts';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
+import { shardsEnded } from './store.ts';
 import { RunEndedError } from '../errors.ts';
 import { recordBurnIn } from '../flaky/index.ts';
 import { requireRepository } from '../projects/index.ts';
@@ -288,9 +289,7 @@ export class Executor {
       throw new RunFailure(`the run exceeded its time limit of ${minutes} min and was stopped`);
     }
     if (run.stopReason === 'shutdown') throw new RunFailure('the server stopped while the run was executing');
-    const ended = await this.sql<{ shard: number }[]>`
-      select shard from test_run_shards where test_run_id = ${claimed.id} and status is not null`;
-    const endedShards = new Set(ended.map((row) => row.shard));
+    const endedShards = await shardsEnded(this.sql, claimed.id);
     for (const [index, shard] of run.shards.entries()) {
       if (endedShards.has(index + 1)) continue;
       const code = await shard.exited;

@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import type { Sql } from '../db.ts';
+import { scheduledEnvironments } from '../environments/index.ts';
 import { createPendingRun } from '../runs/index.ts';
 
 /**
@@ -9,9 +10,7 @@ import { createPendingRun } from '../runs/index.ts';
  * receives reports). Returns the ids made.
  */
 export async function fireDueSchedules(sql: Sql, now: Date, windowMs: number): Promise<number[]> {
-  const environments = await sql<{ id: number; project_id: number; scheduled_trigger: string; created_at: Date }[]>`
-    select e.id, e.project_id, e.scheduled_trigger, e.created_at from environments e join projects p on p.id = e.project_id
-    where e.scheduled_trigger is not null and e.is_disabled is not true and p.repo_url is not null`;
+  const environments = await scheduledEnvironments(sql);
   const made: number[] = [];
   for (const environment of environments) {
     let tick: Date | undefined;

@@ -4,6 +4,7 @@ import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { failRun, lostRunIds } from '../runs/index.ts';
 import { fireDueSchedules } from './scheduler.ts';
+import { runsSilentSince } from './store.ts';
 
 /**
  * Runs whose shards went silent (a reporter's process died without its end) are finished as
@@ -11,8 +12,7 @@ import { fireDueSchedules } from './scheduler.ts';
  */
 export async function finishSilentRuns(sql: Sql, now: Date, timeoutMs: number): Promise<number[]> {
   const cutoff = new Date(now.getTime() - timeoutMs);
-  const stale = await sql<{ id: number }[]>`
-    select id from test_runs where state = 'running' and coalesce(last_activity_at, run_started_at, created_at) < ${cutoff}`;
+  const stale = await runsSilentSince(sql, cutoff);
   const minutes = Math.round((timeoutMs / 60_000) * 10) / 10;
   for (const { id } of stale) {
     await failRun(sql, id, `no report from the run for ${minutes} min: a shard's process died or hung`, now);

@@ -14,11 +14,10 @@ function sourceOf(scope: Scope): 'machine' | 'human' {
  */
 export async function attachMember(sql: Sql, scope: Scope, groupId: string, testRunId: number, testCaseId: string, now: Date): Promise<Member> {
   return sql.begin(async (tx) => {
-    const [run] = await tx<{ environment_id: number }[]>`
-      select environment_id from test_runs where project_id = ${scope.projectId} and id = ${testRunId}`;
-    if (!run) throw new NotFoundError(`body.test_run_id: test run ${testRunId} not found`);
+    const environmentId = await store.environmentOfRun(tx, scope.projectId, testRunId);
+    if (environmentId === null) throw new NotFoundError(`body.test_run_id: test run ${testRunId} not found`);
     const by = { source: sourceOf(scope), actorId: actingUserId(scope) };
-    return attachInTx(tx, scope.projectId, groupId, { id: testRunId, environmentId: run.environment_id }, testCaseId, by, now);
+    return attachInTx(tx, scope.projectId, groupId, { id: testRunId, environmentId }, testCaseId, by, now);
   });
 }
 
@@ -69,13 +68,10 @@ async function attachInTx(
 const ATTACHED_AT_ONCE = 500;
 
 export async function attachShardFailures(tx: Tx, projectId: number, runId: number, shard: number, by: AttachedBy, now: Date): Promise<number> {
-  const [run] = await tx<{ environment_id: number }[]>`select environment_id from test_runs where project_id = ${projectId} and id = ${runId}`;
-  if (!run) return 0;
-  const failed = await tx<{ test_case_id: string; failure_group_id: string }[]>`
-    select test_case_id, failure_group_id from test_results
-    where test_run_id = ${runId} and shard = ${shard} and is_final and failure_group_id is not null
-    order by failure_group_id, test_case_id`;
-  const where = { id: runId, environmentId: run.environment_id };
+  const environmentId = await store.environmentOfRun(tx, projectId, runId);
+  if (environmentId === null) return 0;
+  const failed = await store.groupedFailuresOfShard(tx, runId, shard);
+  const where = { id: runId, environmentId };
   // A known failure's groups are there already (the usual case from the second build on): they are
   // locked at once in id order, then the failures are attached a chunk at a time, each chunk's
   // logs read in one statement and its events written in another, and each group's rollups moved
@@ -102,7 +98,7 @@ export async function attachShardFailures(tx: Tx, projectId: number, runId: numb
         change.sightings++;
         changes.set(row.failure_group_id, change);
       }
-      const common = { source: by.source, actor_id: by.actorId, test_run_id: runId, environment_id: run.environment_id, occurred_at: now };
+      const common = { source: by.source, actor_id: by.actorId, test_run_id: runId, environment_id: environmentId, occurred_at: now };
       await store.appendEvents(tx, projectId, common, events);
     }
     // The groups' rollups as each attach moves them, summed: one update of each group, not one a failure.

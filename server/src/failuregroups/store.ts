@@ -1,4 +1,4 @@
-import { ADVISORY_LOCK, type Tx } from '../db.ts';
+import { ADVISORY_LOCK, lockAdvisory, type Tx } from '../db.ts';
 import type { MemberEvent } from './members.ts';
 import { type FailedStep, type FailureCategory, failureCategory } from './category.ts';
 import { failureGroupTitle, uniqueTitle } from './title.ts';
@@ -49,7 +49,7 @@ export async function lockGroup(sql: Tx, projectId: number, groupId: string, fai
  * failure text get two titles.
  */
 async function freeTitle(sql: Tx, projectId: number, title: string): Promise<string> {
-  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.groupTitles}, ${projectId})`;
+  await lockAdvisory(sql, ADVISORY_LOCK.groupTitles, projectId);
   const rows = await sql<{ title: string }[]>`
     select title from failure_groups
     where project_id = ${projectId} and (title = ${title} or left(title, ${title.length + 2}) = ${`${title} (`})`;
@@ -58,7 +58,7 @@ async function freeTitle(sql: Tx, projectId: number, title: string): Promise<str
 
 /** Renames a group; false when another group of the project holds the title. */
 export async function renameGroup(sql: Tx, projectId: number, groupId: string, title: string, now: Date): Promise<'renamed' | 'taken' | 'missing'> {
-  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.groupTitles}, ${projectId})`;
+  await lockAdvisory(sql, ADVISORY_LOCK.groupTitles, projectId);
   const [holder] = await sql<{ id: string }[]>`select id from failure_groups where project_id = ${projectId} and title = ${title}`;
   if (holder && holder.id !== groupId) return 'taken';
   const rows = await sql`update failure_groups set title = ${title}, updated_at = ${now} where project_id = ${projectId} and id = ${groupId} returning id`;
@@ -223,4 +223,18 @@ export async function groupsOfTest(sql: Tx, projectId: number, testCaseId: strin
     where project_id = ${projectId}
       and id in (select group_id from failure_group_events where project_id = ${projectId} and test_case_id = ${testCaseId})
     order by last_seen_at desc limit 50`;
+}
+
+/** The environment of the project's run; null when the run is none of the project's. */
+export async function environmentOfRun(sql: Tx, projectId: number, runId: number): Promise<number | null> {
+  const [run] = await sql<{ environment_id: number }[]>`select environment_id from test_runs where project_id = ${projectId} and id = ${runId}`;
+  return run?.environment_id ?? null;
+}
+
+/** The shard's final results that name a failure group, in group and test order (the order groups are locked in). */
+export async function groupedFailuresOfShard(sql: Tx, runId: number, shard: number): Promise<{ test_case_id: string; failure_group_id: string }[]> {
+  return sql<{ test_case_id: string; failure_group_id: string }[]>`
+    select test_case_id, failure_group_id from test_results
+    where test_run_id = ${runId} and shard = ${shard} and is_final and failure_group_id is not null
+    order by failure_group_id, test_case_id`;
 }

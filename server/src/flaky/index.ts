@@ -1,12 +1,12 @@
 import type { Tx } from '../db.ts';
 import { applyQuarantinePolicy } from './quarantine.ts';
-import { ensureWindow, recordRunFlakiness } from './rollup.ts';
+import { ensureWindow, recordRunFlakiness } from './rollup-store.ts';
 import { endedRun } from './store.ts';
 import { WINDOW_DAYS, windowStart } from './window.ts';
 
 export { WINDOW_DAYS, windowStart } from './window.ts';
 
-export { rebuildFlakiness } from './rollup.ts';
+export { rebuildFlakiness } from './rollup-store.ts';
 export { flakyRoutes } from './routes.ts';
 export { rankedFlakyTests } from './ranked.ts';
 export { dailyFlakiness, getPolicy, keptWindowSize as flakinessWindowSize, listEvents, MIN_RUNS, recordBurnIn, runsNeeded } from './store.ts';

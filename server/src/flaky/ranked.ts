@@ -1,5 +1,5 @@
 import type { Sql } from '../db.ts';
-import { ensureWindow } from './rollup.ts';
+import { ensureWindow } from './rollup-store.ts';
 import * as store from './store.ts';
 import type { FlakinessRow, WindowFilter } from './store.ts';
 import { WINDOW_DAYS, windowStart } from './window.ts';

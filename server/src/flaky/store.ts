@@ -1,5 +1,5 @@
 import type { Tx } from '../db.ts';
-import { counted } from './counted.ts';
+import { counted } from './rollup-store.ts';
 import { DEFAULT_POLICY, type FlakinessClass, type QuarantinePolicy } from './schema.ts';
 
 // Reads of the flakiness rollup, and the one module that writes `quarantine_policies`,

@@ -1,8 +1,8 @@
 import type { Response } from 'express';
-import { type KeyScope, type Principal, type Role, roleAllows, roleOf, type Scope } from '../principals.ts';
+import { type Person, type Principal, type Role, roleAllows, roleOf, type Scope } from '../principals.ts';
 import { HttpError } from './errors.ts';
 
-export { actingUserId, checkLegacyProjectId, KEY_SCOPES, type KeyScope, type Principal, ROLES, type Role, type Scope } from '../principals.ts';
+export { actingUserId, checkLegacyProjectId, KEY_SCOPES, type KeyScope, type Person, type Principal, ROLES, type Role, type Scope } from '../principals.ts';
 
 /** The run a request acts on (a run key and an agent's token reach only their own), and the agent it acts as. */
 export interface RunTarget {
@@ -37,12 +37,6 @@ export function requestScope(res: Response): Scope {
   if (scope) return scope;
   if (res.locals.scopeRefusal) throw res.locals.scopeRefusal as HttpError;
   throw new HttpError(401, 'missing bearer key: send Authorization: Bearer <API_KEY>');
-}
-
-/** A person behind a request, before any project: a session (no key scope) or a personal key. */
-export interface Person {
-  userId: string;
-  keyScope: KeyScope | null;
 }
 
 /** The person behind the request (a session or a personal key), for operations outside any project. */

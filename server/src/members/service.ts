@@ -2,7 +2,7 @@ import { type Actor, recordChange } from '../audit/index.ts';
 import type { Sql, Tx } from '../db.ts';
 import { ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.ts';
 import type { Role } from '../principals.ts';
-import { addMember, countAdmins, listMembers, type Member, removeMember, setMemberRole } from '../projects/index.ts';
+import { addMember, countAdmins, listMembers, lockMemberships, type Member, removeMember, setMemberRole } from '../projects/index.ts';
 import { createUserUnlessTaken, userIdOfEmail } from '../users/index.ts';
 import type { InvitationView, MemberView, NewMember } from './schema.ts';
 import { createInvitation, deleteInvitation, findInvitation, markInvitationUsed } from './store.ts';
@@ -16,11 +16,6 @@ export function presentMember(member: Member): MemberView {
 
 async function memberOf(sql: Tx, projectId: number, userId: string): Promise<Member | null> {
   return (await listMembers(sql, projectId)).find((member) => member.user_id === userId) ?? null;
-}
-
-/** Locks the project's memberships, so that two requests cannot each remove "another" admin. */
-async function lockMemberships(sql: Tx, projectId: number): Promise<void> {
-  await sql`select user_id from memberships where project_id = ${projectId} for update`;
 }
 
 export interface Added {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { DAY_MS } from '../context.ts';
 import type { Tx } from '../db.ts';
 import type { Role } from '../principals.ts';
 import type { InvitationView } from './schema.ts';
@@ -25,7 +26,7 @@ export async function createInvitation(
   input: { projectId: number; email: string; role: Role; createdBy: string | null; now: Date; days: number },
 ): Promise<{ invitation: InvitationView; token: string }> {
   const token = randomBytes(24).toString('base64url');
-  const expires = new Date(input.now.getTime() + input.days * 86_400_000);
+  const expires = new Date(input.now.getTime() + input.days * DAY_MS);
   const [row] = await sql<{ id: number }[]>`
     insert into invitations (project_id, email, role, token_hash, created_by, created_at, expires_at)
     values (${input.projectId}, ${input.email.toLowerCase()}, ${input.role}, ${hashOf(token)}, ${input.createdBy}, ${input.now}, ${expires})

@@ -8,7 +8,7 @@ import { tellGitHub } from './github.ts';
 import { tellGitLab } from './gitlab.ts';
 import { MailError, type Mailer } from '../mail/index.ts';
 import { type EmailMessage, emailMessage, slackMessage, webhookEvent } from './messages.ts';
-import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, markStepDone, takeDue } from './outbox.ts';
+import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, markStepDone, takeDue } from './store.ts';
 import type { ReceiverPolicy } from '../outbound/addresses.ts';
 import { postToReceiver } from '../outbound/receiver.ts';
 

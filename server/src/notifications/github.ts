@@ -3,7 +3,7 @@ import type { Tx } from '../db.ts';
 import { appJwt, installationToken } from './github-app.ts';
 import type { RunStory } from './compose.ts';
 import { commentBody, countsLine, marker, section } from './request-comment.ts';
-import { failuresOnBranch, lockPullComment, savePullComment } from './pull-comments.ts';
+import { failuresOnBranch, lockPullComment, savePullComment } from './store.ts';
 import type { StoredDestination } from './store.ts';
 
 // A run's ending on GitHub: a commit status on its commit, and a comment on the open pull request

@@ -2,7 +2,7 @@ import type { NotifySettings } from '../config.ts';
 import type { Tx } from '../db.ts';
 import type { RunStory } from './compose.ts';
 import type { Progress, Told } from './github.ts';
-import { failuresOnBranch, lockPullComment, savePullComment } from './pull-comments.ts';
+import { failuresOnBranch, lockPullComment, savePullComment } from './store.ts';
 import { commentBody, countsLine, marker, section } from './request-comment.ts';
 import type { StoredDestination } from './store.ts';
 

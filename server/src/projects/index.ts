@@ -7,6 +7,7 @@ export {
   getProject,
   isMember,
   listMembers,
+  lockMemberships,
   type Member,
   type Project,
   type ProjectUpdate,

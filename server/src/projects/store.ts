@@ -102,6 +102,11 @@ export async function listMembers(sql: Tx, projectId: number): Promise<Member[]>
     where m.project_id = ${projectId} order by lower(u.name), u.email`;
 }
 
+/** Locks the project's memberships until the transaction ends, so that two requests cannot each remove "another" admin. */
+export async function lockMemberships(sql: Tx, projectId: number): Promise<void> {
+  await sql`select user_id from memberships where project_id = ${projectId} for update`;
+}
+
 /** How many admins the project has: the last one may not go. */
 export async function countAdmins(sql: Tx, projectId: number): Promise<number> {
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from memberships where project_id = ${projectId} and role = 'admin'`;

@@ -1,24 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-
-const HEALTH_TIMEOUT_MS = 2000;
-
-async function databaseAnswers(deps: AppDeps): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
-  });
-  const probe = deps.sql`select 1`.then(
-    () => true,
-    () => false,
-  );
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { databaseAnswers } from './store.ts';
 
 export function systemRoutes(ctx: RouteContext, deps: AppDeps, document: () => unknown): void {
   addRoute(ctx, {
@@ -29,7 +12,7 @@ export function systemRoutes(ctx: RouteContext, deps: AppDeps, document: () => u
     public: true,
     response: z.object({ status: z.enum(['ok', 'unavailable']) }),
     handler: async ({ res }) => {
-      const ok = await databaseAnswers(deps);
+      const ok = await databaseAnswers(deps.sql);
       res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable' });
     },
   });

@@ -25,3 +25,22 @@ export async function recordedPublicUrl(sql: Tx): Promise<string | null> {
   const [row] = await sql<{ value: string }[]>`select value from settings where name = 'public_url'`;
   return row?.value ?? null;
 }
+
+const HEALTH_TIMEOUT_MS = 2000;
+
+/** Whether the database answers a query within the health check's time. */
+export async function databaseAnswers(sql: Tx): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
+  });
+  const probe = sql`select 1`.then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([probe, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

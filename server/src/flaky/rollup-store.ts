@@ -1,10 +1,34 @@
-import { ADVISORY_LOCK, type Tx } from '../db.ts';
-import { burnedInFlaky, commitOf, counted } from './counted.ts';
+import { ADVISORY_LOCK, lockAdvisory, type Tx } from '../db.ts';
 
 // The one module that writes `daily_test_flakiness` and the window kept from it
 // (`flakiness_window`, `flakiness_windows`): run by run as runs are rolled up (recordRunFlakiness),
 // or a project's at once from its results (rebuildFlakiness). Both count the same runs the same
-// way; test/flaky/flaky.test.ts holds them equal.
+// way (`counted`, the runs that count, read by the store's reads too); test/flaky/flaky.test.ts
+// holds them equal.
+
+/**
+ * Whether the run aliased `r` counts for its tests' flakiness: it passed or failed (an error or a
+ * cancel says little about a test), and no more than 80% of its tests failed (the environment was
+ * down, which says nothing about them).
+ */
+export function counted(sql: Tx, r: string) {
+  return sql`${sql(r)}.state in ('passed', 'failed') and ${sql(r)}.failed_count * 5 <= ${sql(r)}.total_count * 4`;
+}
+
+/** The commit a run tested: the executor's checkout, else what the reporter said. */
+function commitOf(sql: Tx, r: string) {
+  return sql`coalesce(${sql(r)}.test_run_head_sha, ${sql(r)}."commit")`;
+}
+
+/**
+ * Whether a new test's burn-in (`b`, a burn_in_results row or nulls) found it flaky: its repeats
+ * did not all end as the run's own attempt did (some failed where it passed, or the other way).
+ */
+function burnedInFlaky(sql: Tx, outcome: string) {
+  return sql`coalesce(case when b.test_case_id is null then false
+                           when ${sql.unsafe(outcome)} = 'failed' then b.passed > 0
+                           else b.passed < b.repeats end, false)`;
+}
 
 /**
  * Adds an ended run to its tests' flakiness of its day: each counted test outcome, flaky when it
@@ -68,7 +92,7 @@ export async function recordRunFlakiness(sql: Tx, runId: number): Promise<void> 
 export async function ensureWindow(sql: Tx, projectId: number, since: string): Promise<void> {
   const kept = async () => (await sql<{ since: string }[]>`select since::text from flakiness_windows where project_id = ${projectId}`)[0]?.since;
   if ((await kept()) === since) return;
-  await sql`select pg_advisory_xact_lock(${ADVISORY_LOCK.rollups}, ${projectId})`;
+  await lockAdvisory(sql, ADVISORY_LOCK.rollups, projectId);
   if ((await kept()) === since) return;
   await sql`delete from flakiness_window where project_id = ${projectId}`;
   await sql`
