@@ -380,6 +380,7 @@ describe('environments and snoozes', () => {
     await row.getByLabel('Schedule (cron, UTC)').fill('0 6 * * 1-5');
     await row.getByLabel('Runner projects (comma-separated)').fill('chromium, firefox');
     await row.getByLabel('Burn-in repeats of new tests').fill('3');
+    await row.getByLabel('Stop a run after this many failures').fill('5');
     await row.getByLabel('Playwright arguments (space-separated; values with =)').fill('--workers=2  --retries=1');
     await row.getByRole('button', { name: 'Save' }).click();
     await expect
@@ -392,6 +393,7 @@ describe('environments and snoozes', () => {
       runner_projects_ignore: [],
       burn_in_repeats: 3,
       playwright_args: ['--workers=2', '--retries=1'],
+      max_failures: 5,
     });
     const badge = page.locator('tr[data-environment="nightly"] img');
     await expect.poll(() => badge.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);

@@ -13,6 +13,7 @@ export interface EnvironmentView {
   scheduled_trigger: string | null;
   burn_in_repeats: number;
   playwright_args: string[];
+  max_failures: number | null;
   is_disabled: boolean | null;
 }
 
@@ -36,6 +37,7 @@ function editForm(env: EnvironmentView): string {
 <label for="${id('match')}">Runner projects (comma-separated)<input id="${id('match')}" name="runner_projects_match" value="${e(env.runner_projects_match.join(', '))}" placeholder="all" data-type="csv"></label>
 <label for="${id('ignore')}">Ignored runner projects<input id="${id('ignore')}" name="runner_projects_ignore" value="${e(env.runner_projects_ignore.join(', '))}" placeholder="none" data-type="csv"></label>
 <label for="${id('burn')}">Burn-in repeats of new tests<input id="${id('burn')}" name="burn_in_repeats" type="number" min="0" max="100" value="${env.burn_in_repeats}" data-type="number"></label>
+<label for="${id('stop')}">Stop a run after this many failures<input id="${id('stop')}" name="max_failures" type="number" min="1" max="100000" value="${env.max_failures ?? ''}" placeholder="never" data-type="nullable-number"></label>
 <label for="${id('args')}">Playwright arguments (space-separated; values with =)<input id="${id('args')}" name="playwright_args" value="${e(env.playwright_args.join(' '))}" placeholder="none, e.g. --config=ci.config.ts --workers=2" data-type="words"></label>`;
   return foldedForm('edit', 'Edit', apiForm(`PATCH /api/environments/${env.id}`, 'reload', 'Save', fields));
 }

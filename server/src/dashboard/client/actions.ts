@@ -27,6 +27,8 @@ function valueOf(field: Field): unknown {
         .filter(Boolean);
     case 'nullable':
       return raw.trim() === '' ? null : raw.trim();
+    case 'nullable-number':
+      return raw.trim() === '' ? null : Number(raw);
     default:
       return raw;
   }
