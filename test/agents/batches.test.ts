@@ -117,6 +117,24 @@ describe('agents: batches of units', () => {
     expect(files(await lease(runId, a.agent.id, 60_000))).toEqual(['f602.spec.ts', 'f604.spec.ts', 'f606.spec.ts']);
   });
 
+  it('when a second agent leases while the first holds units never run, then it takes its count share of the rest, not every free unit', async () => {
+    // A suite's first run in an environment (as hotwired/turbo's 27 files were): no unit has an estimate.
+    // PostgreSQL's NULL in the held units' int[] once came back as NaN, which made the second agent's
+    // estimates NaN and gave it all 20 units left after the first agent's 7 (455 of 481 tests).
+    const runId = await agentRun('batch-unknown');
+    const a = await join(runId, 'a');
+    const b = await join(runId, 'b');
+    const units = Array.from({ length: 12 }, (_, i) => unit(`g${701 + i}.spec.ts`, [testId(701 + i)]));
+    await as(a.agent.id).put(`/api/test-runs/${runId}/units`, { agent_id: a.agent.id, units });
+    const first = await lease(runId, a.agent.id, 100_000);
+    // 12 free over 2 agents, halved: ceil(13 / 4) = 4.
+    expect(first.units.map((u: { estimate_ms: number | null }) => u.estimate_ms)).toEqual([null, null, null, null]);
+    // 8 free, the first agent holding 4 of unknown length: ceil(9 / 4) = 3, and 5 stay free.
+    const second = await lease(runId, b.agent.id, 100_000);
+    expect(files(second)).toEqual(['g705.spec.ts', 'g706.spec.ts', 'g707.spec.ts']);
+    expect(second.remaining).toBe(12);
+  });
+
   it("when a batch runs in one Playwright, then the reporter ends each unit's shard with its own tests and its own status, and a crash sends only the unended units to another agent", async () => {
     const { runId, a } = await plannedRun('batch-report');
     const b = await join(runId, 'b');

@@ -127,4 +127,18 @@ describe('an agent on a yarn workspace', () => {
     expect(ended?.error_reason).toMatch(/^agent \S+ could not plan the run: the workspace's dependencies are not installed \(missing: exports-only\)/);
     expect(run.testRun.state).toBe('error');
   });
+
+  it("when a spec file throws as Playwright lists it, then the run's reason keeps the error's own line, not only the stack's tail", async () => {
+    // As hotwired/turbo's listing under a second @playwright/test copy: Playwright prints the error
+    // first, then a code frame and a stack, then "No tests found"; the last lines alone say nothing.
+    const dir = workspace();
+    cleanup.push(dir);
+    const lines = Array.from({ length: 8 }, (_, i) => `const unused${i} = ${i};`).join('\n');
+    fs.writeFileSync(path.join(dir, 'tests/uses.spec.ts'), `${lines}\nthrow new Error('FIXTURE_HOST is not set: the suite cannot load');\n`);
+    const { code } = await agent('throws-on-list', dir);
+    expect(code).toBe(1);
+    const [ended] = await server.sql<{ error_reason: string }[]>`select error_reason from test_runs where run_key = 'throws-on-list'`;
+    expect(ended?.error_reason).toContain('FIXTURE_HOST is not set: the suite cannot load');
+    expect(ended?.error_reason).toContain('No tests found');
+  });
 });

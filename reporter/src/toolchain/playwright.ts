@@ -82,10 +82,25 @@ export async function listTests(dir: string, env: NodeJS.ProcessEnv, runner: Run
     return JSON.parse(fs.readFileSync(output, 'utf8')) as Listing;
   } catch (error) {
     const detail = String((error as { stdout?: string }).stdout ?? '') + String((error as { stderr?: string }).stderr ?? (error as Error).message);
-    throw new ListingError(`listing the tests failed: ${detail.trim().split('\n').slice(-5).join(' ')}`, { cause: error });
+    throw new ListingError(`listing the tests failed: ${listingFailure(detail)}`, { cause: error });
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * A failed listing's output, short: its error lines (Playwright prints the error first, then a code
+ * frame and a stack), then its last lines, which alone may be only the stack and "No tests found".
+ */
+function listingFailure(output: string): string {
+  const lines = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+  const tail = lines.slice(-5);
+  const errors = lines.slice(0, -5).filter((line) => /^[A-Za-z]*Error\b/.test(line));
+  const text = [...new Set([...errors.slice(0, 5), ...tail])].join(' ');
+  return text.length > 8000 ? `${text.slice(0, 8000)}…` : text;
 }
 
 export interface Selection {

@@ -101,7 +101,8 @@ export async function otherAgents(
   activeSince: Date,
 ): Promise<{ held: (number | null)[]; elapsed_ms: number }[]> {
   const rows = await sql<{ held: (number | null)[]; leased_at: Date | null }[]>`
-    select coalesce(array_agg(u.estimate_ms order by u.unit) filter (where u.unit is not null), '{}') as held, min(u.leased_at) as leased_at
+    -- json, not int[]: postgres.js reads an int[]'s NULL (a unit never run) as NaN, which packBatch took for an estimate.
+    select coalesce(json_agg(u.estimate_ms order by u.unit) filter (where u.unit is not null), '[]') as held, min(u.leased_at) as leased_at
     from test_run_agents a
     left join test_run_units u on u.test_run_id = a.test_run_id and u.agent_id = a.id and u.leased_until >= ${now}
       and not exists (select 1 from test_run_shards s where s.test_run_id = u.test_run_id and s.shard = u.unit and s.status is not null)
