@@ -1,8 +1,7 @@
-import { InvalidInputError } from '../errors.ts';
 import { pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, type Tx } from '../db.ts';
 import { upsertTestCases } from '../testcases/index.ts';
 import { finishRun } from './finish.ts';
-import { lockOpenRun } from './open-run.ts';
+import { lockOpenRun, openRunForShard } from './open-run.ts';
 import { markRunning, touchRun } from './record.ts';
 import type { ShardBegin, ShardEndStatus } from './schema.ts';
 import { copyRunTests, insertShard, listRunTests, recordShardStatus, shardProgress } from './shards-store.ts';
@@ -11,18 +10,27 @@ import { copyRunTests, insertShard, listRunTests, recordShardStatus, shardProgre
  * A shard starts: the run is running, the shard's tests are listed in the run and the inventory.
  * One transaction; answers the run's number in its project.
  */
-export function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<number> {
-  return retryingConflicts(() => pipelinedTransaction(sql, (tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
+export async function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<number> {
+  const opened = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
+  return opened.number;
 }
 
 /**
- * The run's lock and every write go out together, in one round trip (PostgreSQL runs them in that
- * order); a run that refuses the shard rolls the writes back. Not the exclusive lock: the batches of
- * the run's other shards, each holding its key share, would make a begin wait, and every batch
- * asked for after it would then wait behind it.
+ * The run's lock and every write go out together with the COMMIT, in one write (PostgreSQL runs
+ * them in that order), so that the transaction never waits on this server while it holds the run's
+ * row: a run that refuses the shard fails the lock's statement, which rolls the writes back. Not
+ * the exclusive lock: the batches of the run's other shards, each holding its key share, would make
+ * a begin wait, and every batch asked for after it would then wait behind it.
  */
-async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<PipelinedWork<number>> {
-  const locked = lockOpenRun(sql, projectId, runId, 'batch');
+async function recordShardBegin(
+  sql: Tx,
+  projectId: number,
+  runId: number,
+  shard: number,
+  body: ShardBegin,
+  now: Date,
+): Promise<PipelinedWork<{ number: number }>> {
+  const opened = openRunForShard(sql, projectId, runId, shard);
   const startedAt = body.started_at ? new Date(body.started_at) : now;
   const written = Promise.all([
     insertShard(sql, runId, shard, body.complete, startedAt),
@@ -32,9 +40,12 @@ async function recordShardBegin(sql: Tx, projectId: number, runId: number, shard
   ]);
   // A refused run fails these too (the transaction is aborted): the lock's refusal is the answer.
   written.catch(() => undefined);
-  const run = await locked;
-  if (shard > run.total_shards) throw new InvalidInputError(`path.shard: this run has ${run.total_shards} shard(s)`);
-  return { result: run.number, last: written };
+  const result = { number: 0 };
+  const last = opened.then(async (number) => {
+    result.number = number;
+    await written;
+  });
+  return { result, last };
 }
 
 /**

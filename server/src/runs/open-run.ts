@@ -1,5 +1,5 @@
 import type { Tx } from '../db.ts';
-import { NotFoundError, RunEndedError } from '../errors.ts';
+import { InvalidInputError, NotFoundError, RunEndedError } from '../errors.ts';
 import { isTerminal, type RunState } from '../states.ts';
 
 // The one question everything that writes into a run asks first: is the run this project's, and
@@ -44,4 +44,34 @@ export function closedRunRefusal(run: { state: RunState } | undefined, runId: nu
   if (!run) return new NotFoundError('test run not found');
   if (isTerminal(run.state)) return new RunEndedError(`test run ${runId} is already ${run.state}`);
   return null;
+}
+
+/**
+ * The run locked for a shard's begin (key share), by a statement that fails when the run cannot
+ * take the shard (migrations/051_open_run_check.sql): the begin's writes and COMMIT go out with it,
+ * and the failure rolls them back. Resolves with the run's number; rejects with the refusal.
+ */
+export function openRunForShard(sql: Tx, projectId: number, runId: number, shard: number): Promise<number> {
+  const opened = sql<{ number: number }[]>`select open_run_for_shard(${projectId}, ${runId}, ${shard}) as number`;
+  return Promise.resolve(opened).then(
+    ([row]) => (row as { number: number }).number,
+    (error: unknown) => {
+      throw shardRefusal(error, runId) ?? error;
+    },
+  );
+}
+
+/** The domain error of `open_run_for_shard`'s refusal, read from its SQLSTATE and detail; null for any other error. */
+function shardRefusal(error: unknown, runId: number): NotFoundError | RunEndedError | InvalidInputError | null {
+  const pgError = error as { code?: string; detail?: string };
+  switch (pgError?.code) {
+    case 'PRNF0':
+      return new NotFoundError('test run not found');
+    case 'PREN0':
+      return new RunEndedError(`test run ${runId} is already ${pgError.detail}`);
+    case 'PRSH0':
+      return new InvalidInputError(`path.shard: this run has ${pgError.detail} shard(s)`);
+    default:
+      return null;
+  }
 }

@@ -231,13 +231,17 @@ export async function recordHeadSha(sql: Tx, runId: number, headSha: string | nu
 
 /** A shard began: the run is running from its first shard's start, on the first commit reported. */
 export async function markRunning(sql: Tx, runId: number, startedAt: Date, commit: string | null, now: Date): Promise<void> {
+  // A run's shards begin together: a begin that would change nothing but a moment of its activity
+  // leaves the row alone, so that they do not queue for its lock (the sweeper counts silence in minutes).
   await sql`
     update test_runs set
       state = 'running',
       run_started_at = coalesce(run_started_at, ${startedAt}),
       test_run_head_sha = coalesce(test_run_head_sha, ${commit}),
       last_activity_at = ${now}
-    where id = ${runId}`;
+    where id = ${runId}
+      and (state <> 'running' or run_started_at is null or (test_run_head_sha is null and ${commit}::text is not null)
+           or last_activity_at is null or last_activity_at < ${now}::timestamptz - interval '5 seconds')`;
 }
 
 /**
