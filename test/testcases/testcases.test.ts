@@ -136,17 +136,11 @@ describe('a build that lists its tests again', () => {
   let own: Awaited<ReturnType<typeof seedProject>>;
   let ownApi: ReturnType<typeof client>;
   const home = (n: number, overrides: Partial<ListedTest> = {}) => listed(n, { file_path: 'tests/again.spec.ts', ...overrides });
-  const checkout = (n: number) => listed(n, { file_path: 'tests/again-checkout.spec.ts' });
-  /** Each row's version (xmin): a row rewritten has a new one. */
-  const versions = async () =>
-    new Map(
-      (await server.sql<{ id: string; v: string }[]>`select id, xmin::text as v from test_cases where project_id = ${own.projectId}`).map((row) => [
-        row.id,
-        row.v,
-      ]),
-    );
   interface Seen {
     name: string;
+    suites: string[];
+    tags: string[];
+    line: number | null;
     first: string | null;
     last: string | null;
     updated_at: string;
@@ -154,13 +148,20 @@ describe('a build that lists its tests again', () => {
   const seen = async (): Promise<Map<string, Seen>> => {
     const response = await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}&is_active=false`);
     expect(response.status).toBe(200);
+    type Listed = {
+      id: string;
+      name: string;
+      suites: string[];
+      tags: string[];
+      last_seen_commit_sha: string | null;
+      first_seen_commit_sha: string | null;
+      updated_at: string;
+    };
     return new Map(
-      response.body.data.test_cases.map(
-        (t: { id: string; name: string; last_seen_commit_sha: string | null; first_seen_commit_sha: string | null; updated_at: string }) => [
-          t.id,
-          { name: t.name, first: t.first_seen_commit_sha, last: t.last_seen_commit_sha, updated_at: t.updated_at },
-        ],
-      ),
+      response.body.data.test_cases.map((t: Listed) => [
+        t.id,
+        { name: t.name, suites: t.suites, tags: t.tags, first: t.first_seen_commit_sha, last: t.last_seen_commit_sha, updated_at: t.updated_at },
+      ]),
     );
   };
   const build = async (tests: ListedTest[], commit: string | null) => {
@@ -174,65 +175,37 @@ describe('a build that lists its tests again', () => {
     ownApi = client(server.url, own.key);
   });
 
-  it('when a build repeats its tests unchanged, then no row is rewritten and each reads the new commit and time', async () => {
-    await build([home(1), home(2), checkout(3)], 'c1');
-    const before = await versions();
-    const second = await build([home(1), home(2), checkout(3)], 'c2');
-    expect(await versions()).toEqual(before);
+  it('when a build repeats its tests unchanged, then each reads the new commit and time, and the filter finds them', async () => {
+    await build([home(1), home(2)], 'c1');
+    const second = await build([home(1), home(2)], 'c2');
     const tests = await seen();
-    for (const n of [1, 2, 3]) expect(tests.get(testId(n))).toMatchObject({ first: 'c1', last: 'c2', updated_at: second });
-    const ids = (await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}&last_seen_commit_sha=c2`)).body.data.test_cases.map(
-      (t: { id: string }) => t.id,
-    );
-    expect(ids.sort()).toEqual([testId(1), testId(2), testId(3)]);
+    for (const n of [1, 2]) expect(tests.get(testId(n))).toMatchObject({ first: 'c1', last: 'c2', updated_at: second });
+    const found = await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}&last_seen_commit_sha=c2`);
+    expect(found.body.data.test_cases.map((t: { id: string }) => t.id).sort()).toEqual([testId(1), testId(2)]);
   });
 
-  it('when a build lists part of a file, then only the listed tests advance and later whole builds advance all', async () => {
+  it('when a build lists some tests or has no commit, then only those advance and a missing commit keeps the last', async () => {
     const partial = await build([home(1)], 'c3');
     let tests = await seen();
     expect(tests.get(testId(1))).toMatchObject({ last: 'c3', updated_at: partial });
     expect(tests.get(testId(2))).toMatchObject({ last: 'c2' });
-    expect(tests.get(testId(3))).toMatchObject({ last: 'c2' });
     expect((tests.get(testId(2))?.updated_at ?? '') < partial).toBe(true);
-    // The file's tests whole again: all of them advance; the next build like it rewrites none.
-    await build([home(1), home(2)], 'c4');
-    const before = await versions();
-    const whole = await build([home(1), home(2)], 'c5');
-    expect(await versions()).toEqual(before);
+    const without = await build([home(1), home(2)], null);
     tests = await seen();
-    expect(tests.get(testId(1))).toMatchObject({ last: 'c5', updated_at: whole });
-    expect(tests.get(testId(2))).toMatchObject({ last: 'c5', updated_at: whole });
-    expect(tests.get(testId(3))).toMatchObject({ last: 'c2' });
+    expect(tests.get(testId(1))).toMatchObject({ last: 'c3', updated_at: without });
+    expect(tests.get(testId(2))).toMatchObject({ last: 'c2', updated_at: without });
   });
 
-  it('when a build has no commit, then the last seen commit stays and the time advances', async () => {
-    const again = await build([home(1), home(2)], null);
-    expect((await seen()).get(testId(1))).toMatchObject({ last: 'c5', updated_at: again });
-    // A test that leaves its listing in a build without commit keeps its last commit too.
-    await build([listed(4, { file_path: 'tests/other.spec.ts' }), listed(5, { file_path: 'tests/other.spec.ts' })], 'c6');
-    const left = await build([listed(5, { file_path: 'tests/other.spec.ts' })], null);
-    expect((await seen()).get(testId(5))).toMatchObject({ last: 'c6', updated_at: left });
-    await build([listed(5, { file_path: 'tests/other.spec.ts' })], 'c7');
-    const tests = await seen();
-    expect(tests.get(testId(5))).toMatchObject({ last: 'c7' });
-    expect(tests.get(testId(4))).toMatchObject({ last: 'c6' });
-    expect(tests.get(testId(1))).toMatchObject({ last: 'c5' });
-  });
-
-  it('when a listed test changed or was inactive, then its row is written and its tags set by hand stay', async () => {
-    await server.sql`update test_cases set is_active = false where project_id = ${own.projectId} and id = ${testId(3)}`;
+  it('when a listed test changed, was inactive or has tags set by hand, then it reads as listed, active, its tags kept', async () => {
+    await server.sql`update test_cases set is_active = false where project_id = ${own.projectId} and id = ${testId(1)}`;
     expect((await ownApi.put(`/api/test-cases/${testId(2)}/tags`, { tags: ['kept'] })).status).toBe(200);
-    const before = await versions();
-    await build([home(1, { title: 'renamed' }), home(2, { tags: ['@listed'] }), checkout(3)], 'c8');
-    const after = await versions();
-    expect(after.get(testId(1))).not.toEqual(before.get(testId(1)));
-    expect(after.get(testId(3))).not.toEqual(before.get(testId(3)));
+    // Titles and lists with what an array's text form quotes: quotes, backslashes, commas, braces, NULL.
+    const odd = 'says "hi", {braces} \\ back\\slash and NULL';
+    await build([home(1, { title: odd, suites: ['a, b', 'NULL', ''], tags: ['@x"y'], line: null }), home(2, { tags: ['@listed'] })], 'c4');
     const tests = await seen();
-    expect(tests.get(testId(1))).toMatchObject({ name: 'renamed', last: 'c8' });
-    expect(tests.get(testId(3))).toMatchObject({ last: 'c8' });
-    expect(tests.get(testId(2))).toMatchObject({ last: 'c8' });
+    expect(tests.get(testId(1))).toMatchObject({ name: odd, suites: ['a, b', 'NULL', ''], tags: ['@x"y'], last: 'c4' });
+    expect(tests.get(testId(2))).toMatchObject({ tags: ['@kept'], last: 'c4' });
     const active = (await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}`)).body.data.test_cases;
-    expect(active.map((t: { id: string }) => t.id).sort()).toEqual([testId(1), testId(2), testId(3), testId(4), testId(5)]);
-    expect(active.find((t: { id: string }) => t.id === testId(2)).tags).toEqual(['@kept']);
+    expect(active.map((t: { id: string }) => t.id).sort()).toEqual([testId(1), testId(2)]);
   });
 });

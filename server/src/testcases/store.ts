@@ -19,137 +19,34 @@ export interface TestCaseRow {
 
 const columns = (sql: Tx) => sql`id, name, file_path, suites, runner_project, tags, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
 
-/**
- * The test cases as they read: a test's last seen commit is its listing's (else its own, written
- * when it last joined a listing), its updated_at the later of its own and its listing's last
- * sighting (migration 048). Named `test_cases`, for the queries that read it as the table; a
- * subquery PostgreSQL folds into them (the table's indexes serve their filters and order).
- */
-const testCasesAsRead = (sql: Tx) => sql`(
-  select t.project_id, t.id, t.name, t.file_path, t.suites, t.runner_project, t.tags, t.line, t.is_active, t.created_at,
-         greatest(t.updated_at, l.seen_at) as updated_at, t.first_seen_commit_sha,
-         coalesce(l.commit_sha, t.last_seen_commit_sha) as last_seen_commit_sha
-  from test_cases t left join test_case_listings l on l.id = t.listing_id) as test_cases`;
-
-/** What the tests of one file (and runner project) of a listing come to: the read before the writes. */
-interface ListedGroup {
-  runner_project: string;
-  file_path: string;
-  /** The listing its known tests point to; null for new tests and tests in none. */
-  listing: string | null;
-  /** Its tests in this listing, known or not. */
-  listed: number;
-  /** Of them, those whose row differs from the listing's (title, place, tags, active, first commit). */
-  changed: number;
-  /** The tests pointing to `listing`, listed or not. */
-  members: number;
-}
-
-/**
- * Adds or refreshes the listed tests in the project's inventory. A build that lists every test of
- * a listing (migration 048) again advances the listing's row, not its tests': only new tests,
- * tests whose row differs, and tests that leave a listing not listed whole (they join a new one,
- * one per file) are written. Unchanged, the usual build writes one row per file it lists.
- */
+/** Adds or refreshes the listed tests in the project's inventory, in one statement. */
 export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedTest[], commit: string | null, now: Date): Promise<void> {
   if (tests.length === 0) return;
-  // Lists of titles as one text each, split in the statement: a subquery per row and list to read
+  // Each column as one array (unnest: PostgreSQL parses 8 arrays faster than an object a test),
+  // lists of titles as one text each, split in the statement: a subquery per row and list to read
   // them from JSON arrays costs PostgreSQL a third of the statement at 100,000 tests.
-  const rows = tests.map((t) => ({
-    id: t.id,
-    name: t.title,
-    file_path: t.file_path,
-    suites: joinList(t.suites),
-    runner_project: t.runner_project,
-    tags: joinList(t.tags),
-    line: t.line,
-    column: t.column,
-  }));
-  const groups = await sql<ListedGroup[]>`
-    select x.runner_project, x.file_path, tc.listing_id::text as listing, count(*)::int as listed,
-           count(*) filter (where ${differs(sql, 'tc', commit)})::int as changed,
-           coalesce((select count(*) from test_cases m where m.listing_id = tc.listing_id), 0)::int as members
-    from jsonb_to_recordset(${sql.json(rows)}) as x(id text, name text, file_path text, suites text, runner_project text, tags text, line int, "column" int)
-    left join test_cases tc on tc.project_id = ${projectId} and tc.id = x.id
-    group by x.runner_project, x.file_path, tc.listing_id`;
-  // A listing all of whose tests are listed here (tests only ever leave a listing once it is made,
-  // so the ones it has when it is advanced were all listed).
-  const listedOf = new Map<string, { listed: number; members: number }>();
-  for (const group of groups) {
-    if (group.listing === null) continue;
-    const seen = listedOf.get(group.listing) ?? { listed: 0, members: group.members };
-    seen.listed += group.listed;
-    listedOf.set(group.listing, seen);
-  }
-  const whole = [...listedOf].filter(([, seen]) => seen.listed === seen.members).map(([id]) => id);
-  const wholeSet = new Set(whole);
-  const moving = groups.filter((group) => group.listing === null || !wholeSet.has(group.listing));
-  const left = [...new Set(moving.map((group) => group.listing).filter((id): id is string => id !== null))];
-  const movingFiles = [...new Set(moving.map((group) => fileKey(group)))];
-  const fresh = new Map<string, string>();
-  if (movingFiles.length > 0) {
-    const made = await sql<{ id: string }[]>`
-      with ids as materialized (
-        select nextval(pg_get_serial_sequence('test_case_listings', 'id')) as id, n
-        from generate_series(1, ${movingFiles.length}::int) as n),
-      made as (insert into test_case_listings (id, project_id, commit_sha, seen_at) select id, ${projectId}, ${commit}, ${now} from ids)
-      select id::text from ids order by n`;
-    movingFiles.forEach((key, i) => fresh.set(key, (made[i] as { id: string }).id));
-  }
-  if (moving.length > 0 || groups.some((group) => group.changed > 0)) {
-    const written = rows.map((row) => ({ ...row, listing: fresh.get(fileKey(row)) ?? null }));
-    const kept = sql`coalesce(tc.listing_id = any(${whole}::bigint[]), false)`;
-    await sql`
-      insert into test_cases as tc (project_id, id, name, file_path, suites, runner_project, tags, line, "column",
-                                    is_active, listing_id, first_seen_commit_sha, last_seen_commit_sha, created_at, updated_at)
-      select ${projectId}, x.id, x.name, x.file_path, string_to_array(x.suites, ${LIST_SEPARATOR}), x.runner_project,
-             string_to_array(x.tags, ${LIST_SEPARATOR}), x.line, x."column",
-             true, x.listing, ${commit}, ${commit}, ${now}, ${now}
-      from jsonb_to_recordset(${sql.json(written)}) as x(id text, name text, file_path text, suites text, runner_project text,
-                                                       tags text, line int, "column" int, listing bigint)
-      left join test_cases cur on cur.project_id = ${projectId} and cur.id = x.id
-      where cur.id is null or not coalesce(cur.listing_id = any(${whole}::bigint[]), false) or ${differs(sql, 'cur', commit)}
-      on conflict (project_id, id) do update set
-        name = excluded.name,
-        file_path = excluded.file_path,
-        suites = excluded.suites,
-        runner_project = excluded.runner_project,
-        tags = case when tc.tags_set_by_hand then tc.tags else excluded.tags end,
-        line = excluded.line,
-        "column" = excluded."column",
-        is_active = true,
-        listing_id = case when ${kept} then tc.listing_id else excluded.listing_id end,
-        first_seen_commit_sha = coalesce(tc.first_seen_commit_sha, excluded.first_seen_commit_sha),
-        last_seen_commit_sha = case when ${kept} then tc.last_seen_commit_sha
-          else coalesce(excluded.last_seen_commit_sha, (select l.commit_sha from test_case_listings l where l.id = tc.listing_id), tc.last_seen_commit_sha) end,
-        updated_at = excluded.updated_at`;
-  }
-  if (whole.length > 0) {
-    await sql`
-      update test_case_listings set commit_sha = coalesce(${commit}, commit_sha), seen_at = ${now}
-      where id = any(${whole}::bigint[])`;
-  }
-  // Listings their last tests left: nothing reads them any more.
-  if (left.length > 0) {
-    await sql`
-      delete from test_case_listings l
-      where l.id = any(${left}::bigint[]) and not exists (select from test_cases t where t.listing_id = l.id)`;
-  }
-}
-
-/** A listed test's row differs from what the listing says of it (the columns the listing writes; its sighting aside). */
-function differs(sql: Tx, table: 'tc' | 'cur', commit: string | null) {
-  const t = sql(table);
-  return sql`(
-    (${t}.name, ${t}.file_path, ${t}.suites, ${t}.runner_project, ${t}.line, ${t}."column")
-      is distinct from (x.name, x.file_path, string_to_array(x.suites, ${LIST_SEPARATOR}), x.runner_project, x.line, x."column")
-    or (not ${t}.tags_set_by_hand and ${t}.tags is distinct from string_to_array(x.tags, ${LIST_SEPARATOR}))
-    or not ${t}.is_active
-    or (${t}.first_seen_commit_sha is null and ${commit}::text is not null))`;
-}
-
-function fileKey(test: { runner_project: string; file_path: string }): string {
-  return `${test.runner_project}\u0000${test.file_path}`;
+  await sql`
+    insert into test_cases as tc (project_id, id, name, file_path, suites, runner_project, tags, line, "column",
+                                  is_active, first_seen_commit_sha, last_seen_commit_sha, created_at, updated_at)
+    select ${projectId}, x.id, x.name, x.file_path, string_to_array(x.suites, ${LIST_SEPARATOR}), x.runner_project,
+           string_to_array(x.tags, ${LIST_SEPARATOR}), x.line, x."column",
+           true, ${commit}, ${commit}, ${now}, ${now}
+    from unnest(${tests.map((t) => t.id)}::text[], ${tests.map((t) => t.title)}::text[], ${tests.map((t) => t.file_path)}::text[],
+                ${tests.map((t) => joinList(t.suites))}::text[], ${tests.map((t) => t.runner_project)}::text[],
+                ${tests.map((t) => joinList(t.tags))}::text[], ${tests.map((t) => t.line)}::int[], ${tests.map((t) => t.column)}::int[])
+         as x(id, name, file_path, suites, runner_project, tags, line, "column")
+    on conflict (project_id, id) do update set
+      name = excluded.name,
+      file_path = excluded.file_path,
+      suites = excluded.suites,
+      runner_project = excluded.runner_project,
+      tags = case when tc.tags_set_by_hand then tc.tags else excluded.tags end,
+      line = excluded.line,
+      "column" = excluded."column",
+      is_active = true,
+      first_seen_commit_sha = coalesce(tc.first_seen_commit_sha, excluded.first_seen_commit_sha),
+      last_seen_commit_sha = coalesce(excluded.last_seen_commit_sha, tc.last_seen_commit_sha),
+      updated_at = excluded.updated_at`;
 }
 
 /** Between the items of a list sent as one text: a control character no title holds (it is taken out of any that does). */
@@ -187,16 +84,16 @@ export async function listTestCases(sql: Tx, projectId: number, q: TestCaseListQ
     ${q.first_seen_commit_sha ? sql`and first_seen_commit_sha = ${q.first_seen_commit_sha}` : sql``}
     ${q.last_seen_commit_sha ? sql`and last_seen_commit_sha = ${q.last_seen_commit_sha}` : sql``}
     ${search ? sql`and (lower(name) like ${search} or lower(file_path) like ${search} or lower(array_to_string(suites, ' ')) like ${search})` : sql``}`;
-  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from ${testCasesAsRead(sql)} where ${where}`;
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from test_cases where ${where}`;
   // A search matches few tests of many: they are found first (one pass over the project's tests),
   // then ordered, where walking the list's index in order would visit every test to find them.
   const rows = search
     ? await sql<TestCaseRow[]>`
-        with matches as materialized (select ${columns(sql)}, line from ${testCasesAsRead(sql)} where ${where})
+        with matches as materialized (select ${columns(sql)}, line from test_cases where ${where})
         select ${columns(sql)} from matches order by file_path, line nulls last, name, runner_project
         limit ${q.per_page} offset ${(q.page - 1) * q.per_page}`
     : await sql<TestCaseRow[]>`
-        select ${columns(sql)} from ${testCasesAsRead(sql)} where ${where}
+        select ${columns(sql)} from test_cases where ${where}
         order by file_path, line nulls last, name, runner_project
         limit ${q.per_page} offset ${(q.page - 1) * q.per_page}`;
   return { rows, total: count?.total ?? 0 };
@@ -204,19 +101,15 @@ export async function listTestCases(sql: Tx, projectId: number, q: TestCaseListQ
 
 export async function replaceTags(sql: Tx, projectId: number, id: string, tags: string[], now: Date): Promise<TestCaseRow | null> {
   const [row] = await sql<TestCaseRow[]>`
-    with t as (
-      update test_cases set tags = ${tags}, tags_set_by_hand = true, updated_at = ${now}
-      where project_id = ${projectId} and id = ${id}
-      returning *)
-    select t.id, t.name, t.file_path, t.suites, t.runner_project, t.tags, t.created_at, greatest(t.updated_at, l.seen_at) as updated_at,
-           t.first_seen_commit_sha, coalesce(l.commit_sha, t.last_seen_commit_sha) as last_seen_commit_sha
-    from t left join test_case_listings l on l.id = t.listing_id`;
+    update test_cases set tags = ${tags}, tags_set_by_hand = true, updated_at = ${now}
+    where project_id = ${projectId} and id = ${id}
+    returning ${columns(sql)}`;
   return row ?? null;
 }
 
 /** One of the project's tests; null when it has none of this id. */
 export async function getTestCase(sql: Tx, projectId: number, id: string): Promise<TestCaseRow | null> {
-  const [row] = await sql<TestCaseRow[]>`select ${columns(sql)} from ${testCasesAsRead(sql)} where project_id = ${projectId} and id = ${id}`;
+  const [row] = await sql<TestCaseRow[]>`select ${columns(sql)} from test_cases where project_id = ${projectId} and id = ${id}`;
   return row ?? null;
 }
 
