@@ -131,3 +131,81 @@ describe('test case tags', () => {
     expect(bad.body.error.message).toContain('body.tags.0');
   });
 });
+
+describe('a build that lists its tests again', () => {
+  let own: Awaited<ReturnType<typeof seedProject>>;
+  let ownApi: ReturnType<typeof client>;
+  const home = (n: number, overrides: Partial<ListedTest> = {}) => listed(n, { file_path: 'tests/again.spec.ts', ...overrides });
+  interface Seen {
+    name: string;
+    suites: string[];
+    tags: string[];
+    line: number | null;
+    first: string | null;
+    last: string | null;
+    updated_at: string;
+  }
+  const seen = async (): Promise<Map<string, Seen>> => {
+    const response = await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}&is_active=false`);
+    expect(response.status).toBe(200);
+    type Listed = {
+      id: string;
+      name: string;
+      suites: string[];
+      tags: string[];
+      last_seen_commit_sha: string | null;
+      first_seen_commit_sha: string | null;
+      updated_at: string;
+    };
+    return new Map(
+      response.body.data.test_cases.map((t: Listed) => [
+        t.id,
+        { name: t.name, suites: t.suites, tags: t.tags, first: t.first_seen_commit_sha, last: t.last_seen_commit_sha, updated_at: t.updated_at },
+      ]),
+    );
+  };
+  const build = async (tests: ListedTest[], commit: string | null) => {
+    server.clock.advance(60_000);
+    await upsertTestCases(server.sql, own.projectId, tests, commit, server.clock.read());
+    return server.clock.read().toISOString();
+  };
+
+  beforeAll(async () => {
+    own = await seedProject(server.sql);
+    ownApi = client(server.url, own.key);
+  });
+
+  it('when a build repeats its tests unchanged, then each reads the new commit and time, and the filter finds them', async () => {
+    await build([home(1), home(2)], 'c1');
+    const second = await build([home(1), home(2)], 'c2');
+    const tests = await seen();
+    for (const n of [1, 2]) expect(tests.get(testId(n))).toMatchObject({ first: 'c1', last: 'c2', updated_at: second });
+    const found = await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}&last_seen_commit_sha=c2`);
+    expect(found.body.data.test_cases.map((t: { id: string }) => t.id).sort()).toEqual([testId(1), testId(2)]);
+  });
+
+  it('when a build lists some tests or has no commit, then only those advance and a missing commit keeps the last', async () => {
+    const partial = await build([home(1)], 'c3');
+    let tests = await seen();
+    expect(tests.get(testId(1))).toMatchObject({ last: 'c3', updated_at: partial });
+    expect(tests.get(testId(2))).toMatchObject({ last: 'c2' });
+    expect((tests.get(testId(2))?.updated_at ?? '') < partial).toBe(true);
+    const without = await build([home(1), home(2)], null);
+    tests = await seen();
+    expect(tests.get(testId(1))).toMatchObject({ last: 'c3', updated_at: without });
+    expect(tests.get(testId(2))).toMatchObject({ last: 'c2', updated_at: without });
+  });
+
+  it('when a listed test changed, was inactive or has tags set by hand, then it reads as listed, active, its tags kept', async () => {
+    await server.sql`update test_cases set is_active = false where project_id = ${own.projectId} and id = ${testId(1)}`;
+    expect((await ownApi.put(`/api/test-cases/${testId(2)}/tags`, { tags: ['kept'] })).status).toBe(200);
+    // Titles and lists with what an array's text form quotes: quotes, backslashes, commas, braces, NULL.
+    const odd = 'says "hi", {braces} \\ back\\slash and NULL';
+    await build([home(1, { title: odd, suites: ['a, b', 'NULL', ''], tags: ['@x"y'], line: null }), home(2, { tags: ['@listed'] })], 'c4');
+    const tests = await seen();
+    expect(tests.get(testId(1))).toMatchObject({ name: odd, suites: ['a, b', 'NULL', ''], tags: ['@x"y'], last: 'c4' });
+    expect(tests.get(testId(2))).toMatchObject({ tags: ['@kept'], last: 'c4' });
+    const active = (await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}`)).body.data.test_cases;
+    expect(active.map((t: { id: string }) => t.id).sort()).toEqual([testId(1), testId(2)]);
+  });
+});

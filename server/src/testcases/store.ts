@@ -22,26 +22,19 @@ const columns = (sql: Tx) => sql`id, name, file_path, suites, runner_project, ta
 /** Adds or refreshes the listed tests in the project's inventory, in one statement. */
 export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedTest[], commit: string | null, now: Date): Promise<void> {
   if (tests.length === 0) return;
-  // Lists of titles as one text each, split in the statement: a subquery per row and list to read
+  // Each column as one array (unnest: PostgreSQL parses 8 arrays faster than an object a test),
+  // lists of titles as one text each, split in the statement: a subquery per row and list to read
   // them from JSON arrays costs PostgreSQL a third of the statement at 100,000 tests.
-  const rows = tests.map((t) => ({
-    id: t.id,
-    name: t.title,
-    file_path: t.file_path,
-    suites: joinList(t.suites),
-    runner_project: t.runner_project,
-    tags: joinList(t.tags),
-    line: t.line,
-    column: t.column,
-  }));
   await sql`
     insert into test_cases as tc (project_id, id, name, file_path, suites, runner_project, tags, line, "column",
                                   is_active, first_seen_commit_sha, last_seen_commit_sha, created_at, updated_at)
     select ${projectId}, x.id, x.name, x.file_path, string_to_array(x.suites, ${LIST_SEPARATOR}), x.runner_project,
            string_to_array(x.tags, ${LIST_SEPARATOR}), x.line, x."column",
            true, ${commit}, ${commit}, ${now}, ${now}
-    from jsonb_to_recordset(${sql.json(rows)}) as x(id text, name text, file_path text, suites text,
-                                                   runner_project text, tags text, line int, "column" int)
+    from unnest(${tests.map((t) => t.id)}::text[], ${tests.map((t) => t.title)}::text[], ${tests.map((t) => t.file_path)}::text[],
+                ${tests.map((t) => joinList(t.suites))}::text[], ${tests.map((t) => t.runner_project)}::text[],
+                ${tests.map((t) => joinList(t.tags))}::text[], ${tests.map((t) => t.line)}::int[], ${tests.map((t) => t.column)}::int[])
+         as x(id, name, file_path, suites, runner_project, tags, line, "column")
     on conflict (project_id, id) do update set
       name = excluded.name,
       file_path = excluded.file_path,
