@@ -120,17 +120,18 @@ export interface PipelinedWork<T> {
  */
 export async function pipelinedTransaction<T>(sql: Sql, work: (tx: Tx) => Promise<PipelinedWork<T>>): Promise<T> {
   const tx = await sql.reserve();
-  let ending = false;
   try {
     const begun = tx`begin`.execute();
     // Awaited with the COMMIT; should it fail first, the work's own statements fail with it.
     begun.catch(() => undefined);
     const { result, last } = await work(tx);
-    ending = true;
     await Promise.all([begun, last, tx`commit`]);
     return result;
   } catch (error) {
-    if (!ending) await tx`rollback`.catch(() => undefined);
+    // Always, even after the COMMIT went out: a statement's error makes PostgreSQL skip what was
+    // sent behind it up to its sync, the COMMIT among them, and leave the transaction open and
+    // aborted. After a COMMIT that ended it, this ROLLBACK is a notice and nothing more.
+    await tx`rollback`.catch(() => undefined);
     throw error;
   } finally {
     tx.release();
