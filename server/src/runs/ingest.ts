@@ -11,8 +11,7 @@ import { copyRunTests, insertShard, listRunTests, recordShardStatus, shardProgre
  * One transaction; answers the run's number in its project.
  */
 export async function beginShard(sql: Sql, projectId: number, runId: number, shard: number, body: ShardBegin, now: Date): Promise<number> {
-  const opened = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
-  return opened.number;
+  return await retryingConflicts(() => pipelinedTransaction(sql, (tx) => recordShardBegin(tx, projectId, runId, shard, body, now)));
 }
 
 /**
@@ -29,7 +28,7 @@ async function recordShardBegin(
   shard: number,
   body: ShardBegin,
   now: Date,
-): Promise<PipelinedWork<{ number: number }>> {
+): Promise<PipelinedWork<Promise<number>>> {
   const opened = openRunForShard(sql, projectId, runId, shard);
   const startedAt = body.started_at ? new Date(body.started_at) : now;
   const written = Promise.all([
@@ -40,12 +39,8 @@ async function recordShardBegin(
   ]);
   // A refused run fails these too (the transaction is aborted): the lock's refusal is the answer.
   written.catch(() => undefined);
-  const result = { number: 0 };
-  const last = opened.then(async (number) => {
-    result.number = number;
-    await written;
-  });
-  return { result, last };
+  // The run's number is the lock statement's answer, settled with the rest once COMMIT is sent.
+  return { result: opened, last: Promise.all([opened, written]) };
 }
 
 /**
