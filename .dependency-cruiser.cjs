@@ -10,10 +10,18 @@ const features = [
   // Two runs side by side: reads runs' results, their tests and failure groups.
   'comparisons',
   'agents',
+  // Likely failures first: the order a run's tests go in, from the environment's history.
+  'order',
   'retention',
   // JUnit XML from any test runner, written as a shard of a run.
   'junit',
   'runs',
+  // Affected runs: the base commit and the tests to run again that an affected run starts from.
+  'selection',
+  // Visual changes: screenshot assertions found among attachments, compared, reviewed.
+  'visual',
+  // Issue trackers (GitHub Issues, GitLab issues): issues of failure groups and tests, kept in step through the destinations' clients.
+  'trackers',
   'notifications',
   'artifacts',
   'keys',
@@ -30,7 +38,13 @@ const features = [
   // The repositories an instance admin bound to a project, for the server's own GitHub and GitLab credentials.
   'bindings',
   'users',
+  // Finding a project's tests, runs and failure groups by a text: reads their tables.
+  'search',
+  // A period's digest of an environment: reads analytics, flakiness and duration shifts.
+  'digests',
   'analytics',
+  // Tests that got slower: read by the rollup, which records them, and by the dashboard.
+  'durations',
   'flaky',
   'snoozes',
   'testcases',
@@ -60,7 +74,7 @@ const layers = [
   { name: 'http', path: '^server/src/http/' },
   {
     name: 'base',
-    path: '^server/src/((context|config|copyfix|db|embedded(-socket|-worker|-pglite)?|migrate|logger|errors|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
+    path: '^server/src/((context|config|copyfix|db|embedded(-socket|-worker|-pglite)?|migrate|logger|metrics|errors|principals|signing|states|xml)\\.ts$|storage/|outbound/)',
   },
 ];
 
@@ -208,6 +222,10 @@ module.exports = {
     includeOnly: '^(server/src/|badge/(src|dist)/|reporter/src/)',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.mjs', '.js'], exportsFields: ['exports'], conditionNames: ['@proctor/source', 'import', 'default'] },
+    enhancedResolveOptions: {
+      extensions: ['.ts', '.tsx', '.mjs', '.js'],
+      exportsFields: ['exports'],
+      conditionNames: ['@proctor/source', 'import', 'default'],
+    },
   },
 };

@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import trustedHtml from './eslint-trusted-html.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'action/dist/', 'badge/dist/', 'reporter/dist/', 'server/dist/', '.tmp/', '.proctor/', 'test-results/', 'playwright-report/'] },
@@ -10,6 +11,13 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // The dashboard's pages: escaped by their renderer; raw markup only with a reason (docs/decisions/server-jsx.md).
+    files: ['server/src/dashboard/**/*.ts', 'server/src/dashboard/**/*.tsx'],
+    ignores: ['server/src/dashboard/client/**'],
+    plugins: { proctor: trustedHtml },
+    rules: { 'proctor/trusted-html': 'error' },
   },
   {
     files: ['**/*.cjs'],

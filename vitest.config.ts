@@ -16,6 +16,8 @@ const embeddedPassLeavesOut =
           .map((name) => `test/e2e/${name}`),
         // It upgrades from old releases on both databases itself.
         'test/upgrade/**',
+        // The cluster runs a PostgreSQL of its own on a host of its own.
+        'test/cluster/**',
       ]
     : [];
 
@@ -33,6 +35,6 @@ export default defineConfig({
     // the files one at a time. The browser files wait on Chromium and on servers in part: two at a
     // time took 392 s against 460 s.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
-    reporters: ['default'],
+    reporters: ['default', './test/helpers/file-times-reporter.ts'],
   },
 });

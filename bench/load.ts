@@ -8,6 +8,8 @@
 // Proctor process (under 512 MB in all), and Proctor's request rate as a share of the minimal
 // server's (at least 70%). The start of a build is where a miss hides, and one run can be lucky:
 // 2,000 shards run three times (BENCH_LOAD_REPEATS), and the worst run is what is judged.
+// Its own time is printed, each size's and the whole, against CI's budget for it (BENCH_LOAD_BUDGET_S,
+// 6 minutes): on a machine too slow for that, BENCH_LOAD_SHARDS=1000 runs the first size alone.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +25,8 @@ const REPEATS = (shards: number) => Number(process.env.BENCH_LOAD_REPEATS ?? (sh
 const KINDS = ['report', 'begin', 'results', 'end'] as const;
 const MEMORY_TARGET_MB = 512;
 const SHARE_TARGET = 0.7;
+/** What CI gives the whole bench, in seconds: printed against its time, not enforced. */
+const BUDGET_S = Number(process.env.BENCH_LOAD_BUDGET_S ?? 360);
 /** As `proctor serve` runs by default: an HTTP worker per core (at most 8), sharing PROCTOR_DB_POOL_MAX connections. */
 const WORKERS = Math.min(os.availableParallelism(), 8);
 const POOL_MAX = Number(process.env.PROCTOR_DB_POOL_MAX ?? 10);
@@ -140,7 +144,10 @@ async function loadMinimal(shards: number): Promise<Offered> {
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL) throw new Error('bench/load needs DATABASE_URL (a PostgreSQL server)');
+  const began = performance.now();
+  const verdicts: string[] = [];
   for (const shards of SIZES) {
+    const sizeBegan = performance.now();
     const repeats = REPEATS(shards);
     const target = P99_TARGET_MS(shards);
     const runs: { offered: Offered; peakMb: number }[] = [];
@@ -166,7 +173,19 @@ async function main(): Promise<void> {
       `  Proctor's request rate: ${(100 * share).toFixed(1)}% of the minimal server's (${slowest.toFixed(0)} against ${rate(minimal).toFixed(0)} a second; ` +
         `target at least ${100 * SHARE_TARGET}%: ${met(share >= SHARE_TARGET)})`,
     );
+    console.log(`  (${shards} shards: ${((performance.now() - sizeBegan) / 1000).toFixed(0)} s)`);
+    verdicts.push(
+      `${shards} shards${repeats > 1 ? ` (worst of ${repeats})` : ''}: p99 ${met(Math.max(...Object.values(worstP99)) < target)} (${ms(Math.max(...Object.values(worstP99)))} ` +
+        `of under ${target} ms), memory ${met(peakMb < MEMORY_TARGET_MB)} (${peakMb.toFixed(0)} MB), ` +
+        // loadProctor throws on a request failed or an attempt lost: a size printed here lost none.
+        `0 lost; ` +
+        `the minimal server p99 ${ms(Math.max(...Object.values(minimalP99)))}`,
+    );
   }
+  const seconds = (performance.now() - began) / 1000;
+  console.log('bench/load, each size:');
+  for (const verdict of verdicts) console.log(`  ${verdict}`);
+  console.log(`bench/load took ${seconds.toFixed(0)} s (CI's budget for it ${BUDGET_S} s: ${met(seconds < BUDGET_S)})`);
 }
 
 await main();

@@ -43,7 +43,7 @@ export const PICTURES: Picture[] = [
     alt: 'A failure group of the demo with its runs',
     width: 1280,
     height: 900,
-    entries: ['server/src/dashboard/groups-page.ts', STYLESHEET],
+    entries: ['server/src/dashboard/groups-page.tsx', STYLESHEET],
   },
   {
     file: 'run-mobile.png',

@@ -2,6 +2,7 @@ import * as core from '@actions/core';
 import { agentsRunKey, ciBuildUrl, ciRevision } from '@proctor/reporter/ci';
 import { isTerminalState, RunsClient, type RunView, type TriggerBody } from '@proctor/reporter/runs';
 import { runName } from '@proctor/reporter/runs/name';
+import { selectionLine } from '@proctor/reporter/runs/selection';
 import { jobSummary, runVerdict } from '@proctor/reporter/runs/summary';
 import { triggerWithRetry, waitForRun } from '@proctor/reporter/runs/wait';
 import { parseSettings, type Settings } from './settings.ts';
@@ -38,6 +39,8 @@ function triggerBody(settings: Settings): TriggerBody {
     ...(settings.tags.length > 0 ? { tags: settings.tags } : {}),
     ...(settings.testCaseIds.length > 0 ? { test_case_ids: settings.testCaseIds } : {}),
     ...(settings.totalShards ? { total_shards: settings.totalShards } : {}),
+    ...(settings.maxFailures ? { max_failures: settings.maxFailures } : {}),
+    ...(settings.affected ? { affected: true } : {}),
     ...(settings.metadata ? { metadata: settings.metadata } : {}),
     ...(settings.envOverrides.length > 0 ? { environment_variables_overrides: settings.envOverrides } : {}),
     send_notifications: settings.sendNotifications,
@@ -101,7 +104,14 @@ async function serveAsAgent(client: RunsClient, settings: Settings): Promise<voi
   const runKey = agentsRunKey(process.env);
   if (!runKey) throw new Error('mode agent runs in a GitHub Actions workflow run: no GITHUB_RUN_ID');
   // The run's id is the API's answer: the first agent of the workflow run makes the run, the others find it.
-  const runId = await client.agentRun({ environment: settings.environment, run_key: runKey, ...ciRevision(process.env), build_url: ciBuildUrl(process.env) });
+  const runId = await client.agentRun({
+    environment: settings.environment,
+    run_key: runKey,
+    ...ciRevision(process.env),
+    build_url: ciBuildUrl(process.env),
+    // Fail fast: the agent that makes the run sets its limit (a server before 0.3.0 refuses the field).
+    ...(settings.maxFailures ? { max_failures: settings.maxFailures } : {}),
+  });
   const agent = await runAgent(settings, runId, core.info);
   if (agent.code !== 0) throw new Error(`the Proctor agent stopped: ${agent.reason}`);
   const run = await client.read(runId).catch(() => null);
@@ -140,6 +150,8 @@ async function timedOut(client: RunsClient, id: number, settings: Settings, last
 function finishWith(run: RunView, settings: Settings): void {
   const t = run.testRun;
   setOutputs(run, t.id, t.state);
+  // An affected run (`affected: true`): what it left out, or why it ran every test.
+  if (t.selection) core.info(`Proctor ${runName(t)}: ${selectionLine(t.selection)}`);
   void core.summary.addRaw(jobSummary(run, null)).write();
   const verdict = runVerdict(run, settings.failOnFlaky);
   if (verdict.exitCode === 0) core.info(verdict.message);

@@ -8,6 +8,10 @@ export interface Settings {
   tags: string[];
   testCaseIds: string[];
   totalShards: number | null;
+  /** Fail fast: the run stops after this many failures; null: the environment's limit. */
+  maxFailures: number | null;
+  /** Only the tests a change can break (`affected`): a trigger's; mode agent refuses it. */
+  affected: boolean;
   metadata: Record<string, string | number> | null;
   envOverrides: { name: string; value: string }[];
   sendNotifications: boolean;
@@ -117,6 +121,12 @@ export function parseSettings(input: Input, workflowCommit: string | null, works
   if (branch && build) throw new SettingsError('input branch cannot be combined with build-* inputs');
   const totalShards = number(input, 'total-shards', 1);
   if (totalShards !== null && !Number.isInteger(totalShards)) throw new SettingsError('input total-shards must be a whole number');
+  const maxFailures = number(input, 'max-failures', 1);
+  if (maxFailures !== null && (!Number.isInteger(maxFailures) || maxFailures > 100_000))
+    throw new SettingsError('input max-failures must be a whole number from 1 to 100000');
+  const affected = boolean(input, 'affected', false);
+  if (affected && mode(input('mode')) === 'agent')
+    throw new SettingsError('input affected is for mode trigger: a run of agents runs every test its first agent lists');
   return {
     url,
     apiKey: required('api-key'),
@@ -127,6 +137,8 @@ export function parseSettings(input: Input, workflowCommit: string | null, works
     tags: list(input('tags')),
     testCaseIds: list(input('test-case-ids')),
     totalShards,
+    maxFailures,
+    affected,
     metadata: metadata(input('metadata')),
     envOverrides: envOverrides(input('env-overrides')),
     sendNotifications: boolean(input, 'send-notifications', true),

@@ -8,6 +8,8 @@ const portSchema = z.coerce.number().int().min(0).max(65535);
 const envSchema = z.object({
   PORT: portSchema.default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
+  PROCTOR_METRICS_PORT: portSchema.optional(),
+  PROCTOR_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   PROCTOR_DATA_DIR: z.string().min(1).default('.proctor'),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -26,6 +28,7 @@ const envSchema = z.object({
   PROCTOR_EXECUTOR_POLL_MS: z.coerce.number().int().min(10).default(1000),
   PROCTOR_HEARTBEAT_MS: z.coerce.number().int().min(10).default(2000),
   PROCTOR_LOST_RUN_S: z.coerce.number().min(0.1).default(30),
+  PROCTOR_RUN_TAKEOVERS: z.coerce.number().int().min(0).max(10).default(1),
   PROCTOR_AGENT_LEASE_S: z.coerce.number().min(0.1).max(86_400).default(30),
   PROCTOR_SYNC_WAIT_S: z.coerce.number().min(0.1).default(300),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
@@ -53,6 +56,7 @@ const envSchema = z.object({
   PROCTOR_NOTIFY_ALLOW_HOSTS: z.string().default(''),
   PROCTOR_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
   PROCTOR_GITLAB_API_URL: z.url({ protocol: /^https?$/ }).default('https://gitlab.com/api/v4'),
+  PROCTOR_LINEAR_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.linear.app/graphql'),
   PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
   PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
   PROCTOR_GITLAB_TOKEN: z.string().min(1).max(500).optional(),
@@ -104,6 +108,8 @@ export interface NotifySettings {
   githubApiUrl: string;
   /** GitLab's REST API, `https://HOST/api/v4`. */
   gitlabApiUrl: string;
+  /** Linear's GraphQL API; reached under the receivers' outbound rules, as a Jira site is. */
+  linearApiUrl: string;
   /** A GitHub App whose installations authenticate GitHub destinations that have no token. */
   githubApp: { appId: number; privateKey: string } | null;
   /**
@@ -140,9 +146,18 @@ export function smtpServerOf(settings: MailSettings): string {
   return `${url.protocol}//${url.host}`;
 }
 
+/** Where Prometheus scrapes a node: a listener of its own, apart from the API. */
+export interface MetricsSettings {
+  port: number;
+  /** Loopback unless the operator says: the metrics take no key. */
+  host: string;
+}
+
 export interface Config {
   port: number;
   host: string;
+  /** Null: no metrics are served (PROCTOR_METRICS_PORT is not set). */
+  metrics: MetricsSettings | null;
   databaseUrl: string | null;
   dataDir: string;
   /** PUBLIC_URL, else `http://localhost:$PORT`. */
@@ -159,7 +174,7 @@ export interface Config {
   badgeStateTtlMs: number;
   /** A unit whose agent stopped beating this long goes back to the queue. */
   agentLeaseMs: number;
-  executor: { concurrency: number; runTimeoutMs: number; pollMs: number; heartbeatMs: number; lostRunMs: number };
+  executor: { concurrency: number; runTimeoutMs: number; pollMs: number; heartbeatMs: number; lostRunMs: number; runTakeovers: number };
   /** How long a sync request waits on its job before it answers that the job goes on. */
   syncWaitMs: number;
   dbPoolMax: number;
@@ -199,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: e.PORT,
     host: e.HOST,
+    metrics: e.PROCTOR_METRICS_PORT === undefined ? null : { port: e.PROCTOR_METRICS_PORT, host: e.PROCTOR_METRICS_HOST },
     databaseUrl: e.DATABASE_URL ?? null,
     dataDir: path.resolve(e.PROCTOR_DATA_DIR),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
@@ -217,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: e.PROCTOR_EXECUTOR_POLL_MS,
       heartbeatMs: e.PROCTOR_HEARTBEAT_MS,
       lostRunMs: e.PROCTOR_LOST_RUN_S * 1000,
+      runTakeovers: e.PROCTOR_RUN_TAKEOVERS,
     },
     syncWaitMs: e.PROCTOR_SYNC_WAIT_S * 1000,
     dbPoolMax: e.PROCTOR_DB_POOL_MAX,
@@ -234,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allow: notifyAllowList(e, cleaned),
       githubApiUrl: e.PROCTOR_GITHUB_API_URL.replace(/\/+$/, ''),
       gitlabApiUrl: e.PROCTOR_GITLAB_API_URL.replace(/\/+$/, ''),
+      linearApiUrl: e.PROCTOR_LINEAR_API_URL,
       githubApp: githubApp(e),
       gitlabToken: e.PROCTOR_GITLAB_TOKEN ?? null,
     },

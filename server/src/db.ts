@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import type { Config } from './config.ts';
 import { postgresSettlesRejectedCopy } from './copyfix.ts';
 import { embeddedUrl, openEmbedded, readLiveLock } from './embedded.ts';
+import { dbConnectionsOpen, dbPoolMax, dbPoolWaitSeconds, dbTransactionsActive } from './metrics.ts';
 
 /**
  * Keys of the advisory locks: one place, so that no two uses pick the same number. `rollups`,
@@ -59,10 +60,52 @@ interface SocketTarget {
 function socketFactory(): (target: SocketTarget) => net.Socket {
   let next = 0;
   return (target) => {
-    if (target.path) return net.connect({ path: target.path, noDelay: true });
     const i = next++ % Math.max(1, target.host.length);
-    return net.connect({ host: target.host[i] ?? 'localhost', port: target.port[i] ?? target.port[0] ?? 5432, noDelay: true });
+    const socket = target.path
+      ? net.connect({ path: target.path, noDelay: true })
+      : net.connect({ host: target.host[i] ?? 'localhost', port: target.port[i] ?? target.port[0] ?? 5432, noDelay: true });
+    socket.once('connect', () => {
+      dbConnectionsOpen.inc();
+      socket.once('close', () => dbConnectionsOpen.dec());
+    });
+    return socket;
   };
+}
+
+/**
+ * Counts the pool's use where postgres.js lets it be seen (it exposes no counts of its own): each
+ * transaction and reserved connection, from the ask to the connection handed over (the pool's
+ * wait, a histogram) and while held (a gauge). A plain query's wait is not seen, but the pool's
+ * queue forms behind transactions, which hold connections longest. A few closures per transaction.
+ */
+function measurePool(sql: Sql): Sql {
+  const begin = sql.begin.bind(sql) as (options: string, work: (tx: postgres.TransactionSql) => unknown) => Promise<unknown>;
+  const reserve = sql.reserve.bind(sql);
+  const measuredBegin = (options: unknown, work?: unknown) => {
+    const fn = (typeof options === 'function' ? options : work) as (tx: postgres.TransactionSql) => unknown;
+    const asked = performance.now();
+    let held = false;
+    const measured = (tx: postgres.TransactionSql) => {
+      dbPoolWaitSeconds.observe((performance.now() - asked) / 1000);
+      dbTransactionsActive.inc();
+      held = true;
+      return fn(tx);
+    };
+    return begin(typeof options === 'string' ? options : '', measured).finally(() => held && dbTransactionsActive.dec());
+  };
+  const measuredReserve = async () => {
+    const asked = performance.now();
+    const reserved = await reserve();
+    dbPoolWaitSeconds.observe((performance.now() - asked) / 1000);
+    dbTransactionsActive.inc();
+    const release = reserved.release.bind(reserved);
+    reserved.release = () => {
+      dbTransactionsActive.dec();
+      release();
+    };
+    return reserved;
+  };
+  return Object.assign(sql, { begin: measuredBegin as Sql['begin'], reserve: measuredReserve });
 }
 
 /**
@@ -96,13 +139,18 @@ export const IDLE_IN_TRANSACTION_MS = 60_000;
 export function connect(url: string, max: number): Sql {
   const target = unixSocketOf(url);
   const untypedOptions = { socket: socketFactory(), ...(target.path ? { path: target.path } : {}) };
-  return postgres(target.url, {
+  dbPoolMax.inc(max);
+  const sql = postgres(target.url, {
     max,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
     transform: { undefined: null },
     connection: { application_name: 'proctor', idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS },
     ...untypedOptions,
+  });
+  const end = sql.end.bind(sql);
+  return Object.assign(measurePool(sql), {
+    end: (options?: { timeout?: number }) => end(options).finally(() => dbPoolMax.dec(max)),
   });
 }
 

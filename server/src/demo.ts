@@ -45,6 +45,7 @@ export async function seedDemo(sql: Sql, config: Config, base: string): Promise<
       scheduled_trigger: null,
       burn_in_repeats: 0,
       max_failures: null,
+      order_strategy: 'duration',
       playwright_args: [],
     });
     // A person to look at it in the dashboard, with a sign-in link valid for the next minutes.

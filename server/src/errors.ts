@@ -16,8 +16,23 @@ export class ForbiddenError extends DomainError {}
 /** The request conflicts with the current state (a taken slug, a disabled environment, a refused repository). */
 export class ConflictError extends DomainError {}
 
-/** A run that has ended takes no more reports. */
-export class RunEndedError extends ConflictError {}
+/**
+ * A run that has ended takes no more reports. Its answer carries `code: 'run_ended'` and the run's
+ * state beside the message, so that a runner stops on a field rather than on words.
+ */
+export class RunEndedError extends ConflictError {
+  readonly code = RUN_ENDED;
+  constructor(
+    message: string,
+    /** The run's end state (`cancelled`, …), when known. */
+    readonly state: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** The error `code` of a request refused because its run has ended (a 409, or a 401 for a run's own key). */
+export const RUN_ENDED = 'run_ended';
 
 /** The state the request presumes has changed (a cancel of a run that ended). */
 export class PreconditionFailedError extends DomainError {}

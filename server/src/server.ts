@@ -10,7 +10,9 @@ import { type Database, isPglite, openDatabase } from './db.ts';
 import { seedDemo } from './demo.ts';
 import { migrate } from './migrate.ts';
 import { startSweeper } from './executor/sweeper.ts';
-import { checkPortFree, serveApp, type Serving } from './serving.ts';
+import { registerDatabaseGauges } from './executor/gauges.ts';
+import { checkPortFree, serveApp, serveMetrics, type Serving } from './serving.ts';
+import { collectProcessMetrics } from './metrics.ts';
 import { openStorage } from './storage/open.ts';
 import { recordPublicUrl, resolveSigningSecret } from './system/store.ts';
 import { signInHint } from './users/index.ts';
@@ -30,6 +32,8 @@ function publicUrlOf(config: Config, port: number): string {
 export interface RunningServer {
   url: string;
   port: number;
+  /** Where the node's metrics are served; null when they are not (PROCTOR_METRICS_PORT). */
+  metricsPort: number | null;
   close(): Promise<void>;
 }
 
@@ -57,14 +61,16 @@ async function httpWorkerCount(config: Config, database: Database, logger: Logge
 export async function startServer(config: Config, logger: Logger, clock: Clock = () => new Date()): Promise<RunningServer> {
   if (cluster.isWorker) {
     const worker = await startHttpWorker(config, logger, clock);
-    return { url: `http://127.0.0.1:${worker.port}`, port: worker.port, close: worker.close };
+    return { url: `http://127.0.0.1:${worker.port}`, port: worker.port, metricsPort: null, close: worker.close };
   }
   await checkPortFree(config.port, config.host);
+  if (config.metrics) await checkPortFree(config.metrics.port, config.metrics.host);
   // Traversable by the user that runs suites, which reaches its own folders below; listable by no one else.
   fs.mkdirSync(config.dataDir, { recursive: true });
   fs.chmodSync(config.dataDir, 0o711);
   const database = await openDatabase(config);
   let serving: Serving | null = null;
+  let metrics: Serving | null = null;
   try {
     if (!postgresIsPatched()) logger.warn(UNPATCHED_POSTGRES);
     const applied = await migrate(database.sql);
@@ -73,6 +79,12 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     // The jobs start once the server listens (the reporter needs its port); the API nudges them through this handle.
     const jobs = new Jobs(database.sql, clock, logger, config);
     const httpWorkers = await httpWorkerCount(config, database, logger);
+    // Before the API: once the API answers, so do the metrics.
+    if (config.metrics) {
+      collectProcessMetrics();
+      registerDatabaseGauges(database.sql, logger, config.agentLeaseMs);
+      metrics = await serveMetrics(config.metrics);
+    }
     serving =
       httpWorkers > 1
         ? await forkHttpWorkers(httpWorkers, config.dbPoolMax, logger, jobs)
@@ -83,6 +95,7 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
     logger.info(
       {
         port,
+        metrics_port: metrics?.port ?? null,
         public_url: publicUrl,
         embedded: database.embedded,
         http_workers: httpWorkers,
@@ -100,18 +113,22 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
       agentLeaseMs: config.agentLeaseMs,
       shardTimeoutMs: config.shardTimeoutMs,
       lostRunMs: config.executor.lostRunMs,
+      runTakeovers: config.executor.runTakeovers,
       scheduleWindowMs: Math.max(2 * config.sweepIntervalMs, 5000),
     });
     const executes = config.executor.concurrency > 0;
+    const storage = await openStorage(config);
     jobs.start(`http://127.0.0.1:${port}`, {
       executeRuns: executes,
       runSyncs: executes,
       writeRollups: true,
-      deleteExpired: await openStorage(config),
+      deleteExpired: storage,
       sendNotifications: { signingSecret },
+      compareScreenshots: storage,
     });
 
     const served = serving;
+    const metricsServed = metrics;
     let closing: Promise<void> | null = null;
     const close = () =>
       (closing ??= (async () => {
@@ -120,10 +137,12 @@ export async function startServer(config: Config, logger: Logger, clock: Clock =
         await jobs.stop();
         await stopped;
         await sweeper.stop();
+        await metricsServed?.close();
         await database.close();
       })());
-    return { url: `http://127.0.0.1:${port}`, port, close };
+    return { url: `http://127.0.0.1:${port}`, port, metricsPort: metricsServed?.port ?? null, close };
   } catch (error) {
+    await metrics?.close();
     await serving?.close();
     await database.close();
     throw error;

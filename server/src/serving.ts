@@ -1,7 +1,9 @@
+import { endLiveStreams } from './runs/index.ts';
 import { createServer, type Server } from 'node:http';
 import net from 'node:net';
 import { type AppInput, createApp } from './app.ts';
-import type { Config } from './config.ts';
+import type { Config, MetricsSettings } from './config.ts';
+import { nodeMetrics } from './metrics.ts';
 import { openStorage } from './storage/open.ts';
 
 /** HTTP being served, by this process or by its workers. */
@@ -65,7 +67,11 @@ export async function serveApp(config: Config, deps: Omit<AppInput, 'config' | '
   const { app } = createApp({ ...deps, config, storage: await openStorage(config) });
   const httpServer = createServer(app);
   keepIdleConnectionsLonger(httpServer);
-  const port = await listen(httpServer, config.port, config.host);
+  return serving(httpServer, await listen(httpServer, config.port, config.host));
+}
+
+/** A listening server, closed once however often it is asked (idle keep-alive connections at once). */
+function serving(httpServer: Server, port: number): Serving {
   let closing: Promise<void> | null = null;
   return {
     port,
@@ -73,6 +79,28 @@ export async function serveApp(config: Config, deps: Omit<AppInput, 'config' | '
       (closing ??= new Promise<void>((resolve) => {
         httpServer.close(() => resolve());
         httpServer.closeIdleConnections();
+        // A live run's stream would hold the close open for good: its client reconnects to another process.
+        endLiveStreams();
       })),
   };
+}
+
+/**
+ * The node's Prometheus metrics, `GET /metrics` on a listener of its own (PROCTOR_METRICS_PORT,
+ * on loopback unless PROCTOR_METRICS_HOST says): apart from the API, so that no proxy in front of
+ * it serves them and the API's port never answers them. Anything else is a 404.
+ */
+export async function serveMetrics(settings: MetricsSettings): Promise<Serving> {
+  const httpServer = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the metrics are at GET /metrics\n');
+      return;
+    }
+    nodeMetrics().then(
+      ({ contentType, text }) => res.writeHead(200, { 'content-type': contentType }).end(text),
+      (error: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(error as Error).message}\n`),
+    );
+  });
+  return serving(httpServer, await listen(httpServer, settings.port, settings.host));
 }

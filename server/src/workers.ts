@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock, JobControl } from './context.ts';
 import { openDatabase } from './db.ts';
+import { answerMetricsRequests, collectProcessMetrics } from './metrics.ts';
 import { serveApp, type Serving } from './serving.ts';
 import { resolveSigningSecret } from './system/store.ts';
 
@@ -13,6 +14,8 @@ import { resolveSigningSecret } from './system/store.ts';
 interface StopRunMessage {
   type: 'stop-run';
   runId: number;
+  /** The id of the request that asked, for the primary's log. */
+  requestId?: string;
 }
 /** A worker tells the primary, whose jobs do the work, that a sync was requested or a run ended. */
 interface NudgeMessage {
@@ -42,7 +45,9 @@ export async function forkHttpWorkers(count: number, dbPoolMax: number, logger: 
     const worker = cluster.fork(env);
     worker.on('message', (message: unknown) => {
       if (isStopRun(message))
-        jobs.stopRun(message.runId).catch((error: unknown) => logger.warn({ err: error, run_id: message.runId }, 'stopping a run failed'));
+        jobs
+          .stopRun(message.runId, message.requestId)
+          .catch((error: unknown) => logger.warn({ err: error, run_id: message.runId, request_id: message.requestId }, 'stopping a run failed'));
       if ((message as NudgeMessage)?.type === 'sync-requested') jobs.syncRequested();
       if ((message as NudgeMessage)?.type === 'run-ended') jobs.runEnded();
     });
@@ -97,6 +102,11 @@ export async function forkHttpWorkers(count: number, dbPoolMax: number, logger: 
  * shut down (or goes away: Node ends a worker whose primary is gone).
  */
 export async function startHttpWorker(config: Config, logger: Logger, clock: Clock): Promise<Serving> {
+  // The primary serves the node's metrics, its workers' added to its own: each worker tells it its.
+  if (config.metrics) {
+    collectProcessMetrics();
+    answerMetricsRequests();
+  }
   const database = await openDatabase(config);
   try {
     const signingSecret = await resolveSigningSecret(database.sql, config.signingSecret);
@@ -106,7 +116,7 @@ export async function startHttpWorker(config: Config, logger: Logger, clock: Clo
       clock,
       signingSecret,
       jobs: {
-        stopRun: async (runId) => void process.send?.({ type: 'stop-run', runId } satisfies StopRunMessage),
+        stopRun: async (runId, requestId) => void process.send?.({ type: 'stop-run', runId, requestId } satisfies StopRunMessage),
         syncRequested: () => void process.send?.({ type: 'sync-requested' } satisfies NudgeMessage),
         runEnded: () => void process.send?.({ type: 'run-ended' } satisfies NudgeMessage),
       },

@@ -141,6 +141,11 @@ async function send(request: ReturnType<typeof requestOf>) {
     headers: { ...request.headers, ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: request.body === undefined ? undefined : JSON.stringify(request.body),
   });
+  // A live stream is answered once its headers come: it stays open while its run is under way.
+  if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await response.body?.cancel();
+    return { status: response.status, text: '' };
+  }
   const text = await response.text();
   return { status: response.status, text };
 }

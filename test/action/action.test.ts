@@ -123,6 +123,16 @@ describe('the inputs', () => {
     expect(parseSettings(read({ 'build-url': 'u', 'build-commit': 'def' }), 'abc').build).toEqual({ url: 'u', commit: 'def' });
   });
 
+  it('when max-failures is given, then the run is asked to stop after that many failures; else the environment decides', () => {
+    expect(parseSettings(read({ 'max-failures': '3' }), null).maxFailures).toBe(3);
+    expect(parseSettings(read({}), null).maxFailures).toBeNull();
+  });
+
+  it('when affected is true, then the run is asked for the affected tests only; else every test runs', () => {
+    expect(parseSettings(read({ affected: 'true' }), null).affected).toBe(true);
+    expect(parseSettings(read({}), null).affected).toBe(false);
+  });
+
   it('when lists, overrides and metadata are given, then they are parsed', () => {
     const settings = parseSettings(
       read({ tags: 'smoke, cart', 'test-case-ids': 'a\nb', 'env-overrides': 'A=1\nB=x=y\n', metadata: '{"n":1,"s":"x"}', 'total-shards': '3' }),
@@ -152,6 +162,10 @@ describe('the inputs', () => {
     [{ metadata: '{"a":{"b":1}}' }, '"a" must be a string or a number'],
     [{ 'env-overrides': 'not a pair' }, 'input env-overrides'],
     [{ mode: 'agents' }, 'input mode must be trigger or agent'],
+    [{ 'max-failures': '0' }, 'input max-failures'],
+    [{ 'max-failures': '2.5' }, 'input max-failures must be a whole number'],
+    [{ affected: 'maybe' }, 'input affected must be true or false'],
+    [{ affected: 'true', mode: 'agent' }, 'input affected is for mode trigger'],
   ])('when the inputs are %j, then it says %s', (extra, message) => {
     expect(() => parseSettings(read(extra), null)).toThrow(SettingsError);
     expect(() => parseSettings(read(extra), null)).toThrow(message);

@@ -215,7 +215,10 @@ describe('agents', () => {
     expect((await api.post(`/api/test-runs/${runId}/cancel`, { reason: 'not needed' })).status).toBe(200);
     const beat = await as(a.agent.id).post(`/api/test-runs/${runId}/agents/${a.agent.id}/heartbeat`);
     expect(beat.status).toBe(401);
-    expect(beat.body).toEqual({ data: null, error: { message: `agent ${a.agent.id}'s token ended with its run ${runId} (cancelled)` } });
+    expect(beat.body).toEqual({
+      data: null,
+      error: { message: `agent ${a.agent.id}'s token ended with its run ${runId} (cancelled)`, code: 'run_ended', run_state: 'cancelled' },
+    });
     expect((await as(a.agent.id).post(`/api/test-runs/${runId}/units/lease`, { agent_id: a.agent.id })).status).toBe(401);
     const [leased] = await server.sql<{ n: number }[]>`select count(*)::int as n from test_run_units where test_run_id = ${runId} and leases > 0`;
     expect(leased?.n).toBe(1);

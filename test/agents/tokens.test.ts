@@ -103,7 +103,10 @@ describe("an agent's token and its run", () => {
       for (const [what, method, path, body] of writes) {
         const refused = method === 'get' ? await agent.get(path) : await agent[method](path, body);
         expect(refused.status, `${what}: ${refused.text}`).toBe(401);
-        expect(refused.body, what).toEqual({ data: null, error: { message: `agent ${agentId}'s token ended with its run ${runId} (${ending})` } });
+        expect(refused.body, what).toEqual({
+          data: null,
+          error: { message: `agent ${agentId}'s token ended with its run ${runId} (${ending})`, code: 'run_ended', run_state: ending },
+        });
       }
       expect(await written(runId)).toEqual(before);
       expect(await server.sql`select id from failure_groups where project_id = ${projectId} and id = ${`fg_late_${ending}`}`).toEqual([]);

@@ -23,7 +23,8 @@ afterAll(async () => {
 /** The script and stylesheet a page links. */
 function linked(html: string): { script: string; style: string } {
   const script = /<script src="(\/assets\/dashboard-[A-Z0-9]+\.js)" defer><\/script>/.exec(html)?.[1];
-  const style = /<link rel="stylesheet" href="(\/assets\/dashboard-style-[A-Z0-9]+\.css)">/.exec(html)?.[1];
+  // A void element as the page's renderer writes it: `<link …/>` (the same element as `<link …>`).
+  const style = /<link rel="stylesheet" href="(\/assets\/dashboard-style-[A-Z0-9]+\.css)"\/?>/.exec(html)?.[1];
   if (!script || !style) throw new Error(`the page links no hashed script or stylesheet:\n${html}`);
   return { script, style };
 }
@@ -62,10 +63,22 @@ describe('the assets a page links', () => {
   });
 });
 
+/**
+ * A copy of the browser's code to change, laid out as in server/src: the client folder and the
+ * server modules it shares (the charts are drawn by the same code on both sides).
+ */
+function copyClient(name: string): string {
+  const src = path.dirname(path.dirname(CLIENT_DIR));
+  const root = path.join(scratch, name);
+  const client = path.join(root, 'dashboard/client');
+  fs.cpSync(CLIENT_DIR, client, { recursive: true });
+  for (const shared of ['dashboard/charts.ts', 'dashboard/visual-summary.ts', 'xml.ts']) fs.cpSync(path.join(src, shared), path.join(root, shared));
+  return client;
+}
+
 describe('building the assets', () => {
   it('when a stylesheet changes, then the stylesheet gets a new name and the script keeps its own; built again unchanged, both keep theirs', async () => {
-    const client = path.join(scratch, 'client');
-    fs.cpSync(CLIENT_DIR, client, { recursive: true });
+    const client = copyClient('client');
     const before = await buildDashboardAssets({ clientDir: client, outDir: path.join(scratch, 'before') });
     const again = await buildDashboardAssets({ clientDir: client, outDir: path.join(scratch, 'again') });
     expect(again).toEqual(before);
@@ -77,8 +90,7 @@ describe('building the assets', () => {
   });
 
   it('when the script changes, then it gets a new name', async () => {
-    const client = path.join(scratch, 'client-script');
-    fs.cpSync(CLIENT_DIR, client, { recursive: true });
+    const client = copyClient('client-script');
     const before = await buildDashboardAssets({ clientDir: client, outDir: path.join(scratch, 'script-before') });
     fs.appendFileSync(path.join(client, 'main.ts'), "document.documentElement.dataset.changed = 'yes';\n");
     const after = await buildDashboardAssets({ clientDir: client, outDir: path.join(scratch, 'script-after') });

@@ -65,6 +65,18 @@ describe('the action against a live server', () => {
     expect(summary).toContain('Flaky: lists the prices');
   });
 
+  it('when affected and max-failures are given, then the run is made with them: its selection says what it ran, the step says it, and its limit is stored', async () => {
+    const step = runActionStep(inputs({ affected: 'true', 'max-failures': '7', tags: 'smoke' }));
+    expect(await step.exited, step.output()).toBe(0);
+    const runId = Number(step.outputs()['run-id']);
+    const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
+    expect(run.max_failures).toBe(7);
+    // No passing run of the environment to compare with: every test ran, and the run says why.
+    expect(run.selection).toMatchObject({ mode: 'all' });
+    expect(run.selection.reason).toEqual(expect.any(String));
+    expect(step.output()).toContain(`Proctor run #${run.number}: every test ran: ${run.selection.reason}`);
+  });
+
   it('when the run outlasts timeout-minutes, then the run is cancelled and the step fails', async () => {
     const step = runActionStep(inputs({ 'timeout-minutes': '0.05' }));
     expect(await step.exited).toBe(1);
@@ -143,7 +155,10 @@ describe('the action as an agent', () => {
       `${process.execPath} --import tsx ${path.join(ROOT, 'server/src/bin.ts')}`,
     ];
     const env = { GITHUB_RUN_ID: '555001', GITHUB_WORKSPACE: path.resolve(EXAMPLES) };
-    const steps = commands.map((command, i) => runActionStep(inputs({ mode: 'agent', 'agent-command': command, 'agent-name': `job-${i + 1}` }), { env }));
+    // Fail fast's limit, above the suite's failures: the agent that makes the run sets it.
+    const steps = commands.map((command, i) =>
+      runActionStep(inputs({ mode: 'agent', 'agent-command': command, 'agent-name': `job-${i + 1}`, 'max-failures': '50' }), { env }),
+    );
     const codes = await Promise.all(steps.map((step) => step.exited));
     // The sample suite fails: each job says so, with the run's counts.
     expect(codes, steps.map((step) => step.output()).join('\n')).toEqual([1, 1]);
@@ -155,8 +170,9 @@ describe('the action as an agent', () => {
     }
     const runId = Number(steps[0]?.outputs()['run-id']);
     expect(Number(steps[1]?.outputs()['run-id'])).toBe(runId);
-    const [run] = await server.sql<{ distribution: string; run_key: string }[]>`select distribution, run_key from test_runs where id = ${runId}`;
-    expect(run).toEqual({ distribution: 'agents', run_key: 'agents-github-555001-1' });
+    const [run] = await server.sql<{ distribution: string; run_key: string; max_failures: number | null }[]>`
+      select distribution, run_key, max_failures from test_runs where id = ${runId}`;
+    expect(run).toEqual({ distribution: 'agents', run_key: 'agents-github-555001-1', max_failures: 50 });
     const agents = await server.sql<{ name: string }[]>`select name from test_run_agents where test_run_id = ${runId} order by name`;
     expect(agents.map((agent) => agent.name)).toEqual(expect.arrayContaining(['job-1', 'job-2']));
   });

@@ -6,10 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../server/src/auth/store.ts';
 import { processesMarked } from '../../reporter/src/toolchain/playwright.ts';
-import { createProject } from '../../server/src/projects/store.ts';
 import { client } from '../helpers/http.ts';
+import { git, recordingSuite } from '../helpers/recording-suite.ts';
 import { serverProcess, type ServerProcess } from '../helpers/process.ts';
 import { waitForRun, waitUntil } from '../helpers/runs.ts';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
@@ -113,31 +112,10 @@ function agentProcess(url: string, key: string, args: string[], extraEnv: Record
   return serverProcess(child);
 }
 
-function git(dir: string, ...args: string[]): void {
-  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=Test', ...args], { cwd: dir, stdio: 'ignore' });
-}
-
 /** The suite in a git repository, and the folder its tests record their executions in; a project and its `ci` environment. */
 async function suiteProject(server: TestServer): Promise<{ repo: string; records: string; key: string }> {
-  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-repo-'));
-  const records = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-agent-records-'));
-  // The suite runs as the runner user when the agent runs as root: it writes here too.
-  fs.chmodSync(records, 0o777);
-  const files = {
-    ...FILES,
-    'package.json': JSON.stringify({ name: 'agent-suite', private: true, type: 'module', devDependencies: { '@playwright/test': '1.65.1' } }),
-    '.env': `RECORD_DIR=${records}\n`,
-  };
-  for (const [file, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
-    fs.writeFileSync(path.join(repo, file), content);
-  }
-  git(repo, 'init', '--quiet', '--initial-branch=main');
-  git(repo, 'add', '.');
-  git(repo, 'commit', '--quiet', '-m', 'suite');
-  const project = await createProject(server.sql, { name: 'agents', repoUrl: repo, repoName: 'acme/agents' });
-  await server.sql`insert into environments (project_id, slug, name, env_files) values (${project.id}, 'ci', 'CI', '{.env}')`;
-  return { repo, records, key: await createKey(server.sql, { projectId: project.id }) };
+  const { repo, records, key } = await recordingSuite(server.sql, 'agents', FILES);
+  return { repo, records, key };
 }
 
 /** Each execution the suite recorded since the last call. */
@@ -353,7 +331,7 @@ describe('agents pulling one run of a real suite', () => {
     // The killed copy of the slow test never finished: the survivor's is its one execution.
     expect(attemptsPerTest(executions())['takes its time']).toEqual([0]);
   }, 420_000);
-  it('when the run is cancelled, then every agent stops its Playwright at its next heartbeat and exits 0', async () => {
+  it('when the run is cancelled, then every agent stops its Playwright within seconds (its check of the run each second) and exits 0', async () => {
     const started = [startAgent('build-cancelled', 'a', { SLOW_MS: '60000' }), startAgent('build-cancelled', 'b', { SLOW_MS: '60000' })];
     const runId = await runOfKey('build-cancelled');
     await waitUntil(() => fs.readdirSync(records).some((name) => name.startsWith('slow-started-')), 120_000, 'the slow unit under way');

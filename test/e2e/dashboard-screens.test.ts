@@ -117,6 +117,8 @@ beforeAll(async () => {
     environments: `${base}/environments`,
     snoozes: `${base}/snoozes`,
     analytics: `${base}/analytics`,
+    digest: `${base}/digest?period=week`,
+    search: `${base}/search?q=${encodeURIComponent('pays by card')}`,
     members: `${base}/members`,
     keys: `${base}/keys`,
     audit: `${base}/audit`,
@@ -165,6 +167,8 @@ const PAGES = [
   'environments',
   'snoozes',
   'analytics',
+  'digest',
+  'search',
   'members',
   'keys',
   'audit',
@@ -212,6 +216,58 @@ describe('the header', () => {
     await page.getByText('Manage', { exact: true }).click();
     await page.getByRole('link', { name: 'Members' }).click();
     await page.waitForURL(/\/members$/);
+    await page.context().close();
+  });
+
+  it('when / is pressed, then the search box has the focus, and what it finds opens from the keyboard', async () => {
+    const { page } = await open(pages.runs as string, 1280, 'light');
+    await page.keyboard.press('/');
+    const box = page.getByRole('searchbox', { name: 'Search tests, runs and failure groups' });
+    expect(await box.evaluate((input) => input === document.activeElement)).toBe(true);
+    await box.fill('pays by card');
+    await box.press('Enter');
+    await page.waitForURL(/\/search\?q=pays\+by\+card$/);
+    const found = page.getByRole('region', { name: /^Tests \(/ });
+    expect(await found.getByRole('link').allTextContents()).toEqual(['pays by card and sees the order confirmation with its number and delivery date']);
+    await page.keyboard.press('j');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/tests\/[^/]+$/);
+    await page.context().close();
+  });
+
+  it('when j and k are pressed on a list, then the rows take the focus in turn, and Enter opens the one reached', async () => {
+    const { page } = await open(pages.runs as string, 1280, 'light');
+    const links = page.locator('main table tbody tr a');
+    const focused = () => page.evaluate(() => document.activeElement?.textContent ?? '');
+    await page.keyboard.press('j');
+    expect(await focused()).toBe(await links.nth(0).textContent());
+    await page.keyboard.press('j');
+    expect(await focused()).toBe(await links.nth(1).textContent());
+    await page.keyboard.press('k');
+    expect(await focused()).toBe(await links.nth(0).textContent());
+    const href = await links.nth(0).getAttribute('href');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${server.url}${href}`);
+    await page.context().close();
+  });
+
+  it('when ? is pressed, then the shortcuts are listed in a dialog that Escape closes; typed in a field, the keys are the field’s', async () => {
+    const { page } = await open(pages.runs as string, 390, 'dark');
+    await page.keyboard.press('?');
+    const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    expect(await dialog.isVisible()).toBe(true);
+    expect(await dialog.locator('dt').allTextContents()).toEqual(['/', 'j k', 'Enter', '?', 'Esc']);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    expect(await dialog.isVisible()).toBe(false);
+    // On a phone, / unfolds the menu to reach the box; what is typed then stays in it.
+    await page.keyboard.press('/');
+    const box = page.getByRole('searchbox', { name: 'Search tests, runs and failure groups' });
+    expect(await box.isVisible()).toBe(true);
+    await page.keyboard.type('j?/k');
+    expect(await box.inputValue()).toBe('j?/k');
+    expect(await dialog.isVisible()).toBe(false);
+    expect(await layoutProblems(page, MIN_COLUMN)).toEqual({ overflow: null, narrowColumns: [], brokenWords: [] });
     await page.context().close();
   });
 

@@ -279,7 +279,7 @@ describe('a run, and acting on it', () => {
     // The repository typed for GitHub is hidden with its type, and not sent.
     await page.getByLabel('Type').selectOption('webhook');
     expect(await page.getByLabel('Repository (GitHub, owner/name)').isHidden()).toBe(true);
-    await page.getByLabel('URL (Slack, webhook)').fill('https://hooks.example.com/proctor');
+    await page.getByLabel('URL (Slack, Teams Workflows, webhook)').fill('https://hooks.example.com/proctor');
     await page.getByLabel('Environments (slugs, comma-separated; none: all)').fill('staging');
     await page.getByLabel('When').selectOption('failed');
     await page.getByLabel('Webhook secret').fill('a secret of the receiver');
@@ -381,6 +381,8 @@ describe('environments and snoozes', () => {
     await row.getByLabel('Runner projects (comma-separated)').fill('chromium, firefox');
     await row.getByLabel('Burn-in repeats of new tests').fill('3');
     await row.getByLabel('Stop a run after this many failures').fill('5');
+    await row.getByLabel("Order of a run's tests").selectOption('failures-first');
+    await row.getByLabel('Affected runs: a full run after this many in a row').fill('10');
     await row.getByLabel('Playwright arguments (space-separated; values with =)').fill('--workers=2  --retries=1');
     await row.getByRole('button', { name: 'Save' }).click();
     await expect
@@ -394,6 +396,8 @@ describe('environments and snoozes', () => {
       burn_in_repeats: 3,
       playwright_args: ['--workers=2', '--retries=1'],
       max_failures: 5,
+      order_strategy: 'failures-first',
+      full_run_every: 10,
     });
     const badge = page.locator('tr[data-environment="nightly"] img');
     await expect.poll(() => badge.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
@@ -505,10 +509,10 @@ describe('analytics', () => {
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/analytics?days=7`);
     expect(await seriousViolations(page)).toEqual([]);
-    const runsChart = page.getByRole('img', { name: /^Runs a day over 7 days/ });
+    const runsChart = page.getByRole('group', { name: /^Runs a day over 7 days/ });
     expect(await runsChart.locator('rect').count()).toBeGreaterThan(0);
     expect(await runsChart.locator('polyline').count()).toBe(1);
-    expect(await page.getByRole('img', { name: 'Tests run a day over 7 days' }).locator('circle').count()).toBe(1);
+    expect(await page.getByRole('group', { name: 'Tests run a day over 7 days' }).locator('circle').count()).toBe(1);
     const flakiest = page.locator('h2:text("Flakiest tests") + table');
     expect(await flakiest.locator('tbody tr').first().textContent()).toContain('sometimes slow');
     await page.getByLabel('Environment').selectOption({ label: 'production' });
@@ -524,7 +528,7 @@ describe('tests', () => {
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/tests?days=7`);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.getByLabel('Search').fill('pays by');
+    await page.getByLabel('Search', { exact: true }).fill('pays by');
     await page.getByLabel('Rank by').selectOption('fail_rate');
     await page.getByRole('button', { name: 'Find' }).click();
     await page.waitForURL(/search=pays/);
@@ -538,8 +542,8 @@ describe('tests', () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('pays by card');
     expect(
       await page
-        .getByRole('img', { name: /^Duration of the last 1 runs/ })
-        .locator('circle')
+        .getByRole('group', { name: /^Duration and outcome of the last 1 runs/ })
+        .locator('a.point rect[fill="#cf222e"]')
         .count(),
     ).toBe(1);
     expect(await page.locator(`a[href="/projects/${projectId}/failure-groups/card-declined"]`).count()).toBe(1);

@@ -7,6 +7,7 @@ import { isAlive } from '../../server/src/embedded.ts';
 import { createProject } from '../../server/src/projects/store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
+import { git } from '../helpers/recording-suite.ts';
 import { freePort, httpWorkersOf, type ServerProcess, spawnProctor, waitForHealth } from '../helpers/process.ts';
 import { createTestRepository, type TestRepository } from '../helpers/repo.ts';
 import { runProcesses, trigger, waitForRun, waitUntil } from '../helpers/runs.ts';
@@ -89,7 +90,7 @@ describe('several server processes on one database', () => {
     expect(await b?.process.exited).toBe(0);
   });
 
-  it('when the server executing a run is killed, then the next server ends it as error in bounded time and picks up a pending run', async () => {
+  it('when the server executing a run is killed and takeovers are off, then the next server ends it as error in bounded time and picks up a pending run', async () => {
     const first = await serve({ PROCTOR_HTTP_WORKERS: '2' });
     const api = client(first.url, key);
     const slow = await trigger(api, { environment: 'ci', tags: ['slow'], environment_variables_overrides: [{ name: 'SLOW', value: '1' }] });
@@ -111,7 +112,7 @@ describe('several server processes on one database', () => {
       returning id`;
 
     const killedAt = Date.now();
-    const second = await serve();
+    const second = await serve({ PROCTOR_RUN_TAKEOVERS: '0' });
     const next = client(second.url, key);
     const lost = await waitForRun(next, slow, ['error'], 30_000);
     expect(Date.now() - killedAt).toBeLessThan(30_000);
@@ -124,6 +125,59 @@ describe('several server processes on one database', () => {
         // gone already
       }
     }
+  });
+
+  it('when the server executing a run dies, then another server takes the run over and runs only the tests left without a result, each once', async () => {
+    // A test that waits for a file the run names: the run is held half done while its server dies.
+    // Its file sorts after the quick tests', which Playwright runs first.
+    const gateDir = fs.mkdtempSync(path.join(dataRoot, 'gate-'));
+    fs.chmodSync(gateDir, 0o755);
+    const gate = path.join(gateDir, 'open');
+    fs.writeFileSync(
+      path.join(repo.dir, 'tests/zz-gate.spec.ts'),
+      `import fs from 'node:fs';\nimport { test } from '@playwright/test';\n` +
+        `test('waits for its gate', { tag: '@gate' }, async () => {\n` +
+        `  test.skip(!process.env.GATE_FILE, 'only when a run names a gate');\n` +
+        `  while (!fs.existsSync(process.env.GATE_FILE)) await new Promise((resolve) => setTimeout(resolve, 200));\n});\n`,
+    );
+    git(repo.dir, 'add', 'tests/zz-gate.spec.ts');
+    git(repo.dir, 'commit', '--quiet', '-m', 'gate');
+
+    const first = await serve();
+    const api = client(first.url, key);
+    const runId = await trigger(api, { environment: 'ci', tags: ['quick', 'gate'], environment_variables_overrides: [{ name: 'GATE_FILE', value: gate }] });
+    // Some tests have their results, the gate's are under way.
+    await waitUntil(async () => (await db.sql`select 1 from test_results where test_run_id = ${runId} and is_final`).length >= 1, 120_000, 'a first result');
+    const before = await db.sql<{ test_case_id: string; started_at: Date | null }[]>`
+      select test_case_id, started_at from test_results where test_run_id = ${runId} and is_final`;
+    // The server dies with its machine: its process and the run's processes with it.
+    const processes = runProcesses(first.url, runId);
+    first.process.child.kill('SIGKILL');
+    await first.process.exited;
+    for (const pid of processes) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    fs.writeFileSync(gate, '');
+    fs.chmodSync(gate, 0o644);
+
+    const second = await serve();
+    const run = (await waitForRun(client(second.url, key), runId, undefined, 240_000)).testRun;
+    expect(run, second.process.output()).toMatchObject({ state: 'passed', total_count: 4, failed_count: 0 });
+    const rows = await db.sql<{ test_case_id: string; retry: number; is_final: boolean; started_at: Date | null }[]>`
+      select test_case_id, retry, is_final, started_at from test_results where test_run_id = ${runId}`;
+    // Every test once, on its first try: the four tests, each with its one final attempt.
+    expect(rows.map((row) => `${row.retry}:${row.is_final}`).sort()).toEqual(Array(4).fill('0:true'));
+    // What the first server stored stayed as it was: those tests did not run again.
+    for (const kept of before) {
+      const row = rows.find((r) => r.test_case_id === kept.test_case_id);
+      expect(row?.started_at?.getTime()).toBe(kept.started_at?.getTime());
+    }
+    const [claims] = await db.sql<{ executions: number }[]>`select executions from test_runs where id = ${runId}`;
+    expect(claims?.executions).toBe(2);
   });
 });
 

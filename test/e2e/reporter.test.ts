@@ -66,6 +66,11 @@ describe('the sample suite through the reporter', () => {
     // The last line names the run as the dashboard does, by its number in the project; the link carries the id.
     expect(run.output).toContain(`results delivered to run #${testRun.number} (failed)`);
     expect(testRun.build_url).toBeNull();
+    // Each attempt that ran keeps its start and its worker slot: the run page's timeline draws them.
+    const slots = await server.sql<{ parallel_index: number | null; started_at: Date | null }[]>`
+      select parallel_index, started_at from test_results where test_run_id = ${runId} and status <> 'skipped'`;
+    expect(slots.length).toBeGreaterThan(0);
+    expect(slots.filter((row) => row.parallel_index === null || row.started_at === null)).toEqual([]);
 
     const outcomes = finalOutcomes(recorded);
     const statusOf: Record<string, string> = { expected: 'passed', unexpected: 'failed', flaky: 'flaky', skipped: 'skipped' };
@@ -86,6 +91,7 @@ describe('the sample suite through the reporter', () => {
           'failure_group_id',
           'failure_group_title',
           'skip_reason',
+          'owners',
           'failure_category',
           'attachments',
         ].sort(),

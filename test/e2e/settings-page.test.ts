@@ -80,6 +80,7 @@ describe('the new-destination form', () => {
     const common = ['dest-envs', 'dest-when'];
     const expected = {
       slack: ['dest-type', 'dest-url', ...common],
+      teams: ['dest-type', 'dest-url', ...common],
       webhook: ['dest-type', 'dest-url', ...common, 'dest-secret'],
       github: ['dest-type', 'dest-repo', ...common, 'dest-token'],
       gitlab: ['dest-type', 'dest-project', ...common, 'dest-token'],
@@ -92,7 +93,7 @@ describe('the new-destination form', () => {
       expect(await seriousViolations(page)).toEqual([]);
     }
     const help = await page.getByRole('heading', { name: 'Notifications' }).locator('xpath=following-sibling::p[1]').textContent();
-    for (const name of ['Slack', 'webhook', 'GitHub', 'GitLab']) expect(help).toContain(name);
+    for (const name of ['Slack', 'Microsoft Teams', 'webhook', 'GitHub', 'GitLab']) expect(help).toContain(name);
 
     // A GitLab destination made through the form sends the GitLab fields alone.
     await page.getByLabel('Project (GitLab, group/name or id)').fill('acme/shop');
@@ -105,6 +106,6 @@ describe('the new-destination form', () => {
   it('when JavaScript is off, then every field shows, each label naming its types', async () => {
     const page = await settingsOf('admin', { javaScriptEnabled: false });
     expect(await visibleFields(page)).toEqual(['dest-type', 'dest-url', 'dest-repo', 'dest-project', 'dest-envs', 'dest-when', 'dest-secret', 'dest-token']);
-    expect(await page.getByLabel('URL (Slack, webhook)').isVisible()).toBe(true);
+    expect(await page.getByLabel('URL (Slack, Teams Workflows, webhook)').isVisible()).toBe(true);
   });
 });

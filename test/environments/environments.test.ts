@@ -30,6 +30,8 @@ describe('environments', () => {
       burn_in_repeats: 0,
       playwright_args: [],
       max_failures: null,
+      order_strategy: 'duration',
+      full_run_every: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -258,6 +258,11 @@ async function send(operation: Operation, request: FuzzRequest): Promise<number 
       body: request.body,
       signal: AbortSignal.timeout(HANG_MS),
     });
+    // A live run's stream stays open while its run is under way: answered once its headers come.
+    if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      await response.body?.cancel();
+      return response.status;
+    }
     await response.arrayBuffer();
     return response.status;
   } catch (error) {

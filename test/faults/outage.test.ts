@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Sql } from '../../server/src/db.ts';
+import { connect, isDatabaseUnavailable, type Sql } from '../../server/src/db.ts';
+import { resultWriter } from '../../server/src/runs/group-commit.ts';
 import { migrate } from '../../server/src/migrate.ts';
 import { canMakeCluster, createPrivateCluster, type PrivateCluster } from '../helpers/cluster.ts';
 import { reporterEnv, runSampleSuite } from '../helpers/playwright.ts';
 import { freePort, type ServerProcess, spawnProctor, waitForHealth } from '../helpers/process.ts';
 import { runIdLinkedIn, waitUntil } from '../helpers/runs.ts';
-import { seedEnvironment, seedProject } from '../helpers/server.ts';
+import { seedEnvironment, seedProject, testId } from '../helpers/server.ts';
+import { attempt, listedTest } from '../helpers/attempts.ts';
 
 let cluster: PrivateCluster;
 let sql: Sql;
 let key: string;
+let projectId: number;
 let server: ServerProcess;
 let url: string;
 
@@ -19,6 +22,7 @@ beforeAll(async () => {
   await migrate(sql);
   const project = await seedProject(sql);
   key = project.key;
+  projectId = project.projectId;
   await seedEnvironment(sql, project.projectId, 'local');
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
@@ -39,6 +43,16 @@ afterAll(async () => {
   await sql?.end({ timeout: 1 }).catch(() => undefined);
   cluster?.destroy();
 });
+
+async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: { data: unknown; error?: unknown } }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, body: (await response.json()) as { data: unknown } };
+}
 
 async function get(path: string, timeoutMs = 10_000): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
   const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(timeoutMs) });
@@ -65,6 +79,30 @@ describe.skipIf(!canMakeCluster)('a database outage', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => get('/api/environments')));
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect((await get('/healthz')).status).toBe(200);
+  });
+
+  it('when the first result batch a server writes meets the outage, then the batches after it are written once PostgreSQL is back', async () => {
+    const created = await call(url, 'POST', '/api/test-runs/report', { environment: 'local' });
+    expect(created.status).toBe(200);
+    const runId = (created.body.data as { test_run: { id: number } }).test_run.id;
+    const tests = [testId(1), testId(2)];
+    expect((await call(url, 'POST', `/api/test-runs/${runId}/shards/1/begin`, { tests: tests.map((id) => listedTest(id)), complete: true })).status).toBe(200);
+    // A writer as a freshly started server has one: its first batch asks what the database takes.
+    const pool = connect(cluster.url, 2);
+    const writer = resultWriter(pool, true);
+    const attempts = tests.map((id) => attempt(id));
+    try {
+      cluster.stop();
+      try {
+        await expect(writer.record(projectId, runId, 1, attempts, new Date())).rejects.toSatisfy(isDatabaseUnavailable);
+      } finally {
+        cluster.start();
+      }
+      await waitUntil(async () => await pool`select 1`.then(() => true).catch(() => false), 30_000, 'the pool reconnected');
+      await expect(writer.record(projectId, runId, 1, attempts, new Date())).resolves.toBe(2);
+    } finally {
+      await pool.end({ timeout: 1 });
+    }
   });
 
   it('when PostgreSQL is stopped for 10 s while the sample suite reports, then the server serves again without a restart and no result is lost', async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { freePort } from './process.ts';
 
 /** Debian's PostgreSQL binaries (initdb, pg_ctl), newest major first; null where none is installed. */
-function postgresBin(): string | null {
+export function postgresBin(): string | null {
   const root = '/usr/lib/postgresql';
   if (!fs.existsSync(root)) return null;
   const majors = fs.readdirSync(root).sort((a, b) => Number(b) - Number(a));

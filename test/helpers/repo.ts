@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { git } from './recording-suite.ts';
 
 const CONFIG = `import fs from 'node:fs';
 import { defineConfig } from '@playwright/test';
@@ -56,10 +56,6 @@ test('waits a long time', { tag: '@slow' }, async ({ page }) => {
 export interface TestRepository {
   dir: string;
   cleanup(): void;
-}
-
-function git(dir: string, ...args: string[]): void {
-  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=Test', ...args], { cwd: dir, stdio: 'ignore' });
 }
 
 /**

@@ -96,6 +96,7 @@ export async function startTestServer(
     // A pass at start would race what a test seeds: only where a test asks for the job.
     deleteExpired: options.retention ? storage : null,
     sendNotifications: { signingSecret: config.signingSecret as string },
+    compareScreenshots: storage,
   });
   return {
     url,

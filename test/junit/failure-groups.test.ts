@@ -155,3 +155,30 @@ ${[0, 1, 2]
     ]);
   });
 });
+
+describe('JUnit failures that make several groups of one title at once', () => {
+  /** One failure text in each of these classes, no stack: a group a class (the class is the place), each titled by the text alone. */
+  const SAME_TEXT = (classes: string[]) => `<testsuite name="com.acme.Search" tests="${classes.length}">
+${classes.map((name) => `<testcase name="searches" classname="com.acme.${name}"><failure message="index not ready" type="java.lang.IllegalStateException"/></testcase>`).join('\n')}
+</testsuite>`;
+
+  const titles = async () =>
+    (
+      await server.sql<{ title: string }[]>`
+        select title from failure_groups where project_id = ${projectId} and title like '%index not ready%' order by title`
+    ).map((row) => row.title);
+
+  it('when they are uploaded, then each new group has its own title, numbered after those the project holds, with one member and one sighting', async () => {
+    await upload('same-text-1', SAME_TEXT(['AlphaTest', 'BetaTest', 'GammaTest']));
+    const title = 'java.lang.IllegalStateException: index not ready';
+    expect(await titles()).toEqual([title, `${title} (2)`, `${title} (3)`]);
+    // Two known groups and a new one: only the new one takes a title, after the three.
+    await upload('same-text-2', SAME_TEXT(['AlphaTest', 'DeltaTest', 'GammaTest']));
+    expect(await titles()).toEqual([title, `${title} (2)`, `${title} (3)`, `${title} (4)`]);
+    const counts = await server.sql<{ member_count: number; occurrence_count: number; category: string | null }[]>`
+      select member_count, occurrence_count, category from failure_groups
+      where project_id = ${projectId} and title like '%index not ready%' order by title`;
+    expect(counts.map((group) => `${group.member_count}/${group.occurrence_count}`).sort()).toEqual(['1/1', '1/1', '1/2', '1/2']);
+    expect(counts.every((group) => group.category !== null)).toBe(true);
+  });
+});

@@ -211,10 +211,11 @@ describe('a sign-in link asked for on the sign-in page', () => {
 });
 
 describe('an email destination', () => {
+  const recipients = [`team-${Date.now()}@example.com`, `lead-${Date.now()}@example.com`];
+
   it('when a run ends, then its recipients get a mail of it, with the failures, in text and HTML', async () => {
     await seedEnvironment(server.sql, projectId, 'staging');
     const api = client(server.url, admin.key, { 'x-project-id': String(projectId) });
-    const recipients = [`team-${Date.now()}@example.com`, `lead-${Date.now()}@example.com`];
     const created = await api.post('/api/notification-destinations', { type: 'email', recipients });
     expect(created.status, created.text).toBe(201);
     expect(created.body.data.destination).toMatchObject({ type: 'email', recipients, url: null, repo: null, project: null, has_secret: false });
@@ -233,6 +234,20 @@ describe('an email destination', () => {
     expect(told.html).toContain('branch feature/&lt;x&gt;');
     expect(told.html).toContain('test 2');
     expect(told.html).not.toContain('<b>&');
+  });
+
+  it('when the same failure comes back in the next run, then the mail labels it known and a new one beside it new, as Slack does, in text and HTML', async () => {
+    const api = client(server.url, admin.key, { 'x-project-id': String(projectId) });
+    const runId = await reportRun(api, 'main', 'd'.repeat(40), [2, 4]);
+    expect(await settledDelivery(api, runId)).toMatchObject({ state: 'delivered', attempts: 1 });
+    const number = await runNumber(server.sql, runId);
+    const told = await mail.mailTo(recipients[1] as string, (m) => m.subject.includes(`run #${number} `));
+    expect(told.text).toMatch(/- new: test 4[^\n]*\n- known: test 2/);
+    expect(told.html.indexOf('<strong>new</strong>')).toBeGreaterThan(0);
+    expect(told.html.indexOf('<strong>new</strong>')).toBeLessThan(told.html.indexOf('<strong>known</strong>'));
+    const [runLink] = linksIn(told.text);
+    expect(runLink).toMatch(new RegExp(`/runs/${runId}\\?token=`));
+    expect(told.html).toContain('>Open the run</a>');
   });
 
   it('when an email destination lacks recipients, or another type has some, then it is refused naming the field', async () => {

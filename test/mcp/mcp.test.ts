@@ -88,6 +88,7 @@ describe('the MCP server', () => {
     expect(tools.map((tool) => tool.name).sort()).toEqual(
       [
         'compare_runs',
+        'get_digest',
         'get_failure_group',
         'get_run',
         'get_test',
@@ -269,7 +270,7 @@ describe('the MCP server', () => {
       const mcp = new Client({ name: 'proctor-stdio-test', version: '1.0.0' });
       await mcp.connect(stdio);
       open.push(mcp);
-      expect((await mcp.listTools()).tools).toHaveLength(11);
+      expect((await mcp.listTools()).tools).toHaveLength(12);
       const { data } = await call(mcp, 'get_run', { run_id: lastRun });
       expect(data.run).toMatchObject({ id: lastRun, state: 'failed' });
       // The key it relays is a viewer's: a write is refused as over HTTP.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeStory } from '../../server/src/notifications/compose.ts';
-import { emailMessage, slackMessage, webhookEvent } from '../../server/src/notifications/messages.ts';
+import { emailMessage, slackMessage, teamsMessage, webhookEvent } from '../../server/src/notifications/messages.ts';
 import { client } from '../helpers/http.ts';
 import { seedProjectWithEnvironment, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -17,7 +17,7 @@ afterAll(async () => server?.close());
 const PIPELINE = 'https://gitlab.example.com/acme/shop/-/pipelines/2002?a=1&b=|2';
 
 describe("a notification of a CI's run", () => {
-  it("when the CI's branch is one the test repository lacks, then Slack, mail and the webhook name the CI's branch and link the CI job", async () => {
+  it("when the CI's branch is one the test repository lacks, then Slack, Teams, mail and the webhook name the CI's branch and link the CI job", async () => {
     const { key } = await seedProjectWithEnvironment(server.sql, 'staging');
     const api = client(server.url, key);
     const run = (await api.post('/api/test-runs/report', { environment: 'staging' })).body.data.test_run as { id: number };
@@ -36,6 +36,12 @@ describe("a notification of a CI's run", () => {
     expect(mail.text).toContain(`CI job: ${PIPELINE}`);
     expect(mail.html).toContain(`<a href="https://gitlab.example.com/acme/shop/-/pipelines/2002?a=1&amp;b=|2" rel="noreferrer">CI job</a>`);
     expect(webhookEvent(story, 'e1', new Date()).test_run).toMatchObject({ branch: 'feature/banner', ci_job_url: PIPELINE });
+    const card = teamsMessage(story).attachments[0]?.content;
+    expect(card?.body[1]?.text).toContain('branch feature/banner');
+    expect(card?.actions).toEqual([
+      { type: 'Action.OpenUrl', title: 'Open the run', url: `${server.url}/runs/${run.id}` },
+      { type: 'Action.OpenUrl', title: 'CI job', url: PIPELINE },
+    ]);
   });
 
   it('when the run has no CI job, or one that is not a web address, then no message links one', async () => {
@@ -43,7 +49,7 @@ describe("a notification of a CI's run", () => {
     const run = (await client(server.url, key).post('/api/test-runs/report', { environment: 'staging', branch: 'main' })).body.data.test_run as { id: number };
     const told = async () => {
       const story = await composeStory(server.sql, run.id, (id) => `${server.url}/runs/${id}`);
-      return [slackMessage(story).text, emailMessage(story).text, emailMessage(story).html].join('\n');
+      return [slackMessage(story).text, emailMessage(story).text, emailMessage(story).html, JSON.stringify(teamsMessage(story))].join('\n');
     };
     expect(await told()).not.toContain('CI job');
     await server.sql`update test_runs set build_url = 'javascript:alert(1)' where id = ${run.id}`;

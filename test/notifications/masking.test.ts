@@ -4,7 +4,8 @@ import { client } from '../helpers/http.ts';
 import { seedEnvironment, seedProject, seedUser, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // A destination's URL is a credential as a whole: the chat services that put theirs in the path
-// (Discord, Mattermost, Microsoft Teams, Rocket.Chat) show only their scheme and host to readers,
+// (Discord, Mattermost, Microsoft Teams, Rocket.Chat) or the query (a Teams Workflows URL's `sig`)
+// show only their scheme and host to readers,
 // to admins, in the audit trail and in the log; Slack's own hooks show what its type says is public.
 
 const SHAPES = [
@@ -28,6 +29,20 @@ const SHAPES = [
     url: 'https://contoso.webhook.office.com/webhookb2/0f1e2d3c-tenant@4b5a6978-group/IncomingWebhook/TeAmSsEcReTvalue/a1b2c3-user',
     secrets: ['webhookb2', '0f1e2d3c-tenant', 'TeAmSsEcReTvalue', 'IncomingWebhook'],
     shown: 'https://contoso.webhook.office.com/••••',
+  },
+  {
+    service: 'Microsoft Teams Workflows (Logic Apps host)',
+    type: 'teams',
+    url: 'https://prod-27.westus.logic.azure.com:443/workflows/0f1e2d3c4b5a69788796a5b4c3d2e1f0/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=TeAmSwOrKfLoWsIg_value-1',
+    secrets: ['TeAmSwOrKfLoWsIg_value-1', '0f1e2d3c4b5a69788796a5b4c3d2e1f0', '/workflows', 'sig='],
+    shown: 'https://prod-27.westus.logic.azure.com/••••',
+  },
+  {
+    service: 'Microsoft Teams Workflows (Power Platform host)',
+    type: 'teams',
+    url: 'https://default0f1e2d3c4b5a.69.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/a1b2c3d4e5f6/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=PoWeRpLaTfOrMsIg-2',
+    secrets: ['PoWeRpLaTfOrMsIg-2', 'a1b2c3d4e5f6', '/powerautomate', 'sig='],
+    shown: 'https://default0f1e2d3c4b5a.69.environment.api.powerplatform.com/••••',
   },
   {
     service: 'Rocket.Chat',
@@ -66,7 +81,10 @@ let personalReader: ReturnType<typeof client>;
 
 beforeAll(async () => {
   server = await startTestServer({
-    env: { PROCTOR_NOTIFY_ALLOW_HOSTS: 'discord.com,chat.example.com,contoso.webhook.office.com,rocket.example.org,hooks.slack.com,hooks.example.com' },
+    env: {
+      PROCTOR_NOTIFY_ALLOW_HOSTS:
+        'discord.com,chat.example.com,contoso.webhook.office.com,prod-27.westus.logic.azure.com,default0f1e2d3c4b5a.69.environment.api.powerplatform.com,rocket.example.org,hooks.slack.com,hooks.example.com',
+    },
   });
   const { projectId, key } = await seedProject(server.sql);
   await seedEnvironment(server.sql, projectId, 'staging');

@@ -14,6 +14,7 @@ const failure = (fields: Partial<LabelledFailure>): LabelledFailure => ({
   failure_group_id: 'fg_1',
   failure_group_title: "locator.click on getByRole('button', { name: 'Pay' }) timed out at checkout.spec.ts:12",
   failure_category: 'locator',
+  owners: [],
   ...fields,
 });
 
@@ -58,5 +59,28 @@ describe('a failure in a message', () => {
     expect(text).toContain('• *new* ships the order _(checkout.spec.ts · chromium)_: Order 4711 was not found at a.spec.ts:3');
     const comment = section(told, 'main', null, { request: 'pull request', base: 'the default branch' });
     expect(comment).toContain('- **new** pays by card (checkout.spec.ts · chromium) \\[locator\\]: locator.click on getByRole');
+  });
+});
+
+describe('owners in the request comment', () => {
+  const host = { request: 'pull request', base: 'the default branch' } as const;
+  const told = story([
+    failure({ test_case_id: 'x'.repeat(41), owners: ['@acme/payments', 'carol@example.com'] }),
+    failure({ test_case_id: 'y'.repeat(41), title: 'ships the order', owners: ['@acme/shipping', '@acme/payments'] }),
+    failure({ test_case_id: 'z'.repeat(41), title: 'retries the card', label: 'flaky', owners: ['@acme/flaky-owners'] }),
+  ]);
+
+  it('when failures have owners, then the comment mentions each owner of a failure once, flaky tests aside, and names an e-mail as text', () => {
+    const comment = section(told, 'main', null, host);
+    expect(comment.split('\n').at(-1)).toBe('Owners of these failures: @acme/payments `carol@example.com` @acme/shipping');
+  });
+
+  it('when some failures also fail on the base branch, then only the owners of those the branch brought are mentioned', () => {
+    const comment = section(told, 'main', { runNumber: 4, failed: new Set(['x'.repeat(41)]) }, host);
+    expect(comment.split('\n').at(-1)).toBe('Owners of these failures: @acme/shipping @acme/payments');
+  });
+
+  it('when no failure has owners, then no owners line is written', () => {
+    expect(section(story([failure({})]), 'main', null, host)).not.toContain('Owners');
   });
 });

@@ -123,9 +123,17 @@ describe('the packed server, started with npx from its tarballs in an empty fold
       const runId = report.body.data.test_run.id;
       await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listedTest(testId(1)), listedTest(testId(2))], complete: true });
       const batch = { shard: 1, results: [attempt(testId(1)), attempt(testId(2))] };
-      expect((await api.post(`/api/test-runs/${runId}/results`, batch)).body.data).toEqual({ received: 2, recorded: 2 });
+      expect((await api.post(`/api/test-runs/${runId}/results`, batch)).body.data).toEqual({
+        received: 2,
+        recorded: 2,
+        test_run: { state: 'running', cancelled_by: null },
+      });
       // The retry that a COPY would refuse, and an unpatched postgres.js would never settle.
-      expect((await api.post(`/api/test-runs/${runId}/results`, batch)).body.data).toEqual({ received: 2, recorded: 0 });
+      expect((await api.post(`/api/test-runs/${runId}/results`, batch)).body.data).toEqual({
+        received: 2,
+        recorded: 0,
+        test_run: { state: 'running', cancelled_by: null },
+      });
       await api.post(`/api/test-runs/${runId}/shards/1/end`, { status: 'passed', errors: [] });
       expect((await waitForRun(api, runId)).testRun).toMatchObject({ state: 'passed', total_count: 2, success_count: 2 });
     } finally {

@@ -106,6 +106,23 @@ describe('delivery', () => {
     }
   });
 
+  it('when the server answers 503 while the tests run, then those attempts are not counted, and after the tests end they are again', async () => {
+    const recovering = await scriptedServer([503, 503, 503, 503, 503, 503, 503, 503, 500, 200]);
+    const down = await scriptedServer([503]);
+    try {
+      const budget = new ConnectBudget(1000);
+      // Eight 503s and a 500 on three attempts: only the 500 counted.
+      await expect(postJson({ ...transport(recovering.url, 3), budget }, '/x', {})).resolves.toEqual({ data: { ok: true } });
+      expect(recovering.received).toHaveLength(10);
+      budget.testsEnded();
+      await expect(postJson({ ...transport(down.url, 3), budget }, '/x', {})).rejects.toThrow(/HTTP 503/);
+      expect(down.received).toHaveLength(3);
+    } finally {
+      await recovering.close();
+      await down.close();
+    }
+  });
+
   it('when nothing listens after the tests ended, then retries stop once the connect budget is spent, and every later request fails at once', async () => {
     const server = await scriptedServer([200]);
     await server.close();
@@ -217,6 +234,20 @@ describe('uploader', () => {
       expect(results.results[1]?.final?.failed_steps).toEqual(steps ? [{ category: 'hook', title: 'beforeAll hook' }] : undefined);
       expect(results.results[1]?.final?.stack_frames).toEqual(steps ? ['tests/cart.spec.ts:12:5'] : undefined);
       expect(results.results[1]?.final?.outcome).toBe('unexpected');
+    });
+  });
+
+  it.each([
+    ['lists it', { success: true, accepts_final_fields: [], accepts_attempt_fields: ['parallel_index'] }, 3],
+    ['says nothing of it (a server before the timeline)', { success: true, accepts_final_fields: ['skip_reason'] }, undefined],
+  ])("when the server's begin %s, then an attempt's worker slot is sent or left out", async (_says, beginData, sent) => {
+    await withProctor({ beginData }, async (proctor) => {
+      const uploader = uploaderFor(proctor.url);
+      uploader.add(attempt('e'.repeat(41), { parallel_index: 3 }));
+      await uploader.finish('passed', []);
+      const results = proctor.received.find((request) => request.path.endsWith('/results'))?.body as { results: Attempt[] };
+      expect(results.results[0]?.parallel_index).toBe(sent);
+      expect(results.results[0] && 'parallel_index' in results.results[0]).toBe(sent !== undefined);
     });
   });
 

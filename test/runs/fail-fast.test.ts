@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attempt, attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
 import { seedProjectWithEnvironment, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { createSnooze } from '../../server/src/snoozes/store.ts';
 
 // Fail fast (issue 56, point 2): a run stops once `max_failures` of its tests failed that no
 // snooze covers; the limit is the reporter's or trigger's, else the environment's when the run was
@@ -10,12 +11,14 @@ import { seedProjectWithEnvironment, startTestServer, testId, type TestServer } 
 let server: TestServer;
 let api: ReturnType<typeof client>;
 let environmentId: number;
+let projectId: number;
 let keyNumber = 0;
 
 beforeAll(async () => {
   server = await startTestServer();
   const project = await seedProjectWithEnvironment(server.sql, 'ci');
   environmentId = project.environmentId;
+  projectId = project.projectId;
   api = client(server.url, project.key);
 });
 afterAll(async () => server?.close());
@@ -70,6 +73,47 @@ describe('fail fast', () => {
     await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: failing(2) });
     const run = await runOf(runId);
     expect(run.state).toBe('cancelled');
+    expect(run.cancel_reason).toContain('checkout step 2');
+    expect(run.cancel_reason).not.toContain('checkout step 1');
+  });
+
+  it('when a batch reaches the limit, then its answer says the run is cancelled by max_failures, a later batch is refused with code run_ended, and the run names who stopped it', async () => {
+    const runId = await reportRun({ max_failures: 1 });
+    const first = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: passing(0) });
+    expect(first.body.data.test_run).toEqual({ state: 'running', cancelled_by: null });
+    const stopping = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: failing(1) });
+    expect(stopping.status).toBe(200);
+    expect(stopping.body.data.test_run).toEqual({ state: 'cancelled', cancelled_by: 'max_failures' });
+    const late = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: passing(2) });
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({ code: 'run_ended', run_state: 'cancelled' });
+    const run = await runOf(runId);
+    expect(run).toMatchObject({ state: 'cancelled', cancelled_by: 'max_failures' });
+    expect(run.cancel_reason).toContain('checkout step 1');
+  });
+
+  it('when a failure is quarantined by the policy, then it does not count toward the limit either', async () => {
+    const runId = await reportRun({ max_failures: 1 });
+    await createSnooze(
+      server.sql,
+      projectId,
+      {
+        testIds: [testId(keyNumber * 100 + 1)],
+        snoozeUntil: new Date(server.clock.now.getTime() + 3_600_000),
+        description: 'quarantined: flaky',
+        createdBy: null,
+        environmentId: null,
+        createdFromRunId: null,
+        source: 'auto',
+      },
+      server.clock.now,
+    );
+    const quarantined = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: failing(1) });
+    expect(quarantined.body.data.test_run.state).toBe('running');
+    const counted = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: failing(2) });
+    expect(counted.body.data.test_run.state).toBe('cancelled');
+    const run = await runOf(runId);
+    expect(run.cancel_reason).toMatch(/^stopped after 1 failed test \(max_failures 1\): /);
     expect(run.cancel_reason).toContain('checkout step 2');
     expect(run.cancel_reason).not.toContain('checkout step 1');
   });

@@ -63,8 +63,8 @@ describe('silent shards', () => {
     await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listed(1), listed(2)], complete: true });
     const first = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(1), passed(2)] });
     const again = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(1), passed(2)] });
-    expect(first.body.data).toEqual({ received: 2, recorded: 2 });
-    expect(again.body.data).toEqual({ received: 2, recorded: 0 });
+    expect(first.body.data).toEqual({ received: 2, recorded: 2, test_run: { state: 'running', cancelled_by: null } });
+    expect(again.body.data).toEqual({ received: 2, recorded: 0, test_run: { state: 'running', cancelled_by: null } });
     const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
     expect(run).toMatchObject({ total_count: 2, success_count: 2, state: 'running' });
   });
@@ -104,8 +104,8 @@ describe('result batches', () => {
     const runId = await newRun(1);
     const first = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(1), passed(2)] });
     const overlapping = await api.post(`/api/test-runs/${runId}/results`, { shard: 1, results: [passed(2), passed(3)] });
-    expect(first.body.data).toEqual({ received: 2, recorded: 2 });
-    expect(overlapping.body.data).toEqual({ received: 2, recorded: 1 });
+    expect(first.body.data).toEqual({ received: 2, recorded: 2, test_run: { state: 'running', cancelled_by: null } });
+    expect(overlapping.body.data).toEqual({ received: 2, recorded: 1, test_run: { state: 'running', cancelled_by: null } });
     const run = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.testRun;
     expect(run).toMatchObject({ total_count: 3, success_count: 3 });
     expect(await storedCount(runId)).toBe(3);
@@ -186,6 +186,15 @@ describe('result batches', () => {
     expect(rows.map((row) => row.test_case_id)).toEqual([testId(1), testId(2)]);
     expect(rows[0]?.title).toHaveLength(2000 - 1);
     expect(rows[0]?.title.endsWith('x…[truncated]')).toBe(true);
+  });
+
+  it('when a shard lists a test twice, then the begin is refused with 400 naming the second, and nothing is stored', async () => {
+    const runId = await newRun(1);
+    const begun = await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: [listed(1), listed(2), listed(1)], complete: true });
+    expect(begun.status).toBe(400);
+    expect(begun.body.error.message).toBe(`body.tests.2.id: test "${testId(1)}" is listed already, as tests.0`);
+    const [row] = await server.sql<{ n: number }[]>`select count(*)::int as n from test_run_tests where test_run_id = ${runId}`;
+    expect(row?.n).toBe(0);
   });
 
   it('when a duration is beyond what PostgreSQL stores, then the batch is refused with 400 naming the field', async () => {

@@ -68,6 +68,7 @@ describe('test case list v2', () => {
       suites: ['home page'],
       runner_project: 'desktop',
       tags: ['@smoke'],
+      owners: [],
       created_at: expect.any(String),
       updated_at: expect.any(String),
       first_seen_commit_sha: 'aaa111',
@@ -207,5 +208,21 @@ describe('a build that lists its tests again', () => {
     expect(tests.get(testId(2))).toMatchObject({ tags: ['@kept'], last: 'c4' });
     const active = (await ownApi.get(`/api/test-cases/v2?project_id=${own.projectId}`)).body.data.test_cases;
     expect(active.map((t: { id: string }) => t.id).sort()).toEqual([testId(1), testId(2)]);
+  });
+});
+
+describe("a test's owners across listings", () => {
+  it('when a report file lists a test the reporter gave owners, then it keeps them; when the reporter lists it with none, then it has none', async () => {
+    const owners = async () =>
+      (await api.get(`/api/test-cases/v2?project_id=${projectId}&search=owned`)).body.data.test_cases.map((t: { owners: string[] }) => t.owners);
+    const now = server.clock.read();
+    await upsertTestCases(server.sql, projectId, [listed(40, { title: 'owned test', owners: ['@acme/web'] })], 'c1', now);
+    expect(await owners()).toEqual([['@acme/web']]);
+    // A JUnit or JSON report, or a sync's listing, cannot know owners.
+    await upsertTestCases(server.sql, projectId, [listed(40, { title: 'owned test' })], 'c2', now, { keepOwners: true });
+    expect(await owners()).toEqual([['@acme/web']]);
+    // The reporter's own listing says them all: none sent, none now (its CODEOWNERS line went away).
+    await upsertTestCases(server.sql, projectId, [listed(40, { title: 'owned test' })], 'c3', now);
+    expect(await owners()).toEqual([[]]);
   });
 });

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { isTerminalState } from '../runs/client.ts';
+import { changedTests } from '../toolchain/affected.ts';
 import {
   hasTestList,
   isLocation,
@@ -36,7 +37,17 @@ export interface AgentSettings {
   key: string;
   target:
     | { kind: 'run'; runId: number }
-    | { kind: 'build'; environment: string; runKey: string; branch: string | null; commit: string | null; buildUrl: string | null; pullRequest: number | null };
+    | {
+        kind: 'build';
+        environment: string;
+        runKey: string;
+        branch: string | null;
+        commit: string | null;
+        buildUrl: string | null;
+        pullRequest: number | null;
+        /** Fail fast (`--max-failures`): the run this agent makes stops after this many failures; null: the environment's limit. */
+        maxFailures?: number | null;
+      };
   name: string;
   /** Checkouts, the runner's home and its npm cache. */
   workdir: string;
@@ -149,6 +160,8 @@ export function buildRunBody(target: Extract<AgentSettings['target'], { kind: 'b
     build_url: target.buildUrl,
     // Only when there is one: a server before 0.2.0 refuses the field.
     ...(target.pullRequest !== null ? { pull_request: target.pullRequest } : {}),
+    // Only when set: a server before 0.3.0 refuses the field.
+    ...(target.maxFailures != null ? { max_failures: target.maxFailures } : {}),
   };
 }
 
@@ -236,7 +249,12 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
     { match: wanted.runner_projects_match, ignore: wanted.runner_projects_ignore, tags: wanted.tags, testIds: wanted.test_case_ids },
     locations,
   );
-  const planned = await api.plan(runId, joined.agent.id, { commit: wanted.commit, branch: prepared.branch }, units);
+  const changed = joined.changed_since
+    ? await changedTests({ dir: prepared.dir, env: prepared.env, runner: prepared.runner, playwrightArgs: prepared.args, base: joined.changed_since })
+    : null;
+  if (changed?.kind === 'unknown') log.info({ reason: changed.reason }, 'no test is known changed');
+  const changedIds = changed?.kind === 'known' ? [...changed.ids] : null;
+  const planned = await api.plan(runId, joined.agent.id, { commit: wanted.commit, branch: prepared.branch }, units, changedIds);
   log.info({ units: planned.units, ours: planned.planned }, planned.planned ? 'planned the run' : 'another agent planned the run first');
 }
 
@@ -277,6 +295,7 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
     },
     Math.max(100, leaseMs / 3),
   );
+  const watch = watchForEnd(api, runId, joined.agent.id, current, log);
   try {
     return end(await leaseUntilDone(api, runId, joined, prepared, current, crashed, log, signal));
   } catch (error) {
@@ -286,8 +305,49 @@ async function pullUnits(api: AgentApi, runId: number, joined: JoinAnswer, prepa
     throw error;
   } finally {
     clearInterval(beat);
+    watch.stop();
     signal?.removeEventListener('abort', stop);
   }
+}
+
+/** How often an agent asks its run's state between heartbeats: a cancel stops its Playwright within about this. */
+export const END_CHECK_MS = 1000;
+
+/**
+ * Asks the run's state every END_CHECK_MS while the agent works, apart from its heartbeat (a
+ * third of the lease, 10 s by default): a cancel, fail fast's among them, stops the Playwright
+ * under way within a second or so, whether or not its own reporter has a batch to send. The
+ * answer's typed state is what counts, or the refusal of the agent's token (it ends with the run).
+ * One question at a time; a server without the route (null) is not asked again.
+ */
+function watchForEnd(api: AgentApi, runId: number, agentId: number, current: Current, log: AgentLog): { stop(): void } {
+  let asking = false;
+  let timer: NodeJS.Timeout | null = null;
+  const heard = (state: string) => {
+    if (!current.ended) log.info({ test_run_id: runId, state }, 'the run has ended: stopping its Playwright');
+    current.ended = state;
+    if (current.shard) void killShard(current.shard);
+  };
+  const ask = async () => {
+    if (asking || current.ended) return;
+    asking = true;
+    try {
+      const run = await api.runState(runId, agentId);
+      if (run === null && timer) clearInterval(timer);
+      else if (run && isTerminalState(run.state)) heard(run.state);
+    } catch (error) {
+      const state = await api.endOf(runId, error);
+      if (state) heard(state);
+    } finally {
+      asking = false;
+    }
+  };
+  timer = setInterval(() => void ask(), END_CHECK_MS);
+  return {
+    stop() {
+      if (timer) clearInterval(timer);
+    },
+  };
 }
 
 /** What an agent says of its run's end: its state when it could be read. */

@@ -54,6 +54,8 @@ export interface AgentRunBody {
   commit: string | null;
   build_url: string | null;
   pull_request?: number;
+  /** Fail fast: the run stops once this many tests failed; sent only when set. */
+  max_failures?: number;
 }
 
 export interface JoinAnswer {
@@ -64,6 +66,8 @@ export interface JoinAnswer {
   reporter_key: string;
   agent_token: string;
   lease_seconds: number;
+  /** Failures first: the commit to list the tests changed since, for the plan; null or absent (older servers): not asked. */
+  changed_since?: string | null;
 }
 
 export interface LeaseAnswer {
@@ -73,6 +77,11 @@ export interface LeaseAnswer {
   remaining: number;
   test_run: { state: RunState; planned: boolean };
   plan: boolean;
+}
+
+/** The run's state as an agent asks it between heartbeats; `cancelled_by` is `max_failures` when fail fast stopped it. */
+export interface RunStateAnswer {
+  test_run: { state: RunState; cancelled_by: string | null };
 }
 
 export class AgentApi {
@@ -121,9 +130,18 @@ export class AgentApi {
     agentId: number,
     revision: { commit: string | null; branch: string | null },
     units: PlannedUnit[],
+    changedTestIds: string[] | null = null,
   ): Promise<{ planned: boolean; units: number }> {
-    return (await this.call<{ data: { planned: boolean; units: number } }>('PUT', `/api/test-runs/${runId}/units`, { agent_id: agentId, ...revision, units }))
-      .data;
+    // Sent only when asked for (`changed_since`): a server that does not ask would refuse the field.
+    const changed = changedTestIds === null ? {} : { changed_test_ids: changedTestIds };
+    return (
+      await this.call<{ data: { planned: boolean; units: number } }>('PUT', `/api/test-runs/${runId}/units`, {
+        agent_id: agentId,
+        ...revision,
+        units,
+        ...changed,
+      })
+    ).data;
   }
 
   /** This agent was to plan the run and could not: the server ends the run `error` with the reason. */
@@ -155,6 +173,19 @@ export class AgentApi {
       {},
     );
     return { state: data.test_run.state, units: data.leased_units };
+  }
+
+  /**
+   * The run's state, asked every second between heartbeats (a read: no lease is extended). Null
+   * from a server without the route (before 0.4), which tells its agents of a cancel at heartbeats.
+   */
+  async runState(runId: number, agentId: number): Promise<RunStateAnswer['test_run'] | null> {
+    try {
+      return (await this.call<{ data: RunStateAnswer }>('GET', `/api/test-runs/${runId}/agents/${agentId}/state`)).data.test_run;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404 && !error.runEnded) return null;
+      throw error;
+    }
   }
 
   /**

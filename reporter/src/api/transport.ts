@@ -1,13 +1,16 @@
 import http from 'node:http';
 import https from 'node:https';
 import { gzipSync } from 'node:zlib';
-import { errorMessageOf } from './wire.ts';
+import { errorMessageOf, runEndedOf } from './wire.ts';
 
 // The one HTTP client of everything that calls Proctor's API: the reporter, the agent and the
 // action (which bundles it). No dependency: the reporter ships none.
 
 // 500 too: a server that lost its database mid-request may answer it, and every request is idempotent.
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+// Answers that say the server is there but cannot serve now: an overload, a proxy with no backend, a
+// database away. Not 500, which may be a request that fails every time.
+const UNAVAILABLE_STATUS = new Set([429, 502, 503, 504]);
 
 /** Whether a failure may pass by itself (the network, 429, a 5xx), as opposed to a refusal. */
 export function isTransient(error: ApiError): boolean {
@@ -22,6 +25,8 @@ export class ApiError extends Error {
     readonly status: number | null,
     /** The server could not be reached within the connect budget: nothing more is tried. */
     readonly unreachable = false,
+    /** The request's run has ended, as the answer's `code` says (`run_ended`), with its state when named; null otherwise. */
+    readonly runEnded: { state: string | null } | null = null,
   ) {
     super(message);
   }
@@ -50,6 +55,11 @@ export class ConnectBudget {
   private readonly ended = new Promise<void>((resolve) => (this.wake = resolve));
 
   constructor(readonly ms: number) {}
+
+  /** Whether the tests still run: until they end, waiting for the server costs the job nothing. */
+  get testsRunning(): boolean {
+    return this.countingSince === null;
+  }
 
   /** The tests have ended: from now on, time spent on a server that cannot be reached is the job's. */
   testsEnded(): void {
@@ -177,9 +187,11 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
   const { budget } = options;
   let lastError: ApiError = new ApiError('not sent', null);
   let connectionFailed: string | null = null;
-  for (let attempt = 0; attempt < options.maxAttempts; attempt++) {
+  // `counted` is what the attempts' bound applies to; `attempt` paces the backoff.
+  for (let attempt = 0, counted = 0; counted < options.maxAttempts; attempt++, counted++) {
     if (budget?.exhausted) throw budget.exhausted;
     let retryAfter: string | null = null;
+    let unavailable = false;
     const triedAt = Date.now();
     try {
       const reply = await once(budget ? Math.max(1, budget.remainingMs()) : REQUEST_TIMEOUT_MS);
@@ -187,9 +199,10 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
       connectionFailed = null;
       if (reply.status >= 200 && reply.status < 300) return reply;
       const message = errorMessageOf(reply.text) ?? http.STATUS_CODES[reply.status] ?? 'no message';
-      lastError = new ApiError(`HTTP ${reply.status} from ${where}: ${message}`, reply.status);
+      lastError = new ApiError(`HTTP ${reply.status} from ${where}: ${message}`, reply.status, false, runEndedOf(reply.text));
       if (!RETRYABLE_STATUS.has(reply.status)) throw lastError;
       retryAfter = reply.retryAfter;
+      unavailable = UNAVAILABLE_STATUS.has(reply.status);
     } catch (error) {
       if (error instanceof UnreadableBodyError) throw new ApiError(`could not read the file: ${error.message}`, null);
       if (error instanceof ApiError && !RETRYABLE_STATUS.has(error.status ?? 0)) throw error;
@@ -199,9 +212,13 @@ async function withRetries(options: RetryOptions, where: string, once: (connectT
         connectionFailed = code && NO_CONNECTION.has(code) ? code : null;
         const spent = budget && connectionFailed ? budget.failed(where, connectionFailed, triedAt) : null;
         if (spent) throw spent;
+        unavailable = connectionFailed !== null;
       }
     }
-    if (attempt < options.maxAttempts - 1) {
+    // A server that is down or says "later" (its database restarting, a deploy) costs nothing while
+    // the tests run: such an attempt is not counted, so an outage as long as the tests loses nothing.
+    if (unavailable && budget?.testsRunning) counted--;
+    if (counted < options.maxAttempts - 1) {
       const wait = backoff(attempt, options.maxBackoffMs, retryAfter);
       await (budget ? budget.wait(wait, sleep) : sleep(wait));
     }

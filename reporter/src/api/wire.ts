@@ -19,9 +19,14 @@ export const WIRE_LIMITS = {
   runnerProject: 500,
   tagsPerTest: 100,
   tag: 200,
+  /** A test's owners (`@user`, `@org/team`, an e-mail address), from CODEOWNERS and `owner` annotations. */
+  ownersPerTest: 50,
+  owner: 200,
   /** Attempts in one result batch. */
   resultsPerBatch: 5000,
   retries: 100,
+  /** A worker slot's index (`parallel_index`): below the workers one machine runs. */
+  workers: 1000,
   errorMessage: 20_000,
   errorLocation: 2000,
   outputTail: 10_000,
@@ -41,6 +46,9 @@ export const WIRE_LIMITS = {
   attachmentsPerRequest: 200,
   attachmentName: 500,
   contentType: 200,
+  /** Playwright projects whose snapshot layout one begin carries, and the length of a path or template in it. */
+  snapshotProjects: 500,
+  snapshotPath: 2000,
 } as const;
 
 /** The CI systems the reporter knows by their variables (runs/ci.ts). */
@@ -82,6 +90,8 @@ export interface WireListedTest {
   tags: string[];
   line: number | null;
   column: number | null;
+  /** Its owners, from `owner` annotations and the repository's CODEOWNERS; sent only when it has some (a server before 0.3.0 refuses the field). */
+  owners?: string[];
 }
 
 /** What begin answers: from 0.2.0 on, which of the optional fields of a final outcome the server stores. */
@@ -89,6 +99,8 @@ export interface ShardBeginAnswer {
   data: {
     success: boolean;
     accepts_final_fields?: OptionalFinalField[];
+    /** The optional fields of an attempt this server takes (`parallel_index`); older servers send none and take none. */
+    accepts_attempt_fields?: OptionalAttemptField[];
     /** The run's number in its project (#1 its first run), what pages name it by; older servers send none. */
     number?: number;
   };
@@ -101,6 +113,27 @@ export interface ShardBeginBody {
   /** True when the shard's list is the whole suite's share (no grep, project or file filter). */
   complete: boolean;
   started_at?: string;
+  /** Where the suite's Playwright keeps its screenshot baselines; sent when known (a server before 0.4.0 refuses the field). */
+  snapshots?: WireSnapshotLayout;
+}
+
+/** Where one Playwright project keeps its screenshot baselines, as its config resolved them. */
+export interface WireSnapshotProject {
+  name: string;
+  /** The project's testDir and snapshotDir, relative to the config's folder, `/`-separated (`.` for the folder itself). */
+  test_dir: string;
+  snapshot_dir: string;
+  /** `expect.toHaveScreenshot.pathTemplate`, else `snapshotPathTemplate`; null: Playwright's default template. */
+  path_template: string | null;
+}
+
+/** What an approved screenshot's path in the repository is computed from (Playwright's template, filled in as Playwright does). */
+export interface WireSnapshotLayout {
+  /** `process.platform` of the machine that ran the tests: Playwright's default snapshot suffix. */
+  platform: string;
+  /** The config's folder relative to the repository's root, `/`-separated (`.` when it is the root, or no git checkout was found). */
+  config_dir: string;
+  projects: WireSnapshotProject[];
 }
 
 export type AttemptStatus = 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted';
@@ -117,6 +150,8 @@ export interface WireAttempt {
   stdout_tail: string | null;
   stderr_tail: string | null;
   started_at: string | null;
+  /** Playwright's worker slot that ran the attempt (`parallelIndex`, 0 to workers - 1): a lane of the run's timeline. Sent only to a server whose begin answer lists it in `accepts_attempt_fields`. */
+  parallel_index?: number | null;
   final: {
     outcome: FinalOutcome;
     total_duration: number;
@@ -141,10 +176,48 @@ export interface WireStep {
 export const OPTIONAL_FINAL_FIELDS = ['skip_reason', 'failed_steps', 'stack_frames'] as const;
 export type OptionalFinalField = (typeof OPTIONAL_FINAL_FIELDS)[number];
 
+/** The fields of an attempt a server may not know: sent only when its begin lists them. */
+export const OPTIONAL_ATTEMPT_FIELDS = ['parallel_index'] as const;
+export type OptionalAttemptField = (typeof OPTIONAL_ATTEMPT_FIELDS)[number];
+
 /** `POST /api/test-runs/{id}/results`. */
 export interface ResultBatchBody {
   shard: number;
   results: WireAttempt[];
+}
+
+/** What a result batch answers: from 0.3.0 on, the run after it (`cancelled` by `max_failures` when the batch stopped it). */
+export interface ResultBatchAnswer {
+  data: {
+    received: number;
+    recorded: number;
+    test_run?: { state: string; cancelled_by: string | null };
+  };
+}
+
+/** The error `code` of a request refused because its run has ended: a 409, or a 401 for a run's own key or an agent's token. */
+export const RUN_ENDED = 'run_ended';
+
+/** The typed fields of an error answer beside its message (servers from 0.3.0 on). */
+export interface WireErrorFields {
+  code?: typeof RUN_ENDED;
+  run_state?: string | null;
+}
+
+/**
+ * The run's end an error answer says by its `code` (never by its words): its state when the server
+ * named it; null when the answer is another refusal, or from a server that sends no code.
+ */
+export function runEndedOf(text: string): { state: string | null } | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const error = (body as { error?: unknown } | null)?.error as WireErrorFields | null | undefined;
+  if (typeof error !== 'object' || error === null || error.code !== RUN_ENDED) return null;
+  return { state: typeof error.run_state === 'string' ? error.run_state : null };
 }
 
 /** Playwright's end status; `crashed` is an agent's, for a Playwright that ended without its reporter ending the shard. */
@@ -274,5 +347,47 @@ export interface JunitUploadAnswer {
     failed_tests: { test_case_id: string; title: string; file_path: string; snoozed: boolean }[];
     /** Files the testcases' output names, for the client to send as the attempts' attachments; the path relative to `file`'s folder. */
     attachments: { file: string; path: string; test_case_id: string; retry: number }[];
+  };
+}
+
+/** `GET /api/test-order?environment=…&branch=…`: the environment's tests in its order strategy's order (issue 56). */
+export interface TestOrderAnswer {
+  data: {
+    environment: string;
+    branch: string | null;
+    strategy: 'duration' | 'failures-first';
+    /** The run whose failures count as the last run's; null when the environment has none ended. */
+    last_run: { id: number; number: number | null; branch: string | null } | null;
+    /** The branch's last passing run with a known commit: a test whose files changed since that commit is `changed`; null: none. */
+    changed_since: { run_id: number; run_number: number; commit: string } | null;
+    tests: {
+      id: string;
+      title: string;
+      file_path: string;
+      runner_project: string;
+      reasons: ('failed_last_run' | 'new' | 'changed' | 'failure_rate' | 'flaky')[];
+      risk_rank: number | null;
+      failed_last_run: boolean;
+      failure_rate: number;
+      flaky_score: number;
+      duration_ms: number | null;
+    }[];
+  };
+}
+
+/** `GET /api/test-runs/{id}/baselines`: what `proctor-ci snapshots pull` reads. */
+export interface BaselinesAnswer {
+  data: {
+    files: {
+      change_id: number;
+      snapshot_name: string;
+      runner_project: string | null;
+      /** Relative to the repository's root, `/`-separated; null when the server could not tell it (`reason` says why). */
+      path: string | null;
+      reason: string | null;
+      /** A signed URL of the approved image, absolute. */
+      image_url: string;
+      committed_in: number | null;
+    }[];
   };
 }

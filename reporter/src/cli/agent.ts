@@ -10,9 +10,9 @@ import { playwrightArgsProblem } from '../toolchain/playwright-args.ts';
 import { openCommand, UsageError } from './exit.ts';
 
 /** The agents' API as the agent reads it, which the server checks against its schemas. */
-export type { AgentRunBody, Checkout, JoinAnswer, LeaseAnswer, PlannedUnit, Unit } from '../agent/client.ts';
+export type { AgentRunBody, Checkout, JoinAnswer, LeaseAnswer, PlannedUnit, RunStateAnswer, Unit } from '../agent/client.ts';
 
-export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SLUG [--run-key K]) [--url URL] [--key KEY] [--name N] [--workdir DIR] [--workspace DIR [--install]]
+export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SLUG [--run-key K] [--max-failures N]) [--url URL] [--key KEY] [--name N] [--workdir DIR] [--workspace DIR [--install]]
                         [--agents N] [--share-web-server] [--log-format text|json] [-- PLAYWRIGHT_ARGUMENTS]
   Runs units of a run of agents here until the run has no work left: the first agent of a CI build
   makes its run (--environment), plans its units, and every agent leases them one at a time.
@@ -21,13 +21,15 @@ export const AGENT_USAGE = `usage: proctor-ci agent (--run ID | --environment SL
   lets the agent run its package manager's install there. Suites run as PROCTOR_RUNNER_USER (default nobody) when the agent is root.
   Units get PROCTOR_AGENT_INDEX (join order, 0 first) and PROCTOR_AGENT_COUNT (--agents N, else the agents
   joined so far); --share-web-server starts the config's webServer once for the agents of this machine.
+  --max-failures N (or PROCTOR_MAX_FAILURES): fail fast, the run is cancelled once N tests failed that no
+  snooze or quarantine covers, and every agent stops its Playwright; the first agent's makes the run.
   Arguments after -- go to every unit's Playwright (--config, --project, --workers, --grep, ...); test file
   filters, --shard, --test-list, --list, --last-failed, --only-changed, --ui, --debug, --reporter, --output
   and --repeat-each are refused.
   Log lines on stderr at LOG_LEVEL (info; warn, error, silent): text (time, level, message, fields) on a
   terminal, JSON lines otherwise; --log-format picks one.`;
 
-const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace', 'agents', 'log-format'] as const;
+const FLAGS = ['url', 'key', 'run', 'environment', 'run-key', 'name', 'workdir', 'workspace', 'agents', 'log-format', 'max-failures'] as const;
 
 export interface AgentFlags {
   url?: string;
@@ -42,6 +44,7 @@ export interface AgentFlags {
   agents?: string;
   'share-web-server'?: boolean;
   'log-format'?: string;
+  'max-failures'?: string;
   /** What follows `--`: every unit's Playwright arguments. */
   playwright?: string[];
 }
@@ -56,12 +59,20 @@ export function agentSettings(flags: AgentFlags, env: NodeJS.ProcessEnv): AgentS
   if (flags.agents !== undefined && !/^[1-9]\d{0,3}$/.test(flags.agents)) throw new UsageError('--agents must be the number of agents expected (1 to 9999)');
   const format = flags['log-format'];
   if (format !== undefined && !(LOG_FORMATS as readonly string[]).includes(format)) throw new UsageError('--log-format must be text or json');
+  const maxFailures = flags['max-failures'] ?? env.PROCTOR_MAX_FAILURES;
+  if (maxFailures !== undefined && !/^[1-9]\d{0,4}$|^100000$/.test(maxFailures))
+    throw new UsageError('--max-failures (or PROCTOR_MAX_FAILURES) must be a whole number from 1 to 100000');
+  if (flags['max-failures'] !== undefined && flags.run !== undefined)
+    throw new UsageError('--max-failures is for the run the agents make (--environment): a run given by --run has its limit already');
   const problem = playwrightArgsProblem(flags.playwright ?? []);
   if (problem) throw new UsageError(`the Playwright arguments after --: ${problem}`);
   return {
     url,
     key,
-    target: flags.run !== undefined ? { kind: 'run', runId: runIdFlag(flags.run) } : buildTarget(flags.environment as string, flags['run-key'], env),
+    target:
+      flags.run !== undefined
+        ? { kind: 'run', runId: runIdFlag(flags.run) }
+        : { ...buildTarget(flags.environment as string, flags['run-key'], env), maxFailures: maxFailures !== undefined ? Number(maxFailures) : null },
     name: flags.name ?? `${os.hostname()}:${process.pid}`,
     workdir: path.resolve(flags.workdir ?? path.join(os.tmpdir(), 'proctor-agent')),
     workspace: flags.workspace ? path.resolve(flags.workspace) : null,
@@ -80,7 +91,11 @@ function runIdFlag(value: string): number {
 }
 
 /** The run of a CI build's agents: by --run-key, else by the build (its branch and commit as the CI names them). */
-function buildTarget(environment: string, runKey: string | undefined, env: NodeJS.ProcessEnv): AgentSettings['target'] {
+function buildTarget(
+  environment: string,
+  runKey: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Omit<Extract<AgentSettings['target'], { kind: 'build' }>, 'maxFailures'> {
   const key = runKey ?? agentsRunKey(env);
   if (!key) throw new UsageError('--run-key is needed outside CI (no CI build id found): the agents of one build share a run through it');
   // What the CI names; else the run takes the branch and commit of the first agent's checkout.

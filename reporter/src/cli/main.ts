@@ -3,14 +3,18 @@
 // Proctor server, with Node alone (this package has no dependencies and ships built).
 import { agentCommand } from './agent.ts';
 import { mcpCommand } from './mcp.ts';
+import { orderCommand } from './order.ts';
 import { runCommand } from './run.ts';
+import { snapshotsCommand } from './snapshots.ts';
 import { uploadCommand } from './upload.ts';
 
 const USAGE = `usage: proctor-ci <command>
   run --environment SLUG …            trigger a run of the environment's suite and wait for its end (run --help)
   upload FILE… --environment SLUG     upload any runner's reports (JUnit XML, TRX, NUnit, xUnit.net, JSON…) as a run's shard (upload --help)
   agent --environment SLUG | --run ID  run units of a run of agents on this machine until it has no work left (agent --help)
+  order --environment SLUG            write this build's test order, likely failures first, for a CI that runs Playwright itself (order --help)
   mcp [--url URL] [--key KEY]          Proctor's MCP server on stdio, for an assistant that starts a process (mcp --help)
+  snapshots pull RUN_ID [--dir DIR]    write the screenshots approved in a run's visual review into a checkout (snapshots --help)
   --help, --version`;
 
 async function main(argv: string[]): Promise<void> {
@@ -20,6 +24,14 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'agent') process.exit(await agentCommand(args, process.env));
   if (command === 'mcp') {
     process.exitCode = await mcpCommand(args, process.env);
+    return;
+  }
+  if (command === 'order') {
+    process.exitCode = await orderCommand(args, process.env);
+    return;
+  }
+  if (command === 'snapshots') {
+    process.exitCode = await snapshotsCommand(args, process.env);
     return;
   }
   if (command === 'upload') {

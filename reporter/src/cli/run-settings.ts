@@ -5,10 +5,15 @@ import { UsageError } from './exit.ts';
 
 export const RUN_USAGE = `usage: proctor-ci run --environment SLUG [--branch B] [--commit SHA] [--env NAME=VALUE]... [--tag T]...
                       [--shards N] [--rerun RUN_ID [--failed-only]] [--timeout MINUTES] [--poll SECONDS]
-                      [--fail-on-flaky] [--no-notifications] [--json]
+                      [--max-failures N] [--affected] [--fail-on-flaky] [--no-notifications] [--json]
   Triggers a run of the environment's suite and waits for its end: a line per change of state, then the
   run's summary (--json: one JSON document on stdout). Exit code: 0 passed, 1 failed, 2 error or
   cancelled, 3 Proctor could not be reached. SIGINT or SIGTERM cancels the run.
+  --max-failures N: fail fast, the run is cancelled once N tests failed that no snooze or quarantine covers
+  (its shards and agents stop, the summary names the failures, exit code 1); default: the environment's.
+  --affected: only the tests Playwright finds affected by the changes since the environment's last passing
+  run on the branch, plus those that failed or were flaky since; every test when that cannot be told (the
+  run says why, and how many tests it left out).
   From the environment: PROCTOR_URL, PROCTOR_API_KEY, PROCTOR_PROJECT_ID (a personal key), and
   PROCTOR_CONNECT_BUDGET_S (how long to try a server that cannot be reached, default 30).
   Branch, commit and build URL default to the CI's own (GitHub Actions, GitLab CI, Jenkins, CircleCI,
@@ -92,6 +97,8 @@ export function parseRunSettings(args: string[], env: NodeJS.ProcessEnv): RunSet
         poll: { type: 'string' },
         'fail-on-flaky': { type: 'boolean' },
         'no-notifications': { type: 'boolean' },
+        'max-failures': { type: 'string' },
+        affected: { type: 'boolean' },
         json: { type: 'boolean' },
       },
       strict: true,
@@ -106,6 +113,7 @@ export function parseRunSettings(args: string[], env: NodeJS.ProcessEnv): RunSet
   if (!/^https?:\/\//.test(url)) throw new UsageError(`PROCTOR_URL must start with http:// or https://, not "${url}"`);
   const rerun = wholeNumber(values.rerun, '--rerun', 2_147_483_647);
   const shards = wholeNumber(values.shards, '--shards', 50);
+  const maxFailures = wholeNumber(values['max-failures'], '--max-failures', 100_000);
   const body: TriggerBody = {
     environment: values.environment,
     // A rerun keeps its source's build unless the flags name another: the CI's own is not asked.
@@ -113,6 +121,8 @@ export function parseRunSettings(args: string[], env: NodeJS.ProcessEnv): RunSet
     metadata: ciMetadata(env),
     ...(values.tag?.length ? { tags: values.tag } : {}),
     ...(shards ? { total_shards: shards } : {}),
+    ...(maxFailures ? { max_failures: maxFailures } : {}),
+    ...(values.affected ? { affected: true } : {}),
     ...(values.env?.length ? { environment_variables_overrides: overrides(values.env) } : {}),
     send_notifications: !values['no-notifications'],
     ...(rerun === undefined ? {} : { rerun_source_id: rerun, ...(values['failed-only'] ? { rerun_only_failed: true } : {}) }),

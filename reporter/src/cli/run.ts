@@ -1,4 +1,5 @@
-import { isTerminalState, RunsClient, type RunSummaryDetail, type RunView } from '../runs/client.ts';
+import { isTerminalState, RunsClient, type RunSelection, type RunSummaryDetail, type RunView } from '../runs/client.ts';
+import { selectionLine } from '../runs/selection.ts';
 import { runName } from '../runs/name.ts';
 import { runVerdict, textSummary } from '../runs/summary.ts';
 import { triggerWithRetry, waitForRun } from '../runs/wait.ts';
@@ -30,6 +31,8 @@ export interface RunResultJson {
   error_reason: string | null;
   failed_tests: ResultTest[];
   flaky_tests: ResultTest[];
+  /** What a run made with --affected ran (`mode`, `base_commit`, `reason`, `left_out`); null when not asked or not read. */
+  selection: RunSelection | null;
 }
 
 type ResultTest = Pick<RunSummaryDetail, 'test_case_id' | 'title' | 'file_path' | 'runner_project' | 'snoozed' | 'error_message' | 'failure_group_id'> & {
@@ -66,6 +69,7 @@ function resultJson(exitCode: ExitCode, run: RunView | null, runId: number | nul
     error_reason: t?.error_reason ?? null,
     failed_tests: run ? resultTests(run, 'failed') : [],
     flaky_tests: run ? resultTests(run, 'flaky') : [],
+    selection: t?.selection ?? null,
   };
 }
 
@@ -82,6 +86,8 @@ function finish(settings: RunSettings | null, exitCode: ExitCode, run: RunView |
   if (finished) return new Promise<never>(() => {});
   finished = true;
   if (note && !settings?.json) say(note);
+  const selection = run?.testRun.selection;
+  if (selection) say(selectionLine(selection));
   const text = settings?.json ? JSON.stringify(resultJson(exitCode, run, runId, note), null, 2) : run ? textSummary(run) : '';
   process.stdout.write(text ? `${text}\n` : '', () => process.exit(exitCode));
   return new Promise<never>(() => {});

@@ -17,7 +17,9 @@ function runnerProject(test: TestCase): string {
   return test.parent.project()?.name ?? '';
 }
 
-export function listTest(test: TestCase, rootDir: string): ListedTest {
+/** A test as listed to Proctor; `ownersOf` gives its owners (owners.ts), sent only when it has some. */
+export function listTest(test: TestCase, rootDir: string, ownersOf?: (test: TestCase) => string[]): ListedTest {
+  const owners = ownersOf ? ownersOf(test) : [];
   return {
     id: test.id,
     title: storable(test.title),
@@ -28,6 +30,7 @@ export function listTest(test: TestCase, rootDir: string): ListedTest {
     tags: test.tags.map(storable),
     line: test.location.line ?? null,
     column: test.location.column ?? null,
+    ...(owners.length > 0 ? { owners } : {}),
   };
 }
 
@@ -97,6 +100,7 @@ export function toAttempt(test: TestCase, result: TestResult, rootDir: string): 
     stdout_tail: tail(result.stdout),
     stderr_tail: tail(result.stderr),
     started_at: result.startTime ? result.startTime.toISOString() : null,
+    parallel_index: Number.isInteger(result.parallelIndex) && result.parallelIndex >= 0 ? result.parallelIndex : null,
     final: null,
   };
   if (willRetry(test, result)) return attempt;

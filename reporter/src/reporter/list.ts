@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FullConfig, Reporter, Suite, TestCase, TestRun } from '@playwright/test/reporter';
 import { listTest } from './collect.ts';
+import { ownersResolver } from './owners.ts';
 import type { WireListedTest } from '../api/wire.ts';
 
 export interface RunnerListedTest extends WireListedTest {
@@ -69,13 +70,14 @@ export default class ListReporter implements Reporter {
   onBegin(config: FullConfig, suite: Suite): void {
     // Paths in the inventory are relative to the config's folder, as the reporter reports them.
     const configDir = config.configFile ? path.dirname(config.configFile) : config.rootDir;
+    const ownersOf = ownersResolver(configDir);
     const listing: RunnerListing = {
       projects: config.projects.map((project) => project.name),
       dependencies: Object.fromEntries(config.projects.map((project) => [project.name, project.dependencies])),
       teardowns: Object.fromEntries(config.projects.flatMap((project) => (project.teardown ? [[project.name, project.teardown]] : []))),
       web_servers: webServersOf(config, configDir),
       tests: suite.allTests().map((test) => ({
-        ...listTest(test, configDir),
+        ...listTest(test, configDir, ownersOf),
         file: posix(path.relative(config.rootDir, test.location.file)),
         titles: test.titlePath().slice(3),
         parallel: this.parallel.has(test),

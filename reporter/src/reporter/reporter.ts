@@ -5,10 +5,12 @@ import { plainText } from '../text/ansi.ts';
 import { type ArtifactReport, ArtifactUploader, describeSize } from './artifacts.ts';
 import { AttachmentCollector } from './attachments.ts';
 import { listIsComplete, listTest, toAttempt } from './collect.ts';
+import { ownersResolver } from './owners.ts';
 import { type ActiveSnoozes, describeVerdict, type FailedTest, judge, readActiveSnoozes, worthSaying } from './forgiveness.ts';
 import { type ProctorReporterOptions, resolveSettings } from './settings.ts';
+import { snapshotLayout } from './snapshots.ts';
 import { readUnits, UnitBatch } from './unit-batch.ts';
-import { describeDelivery, Uploader } from './uploader.ts';
+import { describeDelivery, type RunEnd, Uploader } from './uploader.ts';
 
 export type { ProctorReporterOptions } from './settings.ts';
 export { failureSignature, failureMode } from '../text/signature.ts';
@@ -49,7 +51,8 @@ export default class ProctorReporter implements Reporter {
       return;
     }
     const units = readUnits(process.env);
-    const uploader = units ? new UnitBatch(resolved.settings, units) : new Uploader(resolved.settings);
+    const stop = (end: RunEnd) => this.stopTests(end);
+    const uploader = units ? new UnitBatch(resolved.settings, units, stop) : new Uploader(resolved.settings, stop);
     this.uploader = uploader;
     this.collector = new AttachmentCollector(resolved.settings.artifacts);
     this.artifacts = new ArtifactUploader(uploader.transportOptions, resolved.settings.artifactLimitBytes, () => uploader.runIdOnceStarted());
@@ -57,11 +60,15 @@ export default class ProctorReporter implements Reporter {
     const { environment, forgiveSnoozed } = resolved.settings;
     this.uploader.start({
       projectDir: this.rootDir,
-      tests: suite.allTests().map((test) => listTest(test, this.rootDir)),
+      tests: (() => {
+        const ownersOf = ownersResolver(this.rootDir);
+        return suite.allTests().map((test) => listTest(test, this.rootDir, ownersOf));
+      })(),
       complete: listIsComplete(process.argv),
       shard: config.shard?.current ?? 1,
       totalShards: config.shard?.total ?? 1,
       startedAt: new Date(),
+      snapshots: snapshotLayout(config, this.rootDir),
     });
     // Read once the run has started: joining it makes an environment used for the first time,
     // which has no snoozes yet but would answer 404 until then.
@@ -110,6 +117,19 @@ export default class ProctorReporter implements Reporter {
     process.stdout.write(`${[describeDelivery(report), artifactLine].filter(Boolean).join('\n')}\n`);
     // Nothing is forgiven against a server that could not be reached, and the line above says why.
     return report.unreachable ? undefined : this.forgive(result);
+  }
+
+  /**
+   * The run ended under the tests (cancelled by a person, or by fail fast once its failures reached
+   * `max_failures`): the tests still to run would only be refused. A reporter cannot abort
+   * Playwright, so it does what Ctrl-C does: a SIGINT to its own Playwright, which stops its
+   * workers, ends the run `interrupted` and exits non-zero (130); `proctor-ci agent` and the
+   * server's executor stop their Playwright on their own as well. Said once, clearly.
+   */
+  private stopTests(end: RunEnd): void {
+    const by = end.cancelledBy === 'max_failures' ? ' by fail fast: its failures reached max_failures' : '';
+    process.stdout.write(`[proctor] the run has ended (${end.state ?? 'ended'})${by}; stopping the tests: Playwright ends interrupted\n`);
+    process.kill(process.pid, 'SIGINT');
   }
 
   /** Playwright's result passes when every failed test is snoozed in Proctor; otherwise it stands. */

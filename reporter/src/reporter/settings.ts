@@ -45,6 +45,11 @@ export interface ReporterSettings {
   environment: string | null;
   runId: number | null;
   shard: number | null;
+  /**
+   * PROCTOR_TOTAL_SHARDS: the run's shards when they are not Playwright's own (`proctor-ci order`'s
+   * two phases report as shards 1 and 2 of one run); null: Playwright's `--shard`, else 1.
+   */
+  totalShards: number | null;
   runKey: string | null;
   commit: string | null;
   branch: string | null;
@@ -127,6 +132,7 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       environment,
       runId,
       shard: positiveInteger(env.PROCTOR_SHARD),
+      totalShards: positiveInteger(env.PROCTOR_TOTAL_SHARDS),
       runKey: runKey && environment ? `${environment}:${runKey}` : null,
       ...ciRevision(env),
       buildUrl: ciBuildUrl(env),

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type { Attempt, ListedTest } from './collect.ts';
 import type { ReporterSettings } from './settings.ts';
 import type { TransportOptions } from '../api/transport.ts';
-import { type DeliveryReport, type ShardStart, Uploader } from './uploader.ts';
+import { type DeliveryReport, type RunEndListener, type ShardStart, Uploader } from './uploader.ts';
 import type { ShardEndStatus } from '../api/wire.ts';
 
 /** What the agent writes for the reporter (`PROCTOR_UNITS`, a file's path): the batch's units. */
@@ -52,8 +52,15 @@ export class UnitBatch {
   constructor(
     settings: ReporterSettings,
     private readonly units: UnitsFile['units'],
+    onRunEnded: RunEndListener | null = null,
   ) {
-    for (const { unit } of units) this.uploaders.set(unit, new Uploader({ ...settings, shard: unit }));
+    let heard = false;
+    const once: RunEndListener = (end) => {
+      if (heard) return;
+      heard = true;
+      onRunEnded?.(end);
+    };
+    for (const { unit } of units) this.uploaders.set(unit, new Uploader({ ...settings, shard: unit }, once));
     this.first = this.uploaders.get(units[0]?.unit ?? 0) as Uploader;
     for (const unit of units) for (const id of unit.test_ids) this.byTest.set(id, unit.unit);
   }

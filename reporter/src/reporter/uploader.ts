@@ -5,12 +5,15 @@ import { ConnectBudget, ApiError, postJson, type TransportOptions } from '../api
 import {
   type ReportRunAnswer,
   type ReportRunBody,
+  type ResultBatchAnswer,
   type ResultBatchBody,
   type ShardBeginAnswer,
   type ShardBeginBody,
+  type WireSnapshotLayout,
   type ShardEndAnswer,
   type ShardEndBody,
   type ShardEndStatus,
+  OPTIONAL_ATTEMPT_FIELDS,
   OPTIONAL_FINAL_FIELDS,
   WIRE_LIMITS,
 } from '../api/wire.ts';
@@ -25,6 +28,8 @@ export interface ShardStart {
   shard: number;
   totalShards: number;
   startedAt: Date;
+  /** Where the suite keeps its screenshot baselines (sent with the first list of a shard). */
+  snapshots?: WireSnapshotLayout;
 }
 
 export interface DeliveryReport {
@@ -45,8 +50,27 @@ export interface DeliveryReport {
   unreachable: string | null;
 }
 
-/** An attempt as a server takes it: without the optional fields of its final outcome the server did not list. */
-function withFinalFields(attempt: Attempt, accepted: ReadonlySet<string>): Attempt {
+/** The run ended under the tests (a cancel, fail fast): its state and who cancelled it, as the server's typed fields say. */
+export interface RunEnd {
+  state: string | null;
+  /** `max_failures` when fail fast stopped it; null when not said (a refusal's code names no canceller). */
+  cancelledBy: string | null;
+}
+
+/** Called once, on the first answer that says the run has ended. */
+export type RunEndListener = (end: RunEnd) => void;
+
+const ENDED_STATES = new Set(['passed', 'failed', 'error', 'cancelled']);
+
+/** An attempt as a server takes it: without the optional fields of it and of its final outcome the server did not list. */
+function withFinalFields(given: Attempt, accepted: ReadonlySet<string>): Attempt {
+  let attempt = given;
+  for (const field of OPTIONAL_ATTEMPT_FIELDS) {
+    if (!accepted.has(field) && attempt[field] !== undefined) {
+      attempt = { ...attempt };
+      delete attempt[field];
+    }
+  }
   if (!attempt.final) return attempt;
   const unknown = OPTIONAL_FINAL_FIELDS.filter((field) => !accepted.has(field) && attempt.final?.[field] !== undefined);
   if (unknown.length === 0) return attempt;
@@ -91,7 +115,13 @@ export class Uploader {
   /** The optional fields of a final outcome the server said at begin that it stores (an older one refuses them). */
   private acceptedFinalFields: ReadonlySet<string> = new Set();
 
-  constructor(private readonly settings: ReporterSettings) {
+  /** Whether the listener heard of the run's end (it hears once). */
+  private endHeard = false;
+
+  constructor(
+    private readonly settings: ReporterSettings,
+    private readonly onRunEnded: RunEndListener | null = null,
+  ) {
     this.transport = {
       url: settings.url,
       apiKey: settings.apiKey,
@@ -125,7 +155,7 @@ export class Uploader {
         const body: ReportRunBody = {
           environment,
           run_key: this.settings.runKey,
-          total_shards: start.totalShards,
+          total_shards: this.settings.totalShards ?? start.totalShards,
           branch: this.settings.branch,
           commit: this.settings.commit,
           build_url: this.settings.buildUrl,
@@ -143,9 +173,17 @@ export class Uploader {
           commit: this.settings.commit,
           complete: start.complete,
           started_at: start.startedAt.toISOString(),
+          ...(from === 0 && start.snapshots ? { snapshots: start.snapshots } : {}),
         };
-        const answer = await postJson<ShardBeginAnswer>(this.transport, `/api/test-runs/${this.runId}/shards/${this.shard}/begin`, body);
-        this.acceptedFinalFields = new Set(answer.data.accepts_final_fields ?? []);
+        const path = `/api/test-runs/${this.runId}/shards/${this.shard}/begin`;
+        // A server before 0.3.0 refuses the tests' owners, one before 0.4.0 the snapshot layout (unknown
+        // fields): the list goes again without them.
+        const answer = await postJson<ShardBeginAnswer>(this.transport, path, body).catch((error: unknown) => {
+          if (!(error instanceof ApiError) || error.status !== 400 || !/owners|snapshots/.test(error.message)) throw error;
+          const { snapshots: _snapshots, ...older } = body;
+          return postJson<ShardBeginAnswer>(this.transport, path, { ...older, tests: body.tests.map(({ owners: _owners, ...test }) => test) });
+        });
+        this.acceptedFinalFields = new Set([...(answer.data.accepts_final_fields ?? []), ...(answer.data.accepts_attempt_fields ?? [])]);
         this.runNumber = answer.data.number ?? this.runNumber;
       }
     }, 'start the run');
@@ -195,8 +233,14 @@ export class Uploader {
     this.enqueue(
       async () => {
         const results = batch.map((attempt) => withFinalFields(attempt, this.acceptedFinalFields));
-        await postJson(this.transport, `/api/test-runs/${this.runId}/results`, { shard: this.shard, results } satisfies ResultBatchBody);
+        const answer = await postJson<ResultBatchAnswer>(this.transport, `/api/test-runs/${this.runId}/results`, {
+          shard: this.shard,
+          results,
+        } satisfies ResultBatchBody);
         this.delivered += batch.length;
+        // Fail fast: this batch's failures reached the run's limit, and the server cancelled it.
+        const run = answer.data.test_run;
+        if (run && ENDED_STATES.has(run.state)) this.runEnded({ state: run.state, cancelledBy: run.cancelled_by });
         this.attachFailures(batch);
       },
       `send ${batch.length} result(s)`,
@@ -240,10 +284,18 @@ export class Uploader {
       const message = (error as Error).message;
       this.failures.set(message, [...(this.failures.get(message) ?? []), what]);
       const status = error instanceof ApiError ? error.status : null;
+      // The run ended under the tests (a cancel, fail fast, another shard's failures): by the answer's code, never its words.
+      if (error instanceof ApiError && error.runEnded) this.runEnded({ state: error.runEnded.state, cancelledBy: null });
       if (error instanceof ApiError && error.unreachable) this.stopReason = message;
       if (!mayStop) return;
       if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
     }
+  }
+
+  private runEnded(end: RunEnd): void {
+    if (this.endHeard) return;
+    this.endHeard = true;
+    this.onRunEnded?.(end);
   }
 
   /**

@@ -60,8 +60,13 @@ export interface RunView {
     summary_url: string;
     environment_name: string;
     error_reason: string | null;
+    /** Why it was cancelled, and by whom (`max_failures`: fail fast stopped it); absent from servers before 0.3. */
+    cancel_reason?: string | null;
+    cancelled_by?: string | null;
     /** The branch the run tested, if it said one (optional: older waiters' fixtures leave it out). */
     test_run_branch?: string | null;
+    /** Which tests a run made with `affected` ran, and why (`--affected`); absent from older servers, null when not asked. */
+    selection?: RunSelection | null;
   };
   flattenedSummaryDetails: RunSummaryDetail[];
 }
@@ -80,6 +85,21 @@ export interface TriggerBody {
   rerun_source_id?: number;
   rerun_only_failed?: boolean;
   scm_actor?: string;
+  /** Fail fast: stop the run once this many tests failed that no snooze covers (`--max-failures`, the action's `max-failures`). */
+  max_failures?: number;
+  /** Only the tests a change can break (`--affected`): those Playwright finds affected since the last passing run, and last failures. */
+  affected?: boolean;
+}
+
+/** A run's `selection`: what an affected run ran. */
+export interface RunSelection {
+  mode: 'affected' | 'all';
+  base_commit: string | null;
+  base_run_id: number | null;
+  /** Why every test ran (`all`). */
+  reason: string | null;
+  /** How many tests no change could affect, left out. */
+  left_out: number;
 }
 
 export interface TriggeredRun {
@@ -128,7 +148,14 @@ export class RunsClient {
   }
 
   /** The run a CI build's agents share: made by the first to ask, found by the others by its key. */
-  async agentRun(body: { environment: string; run_key: string; branch: string | null; commit: string | null; build_url: string | null }): Promise<number> {
+  async agentRun(body: {
+    environment: string;
+    run_key: string;
+    branch: string | null;
+    commit: string | null;
+    build_url: string | null;
+    max_failures?: number;
+  }): Promise<number> {
     return (await this.request<{ data: { test_run: { id: number } } }>('POST', '/api/test-runs/agent-run', body)).data.test_run.id;
   }
 

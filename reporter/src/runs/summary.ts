@@ -36,7 +36,8 @@ export function jobSummary(run: RunView, note: string | null): string {
     `| ${t.total_count} | ${t.success_count} | ${t.failed_count} | ${t.flaky_count} | ${t.skipped_count} | ${t.duration === null ? '–' : `${(t.duration / 1000).toFixed(1)} s`} |`,
     '',
   ];
-  if (t.error_reason) lines.push(...markdownCodeBlock(t.error_reason.slice(0, 2000).split('\n')), '');
+  const reason = t.error_reason ?? t.cancel_reason ?? null;
+  if (reason) lines.push(...markdownCodeBlock(reason.slice(0, 2000).split('\n')), '');
   const failing = failingTests(run);
   if (failing.length > 0) {
     // In a table, text rather than code spans: GFM splits cells at a `|` even inside a code span.
@@ -81,9 +82,10 @@ export function textSummary(run: RunView): string {
   const t = run.testRun;
   const duration = t.duration === null ? '' : ` in ${(t.duration / 1000).toFixed(1)} s`;
   const lines = [`Proctor ${runName(t)} ${t.state} on ${t.environment_name}: ${t.total_count} tests, ${counts(run)}${duration}`];
-  if (t.error_reason)
+  const reason = t.error_reason ?? t.cancel_reason ?? null;
+  if (reason)
     lines.push(
-      ...t.error_reason
+      ...reason
         .slice(0, 2000)
         .split('\n')
         .map((line) => `  ${line}`),
@@ -104,7 +106,7 @@ export function textSummary(run: RunView): string {
   return lines.join('\n');
 }
 
-/** How a waiter ends on a run that ended: exit code 0 passed, 1 failed (or flaky with failOnFlaky), 2 error or cancelled. */
+/** How a waiter ends on a run that ended: exit code 0 passed, 1 failed (or flaky with failOnFlaky, or stopped by fail fast), 2 error or cancelled. */
 export interface Verdict {
   exitCode: 0 | 1 | 2;
   message: string;
@@ -116,6 +118,9 @@ export function runVerdict(run: RunView, failOnFlaky: boolean): Verdict {
     return { exitCode: 1, message: `Proctor ${runName(t)} passed with ${t.flaky_count} flaky test(s), and fail-on-flaky is set. ${t.summary_url}` };
   }
   if (t.state === 'passed') return { exitCode: 0, message: `Proctor ${runName(t)} passed: ${counts(run)}` };
-  const reason = t.error_reason ? ` (${t.error_reason.split('\n')[0]})` : '';
-  return { exitCode: t.state === 'failed' ? 1 : 2, message: `Proctor ${runName(t)} ${t.state}: ${counts(run)}${reason}. ${t.summary_url}` };
+  const why = t.error_reason ?? t.cancel_reason ?? null;
+  const reason = why ? ` (${why.split('\n')[0]})` : '';
+  // Fail fast stopped it: its tests failed, which is what exit code 1 says, not a cancel from outside.
+  const failed = t.state === 'failed' || (t.state === 'cancelled' && t.cancelled_by === 'max_failures');
+  return { exitCode: failed ? 1 : 2, message: `Proctor ${runName(t)} ${t.state}: ${counts(run)}${reason}. ${t.summary_url}` };
 }

@@ -1,5 +1,5 @@
 // A run spread over agents: they join it, the first one's listing of the suite becomes the run's
-// units (longest first by the environment's history), and each agent leases one unit at a time
+// units (longest first by the environment's history, or likely failures first: order/), and each agent leases one unit at a time
 // until none is left. A lease is held by the agent's heartbeat; one not renewed for the lease time
 // goes back to the queue, and its unit to the next agent that asks.
 import { meanDurations } from '../analytics/index.ts';
@@ -12,9 +12,13 @@ import { distributeToAgents, endShard, failRun, findOrCreateAgentRun, recordPlan
 import { isTerminal, type RunState } from '../states.ts';
 import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.ts';
 import { packBatch } from './pack.ts';
+import { agentLeasesGranted } from '../metrics.ts';
+import { historiesOf, unitRiskRanks } from '../order/index.ts';
+import { lastPassingRun } from '../selection/index.ts';
 import {
   addAgent,
   agentName,
+  agentsRunState,
   type AgentsRun,
   checkoutOf,
   type EstimatedUnit,
@@ -27,6 +31,7 @@ import {
   leaseUnits,
   lockAgentsRun,
   lockUnit,
+  orderedEnvironmentOf,
   otherAgents,
   plannedUnits,
   recordCrash,
@@ -51,7 +56,7 @@ export async function agentRunOf(sql: Sql, projectId: number, body: AgentRunBody
         commit: body.commit,
         buildUrl: body.build_url,
         pullRequest: body.pull_request,
-        maxFailures: null,
+        maxFailures: body.max_failures,
       },
       now,
     );
@@ -73,6 +78,8 @@ export interface Joined {
   reporterKey: string;
   /** The agent's own token: its heartbeats, leases and plan, and its run's results. */
   agentToken: string;
+  /** Failures first: the commit the planning agent lists changed tests since; null when not asked. */
+  changedSince: string | null;
 }
 
 /** An agent joins a pending run or a run of agents that has not ended; a run of static shards under way is not theirs. */
@@ -80,20 +87,33 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
   return sql.begin(async (tx) => {
     const run = await distributeToAgents(tx, projectId, runId, now);
     if (!run) throw new NotFoundError('test run not found');
-    if (isTerminal(run.state as RunState)) throw new RunEndedError(`test run ${runId} has ended (${run.state}): there is no work left`);
+    if (isTerminal(run.state as RunState)) throw new RunEndedError(`test run ${runId} has ended (${run.state}): there is no work left`, run.state);
     if (run.distribution !== 'agents')
       throw new ConflictError(`test run ${runId} is executed by the server in static shards (${run.state}); agents join a pending run or a run of agents`);
     const agentId = await addAgent(tx, runId, name, now);
+    const checkout = await checkoutOf(tx, runId);
     return {
       agentId,
       ...(await joinOrder(tx, runId, agentId)),
       state: run.state as RunState,
       planned: run.planned,
-      checkout: await checkoutOf(tx, runId),
+      checkout,
+      changedSince: await changedSinceOf(tx, runId, checkout.branch),
       reporterKey: await createRunKey(tx, projectId, runId),
       agentToken: await createAgentToken(tx, projectId, runId, agentId),
     };
   });
+}
+
+/**
+ * For a failures-first environment, the commit of the last passing run on the run's branch: the
+ * planning agent has the checkout, so it is the one to ask Playwright what changed since.
+ */
+async function changedSinceOf(sql: Tx, runId: number, branch: string | null): Promise<string | null> {
+  if (!branch) return null;
+  const environment = await orderedEnvironmentOf(sql, runId);
+  if (!environment || environment.order_strategy !== 'failures-first') return null;
+  return (await lastPassingRun(sql, environment.id, branch, runId))?.commit ?? null;
 }
 
 /** The run, locked against its end while an agent's request is answered; a stranger to the run is a 404. */
@@ -111,11 +131,18 @@ export async function planRun(sql: Sql, projectId: number, runId: number, plan: 
   if (plan.error !== null) return failPlan(sql, projectId, runId, plan.agent_id, plan.error, now);
   const result = await sql.begin(async (tx) => {
     const run = await runOfAgent(tx, projectId, runId, plan.agent_id, now);
-    if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`);
-    if (!(await recordPlan(tx, runId, plan.units.length, { commit: plan.commit, branch: plan.branch }, now))) {
-      return { planned: false, units: await plannedUnits(tx, runId) };
-    }
-    await insertUnits(tx, runId, await estimated(tx, projectId, run.environment_id, plan.units));
+    if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`, run.state);
+    const recorded = await recordPlan(tx, runId, plan.units.length, { commit: plan.commit, branch: plan.branch }, now);
+    if (!recorded) return { planned: false, units: await plannedUnits(tx, runId) };
+    const units = await estimated(tx, projectId, run.environment_id, plan.units);
+    await insertUnits(
+      tx,
+      runId,
+      units,
+      recorded.order_strategy === 'failures-first'
+        ? await riskRanks(tx, projectId, run.environment_id, recorded.branch, units, plan.changed_test_ids === null ? null : new Set(plan.changed_test_ids))
+        : null,
+    );
     return { planned: true, units: plan.units.length };
   });
   if (result.planned && result.units === 0) await failRun(sql, runId, "the run's selection leaves no test to run", now);
@@ -156,6 +183,29 @@ async function estimated(sql: Tx, projectId: number, environmentId: number, unit
   });
 }
 
+/**
+ * Failures first (issue 56): each unit's place among those likeliest to fail on this build, from the
+ * environment's history on the run's branch (else its mainline); null for a unit with no sign.
+ */
+async function riskRanks(
+  sql: Tx,
+  projectId: number,
+  environmentId: number,
+  branch: string | null,
+  units: EstimatedUnit[],
+  changed: ReadonlySet<string> | null,
+): Promise<(number | null)[]> {
+  const histories = await historiesOf(
+    sql,
+    projectId,
+    environmentId,
+    branch,
+    units.flatMap((unit) => unit.test_ids),
+    changed,
+  );
+  return unitRiskRanks(units, histories);
+}
+
 export interface Lease {
   /** The units leased, longest first: one, or with a budget a batch of one runner project; none when none is free. */
   units: Unit[];
@@ -188,7 +238,7 @@ export function leaseUnit(
   now: Date,
   budgetMs: number | null = null,
 ): Promise<Lease> {
-  return sql.begin(async (tx) => {
+  const leased = sql.begin(async (tx) => {
     await lockAdvisory(tx, ADVISORY_LOCK.agentLeases, runId);
     const run = await runOfAgent(tx, projectId, runId, agentId, now);
     const lease = { units: [], remaining: 0, state: run.state, planned: run.planned, plan: false };
@@ -207,6 +257,20 @@ export function leaseUnit(
     }
     return { ...lease, units, remaining: await remainingUnits(tx, runId) };
   });
+  return leased.then((lease) => {
+    agentLeasesGranted.inc(lease.units.length);
+    return lease;
+  });
+}
+
+/**
+ * The run's state as its agent asks it between heartbeats (every second): nothing is locked or
+ * written, so that a cancel reaches every agent within a second at the cost of one read each.
+ */
+export async function agentRunState(sql: Sql, projectId: number, runId: number): Promise<{ state: RunState; cancelled_by: string | null }> {
+  const run = await agentsRunState(sql, projectId, runId);
+  if (!run) throw new NotFoundError(`test run ${runId} not found`);
+  return run;
 }
 
 /** The agent is alive: its leases are extended. The run's state tells it of a cancel. */
@@ -242,7 +306,7 @@ export async function unitCrashed(
 ): Promise<{ retried: boolean }> {
   const crash = await sql.begin(async (tx) => {
     const run = await runOfAgent(tx, projectId, runId, agentId, now);
-    if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`);
+    if (isTerminal(run.state)) throw new RunEndedError(`test run ${runId} has ended (${run.state})`, run.state);
     const unit = await lockUnit(tx, runId, unitNumber);
     if (!unit) throw new NotFoundError(`unit ${unitNumber} of test run ${runId} not found`);
     if (unit.done) return null;

@@ -3,7 +3,7 @@ import { actorOf } from '../audit/index.ts';
 import type { AppDeps } from '../context.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
 import { runParams } from '../runs/schema.ts';
-import { agentHeartbeat, agentRunOf, joinRun, leaseUnit, planRun, unitCrashed } from './distribute.ts';
+import { agentHeartbeat, agentRunOf, agentRunState, joinRun, leaseUnit, planRun, unitCrashed } from './distribute.ts';
 import {
   agentParams,
   agentRunSchema,
@@ -16,6 +16,7 @@ import {
   leaseSchema,
   planResponse,
   planSchema,
+  runStateResponse,
   unitParams,
 } from './schema.ts';
 import { RUN_STATES } from '../states.ts';
@@ -60,6 +61,7 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
           test_run: { id: params.id, state: joined.state, planned: joined.planned },
           checkout: joined.checkout,
           reporter_key: joined.reporterKey,
+          changed_since: joined.changedSince,
           agent_token: joined.agentToken,
           lease_seconds: Math.round(leaseMs / 1000),
         },
@@ -116,6 +118,18 @@ export function agentRoutes(ctx: RouteContext, deps: AppDeps): void {
       const beat = await agentHeartbeat(sql, scope.projectId, params.id, params.agent, leaseMs, clock());
       return { data: { test_run: { state: beat.state }, leased_units: beat.units } };
     },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/test-runs/:id/agents/:agent/state',
+    agent: ({ params }) => ({ runId: params.id, agentId: params.agent }),
+    tag: TAG,
+    summary:
+      "The run's state, which an agent asks every second between its heartbeats: a cancel (fail fast's too) reaches it at once; reads only, extends no lease",
+    params: agentParams,
+    response: runStateResponse,
+    handler: async ({ params, scope }) => ({ data: { test_run: await agentRunState(sql, scope.projectId, params.id) } }),
   });
 
   addRoute(ctx, {

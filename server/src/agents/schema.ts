@@ -19,6 +19,14 @@ export const agentRunSchema = z
     commit: z.string().max(LIMIT.commit).nullable().default(null),
     build_url: z.string().max(LIMIT.url).nullable().default(null),
     pull_request: z.number().int().min(1).max(MAX_INT4).nullable().default(null).describe('the pull or merge request the CI build is for'),
+    max_failures: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .nullable()
+      .default(null)
+      .describe("fail fast: the run stops once this many tests failed that no snooze covers (null: the environment's limit); the first agent's makes the run"),
   })
   .strict()
   .openapi('AgentRun');
@@ -59,6 +67,12 @@ export const joinResponse = z.object({
     test_run: z.object({ id: z.number().int(), state: z.enum(RUN_STATES), planned: z.boolean() }),
     checkout: checkoutSchema,
     reporter_key: z.string().describe("a key scoped to this run, for the tests' reporter: the only credential the test process gets"),
+    changed_since: z
+      .string()
+      .nullable()
+      .describe(
+        "failures first: the commit of the last passing run on the run's branch, for the planning agent to list the tests changed since (`changed_test_ids`); null for a `duration` environment or without such a run",
+      ),
     agent_token: z
       .string()
       .describe("this agent's own token, for its plan, leases and heartbeats (no other agent's) and its run's results; it ends with the run"),
@@ -84,6 +98,14 @@ export const planSchema = z
     commit: z.string().max(LIMIT.commit).nullable().default(null).describe("the checkout's commit: the run's, unless the CI named one"),
     branch: z.string().max(LIMIT.branch).nullable().default(null).describe("the checkout's branch: the run's, unless the CI named one"),
     units: z.array(plannedUnitSchema).max(MAX_UNITS),
+    changed_test_ids: z
+      .array(runnerTestId)
+      .max(MAX_UNITS * 10)
+      .nullable()
+      .default(null)
+      .describe(
+        "failures first: the tests whose files changed since the join answer's `changed_since` commit, as the checkout's Playwright (`--only-changed`) lists them; null when not known",
+      ),
     error: z
       .string()
       .min(1)
@@ -154,6 +176,15 @@ export const heartbeatResponse = z.object({
   }),
 });
 
+export const runStateResponse = z.object({
+  data: z.object({
+    test_run: z.object({
+      state: z.enum(RUN_STATES),
+      cancelled_by: z.string().nullable().describe('who cancelled the run: `max_failures` when fail fast stopped it; null while it runs'),
+    }),
+  }),
+});
+
 export const agentParams = z.object({ id: positiveId, agent: positiveId }).strict();
 export const unitParams = z.object({ id: positiveId, unit: positiveId }).strict();
 
@@ -188,12 +219,23 @@ type Sends<Schema extends z.ZodType, Wire> = [Wire] extends [z.input<Schema>] ? 
 type Reads<Answer, Wire> = [Answer] extends [Wire] ? true : false;
 const agentWireAgrees: [
   Sends<typeof agentRunSchema, AgentWire.AgentRunBody>,
-  Sends<typeof planSchema, { agent_id: number; commit: string | null; branch: string | null; units: AgentWire.PlannedUnit[]; error?: string | null }>,
+  Sends<
+    typeof planSchema,
+    {
+      agent_id: number;
+      commit: string | null;
+      branch: string | null;
+      units: AgentWire.PlannedUnit[];
+      changed_test_ids?: string[] | null;
+      error?: string | null;
+    }
+  >,
   Sends<typeof crashSchema, { agent_id: number; error: string }>,
   Sends<typeof leaseSchema, { agent_id: number; budget_ms?: number | null }>,
   Reads<z.output<typeof joinResponse>['data'], AgentWire.JoinAnswer>,
   Reads<z.output<typeof leaseResponse>['data'], AgentWire.LeaseAnswer>,
   Reads<Unit, AgentWire.Unit>,
   Reads<Checkout, AgentWire.Checkout>,
-] = [true, true, true, true, true, true, true, true];
+  Reads<z.output<typeof runStateResponse>['data'], AgentWire.RunStateAnswer>,
+] = [true, true, true, true, true, true, true, true, true];
 void agentWireAgrees;

@@ -25,19 +25,25 @@ export async function touchAgent(sql: Tx, runId: number, agentId: number, now: D
   return rows.length > 0;
 }
 
-/** The run's units, numbered 1.. in the order given. */
-export async function insertUnits(sql: Tx, runId: number, units: EstimatedUnit[]): Promise<void> {
+/** The run's units, numbered 1.. in the order given, with their failures-first ranks (null: a duration run). */
+export async function insertUnits(sql: Tx, runId: number, units: EstimatedUnit[], riskRanks: (number | null)[] | null): Promise<void> {
   if (units.length === 0) return;
-  const rows = units.map((unit, i) => ({ ...unit, unit: i + 1 }));
+  const rows = units.map((unit, i) => ({ ...unit, unit: i + 1, risk_rank: riskRanks?.[i] ?? null }));
   await sql`
-    insert into test_run_units (test_run_id, unit, runner_project, file, tests, test_ids, estimate_ms)
-    select ${runId}, x.unit, x.runner_project, x.file, x.tests, x.test_ids, x.estimate_ms
-    from jsonb_to_recordset(${sql.json(rows)}) as x(unit int, runner_project text, file text, tests text[], test_ids text[], estimate_ms int)`;
+    insert into test_run_units (test_run_id, unit, runner_project, file, tests, test_ids, estimate_ms, risk_rank)
+    select ${runId}, x.unit, x.runner_project, x.file, x.tests, x.test_ids, x.estimate_ms, x.risk_rank
+    from jsonb_to_recordset(${sql.json(rows)}) as x(unit int, runner_project text, file text, tests text[], test_ids text[], estimate_ms int, risk_rank int)`;
 }
 
 /**
- * Gives the agent the longest unit that is neither done nor held (unknown durations first, then
- * the longest estimate), held until `leasedUntil`. SKIP LOCKED: agents leasing at once get
+ * The order units are handed out in: a failures-first run's ranked units first (risk_rank 1 first),
+ * then longest first (unknown durations first), as every unit of a duration run (no ranks).
+ */
+const leaseOrder = (sql: Tx) => sql`u.risk_rank nulls last, u.estimate_ms desc nulls first, u.unit`;
+
+/**
+ * Gives the agent the first unit in lease order (leaseOrder: likeliest to fail, then longest) that
+ * is neither done nor held, held until `leasedUntil`. SKIP LOCKED: agents leasing at once get
  * different units. A unit that crashed on this agent is left to the others while another agent
  * was heard from since `activeSince`; with none, this agent takes it again once its crash is that
  * old too (a lease time, for an agent that joins late to take it first).
@@ -52,7 +58,7 @@ export async function leaseNext(sql: Tx, runId: number, agentId: number, now: Da
         and (u.crashed_agent_id is distinct from ${agentId}
              or (u.crashed_at < ${activeSince}
                  and not exists (select 1 from test_run_agents a where a.test_run_id = u.test_run_id and a.id <> ${agentId} and a.last_seen_at >= ${activeSince})))
-      order by u.estimate_ms desc nulls first, u.unit
+      order by ${leaseOrder(sql)}
       for update of u skip locked
       limit 1
     )
@@ -71,12 +77,12 @@ const freeFilter = (sql: Tx, runId: number, agentId: number, now: Date, activeSi
        or (u.crashed_at < ${activeSince}
            and not exists (select 1 from test_run_agents a where a.test_run_id = u.test_run_id and a.id <> ${agentId} and a.last_seen_at >= ${activeSince})))`;
 
-/** The units free for the agent now, longest first (unknown durations first), as leaseNext would give them. */
-export async function freeUnits(sql: Tx, runId: number, agentId: number, now: Date, activeSince: Date): Promise<Unit[]> {
-  return sql<Unit[]>`
-    select u.unit, u.runner_project, u.file, u.tests, u.test_ids, u.estimate_ms from test_run_units u
+/** The units free for the agent now, in lease order, as leaseNext would give them, each with its failures-first rank. */
+export async function freeUnits(sql: Tx, runId: number, agentId: number, now: Date, activeSince: Date): Promise<(Unit & { risk_rank: number | null })[]> {
+  return sql<(Unit & { risk_rank: number | null })[]>`
+    select u.unit, u.runner_project, u.file, u.tests, u.test_ids, u.estimate_ms, u.risk_rank from test_run_units u
     where ${freeFilter(sql, runId, agentId, now, activeSince)}
-    order by u.estimate_ms desc nulls first, u.unit`;
+    order by ${leaseOrder(sql)}`;
 }
 
 /** Leases the units that are still free (another agent may have taken one meanwhile); returns those leased, in the order given. */
@@ -196,6 +202,13 @@ export async function checkoutOf(sql: Tx, runId: number): Promise<Checkout> {
   return row as Checkout;
 }
 
+/** The run's environment and the order its runs are handed out in. */
+export async function orderedEnvironmentOf(sql: Tx, runId: number): Promise<{ id: number; order_strategy: string } | null> {
+  const [row] = await sql<{ id: number; order_strategy: string }[]>`
+    select e.id, e.order_strategy from test_runs r join environments e on e.id = r.environment_id where r.id = ${runId}`;
+  return row ?? null;
+}
+
 export interface AgentsRun {
   state: RunState;
   environment_id: number;
@@ -207,6 +220,13 @@ export async function lockAgentsRun(sql: Tx, projectId: number, runId: number): 
   const [run] = await sql<AgentsRun[]>`
     select state, environment_id, planned_at is not null as planned from test_runs
     where project_id = ${projectId} and id = ${runId} and distribution = 'agents' for key share`;
+  return run ?? null;
+}
+
+/** The state of the project's run served by agents, read without a lock (an agent asks it every second); null when it is none. */
+export async function agentsRunState(sql: Tx, projectId: number, runId: number): Promise<{ state: RunState; cancelled_by: string | null } | null> {
+  const [run] = await sql<{ state: RunState; cancelled_by: string | null }[]>`
+    select state, cancelled_by from test_runs where project_id = ${projectId} and id = ${runId} and distribution = 'agents'`;
   return run ?? null;
 }
 

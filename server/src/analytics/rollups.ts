@@ -1,5 +1,6 @@
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
+import { recordDurationShifts } from '../durations/index.ts';
 import { afterRunRolledUp, rebuildFlakiness } from '../flaky/index.ts';
 import { dropQueuedForRebuild, lastDeletedDay, removeQueued, replaceRollups, rollupRun, takeQueued } from './rollups-store.ts';
 
@@ -18,6 +19,7 @@ export function rollUpNext(sql: Sql, clock: Clock): Promise<boolean> {
     if (runId === null) return false;
     await rollupRun(tx, runId);
     await afterRunRolledUp(tx, runId, clock());
+    await recordDurationShifts(tx, runId, clock());
     await removeQueued(tx, runId);
     return true;
   });

@@ -105,6 +105,7 @@ export function analyticsRoutes(ctx: RouteContext, deps: AppDeps): void {
         testCaseId: query.test_case_id,
         tags: parseTagList(query.tags),
         search: query.search ? `%${escapeLike(query.search.toLowerCase())}%` : null,
+        owner: query.owner ?? null,
       };
       const [{ rows, withHistory }, total] = await Promise.all([
         store.testCaseMetrics(sql, scope.projectId, environmentId, window, filter, { by: query.order_by, direction: query.order, limit: query.limit }),
@@ -126,6 +127,7 @@ export function analyticsRoutes(ctx: RouteContext, deps: AppDeps): void {
             file_path: row.file_path,
             project_name: row.project_name,
             tags: row.tags,
+            owners: row.owners,
             last_run_at: row.last_run_at?.toISOString() ?? null,
             metrics: {
               total_runs: row.total_runs,

@@ -18,6 +18,7 @@ export const testCaseAnalyticsQuery = z
     test_case_id: z.string().min(1).max(100).optional().describe('one test case with its history; search, tags, order_by, order and limit are then ignored'),
     search: z.string().min(1).max(200).optional().describe('substring of the test name or file path'),
     tags: z.string().optional().describe('comma-separated; a test with any of them matches'),
+    owner: z.string().min(1).max(200).optional().describe('only the tests this owner owns, named as CODEOWNERS names it (`@org/team`)'),
     order_by: z.enum(['fail_rate', 'flaky_rate', 'last_run']).default('last_run'),
     order: z.enum(['asc', 'desc']).default('desc'),
     limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -87,6 +88,7 @@ export const testCaseAnalyticsResponse = z.object({
         file_path: z.string(),
         project_name: z.string(),
         tags: z.array(z.string()),
+        owners: z.array(z.string()).describe("the test's owners, from the repository's CODEOWNERS and its `owner` annotations"),
         last_run_at: z.string().nullable(),
         metrics: z.object({
           total_runs: z.number().int(),

@@ -35,6 +35,8 @@ export interface TestCaseFilter {
   testCaseId?: string;
   tags: string[];
   search: string | null;
+  /** The tests one owner owns (`@org/team`). */
+  owner?: string | null;
 }
 
 export interface TestCaseMetricsRow {
@@ -43,6 +45,7 @@ export interface TestCaseMetricsRow {
   file_path: string;
   project_name: string;
   tags: string[];
+  owners: string[];
   last_run_at: Date | null;
   total_runs: number;
   pass_count: number;
@@ -66,7 +69,8 @@ function caseFilter(sql: Tx, filter: TestCaseFilter) {
   if (filter.testCaseId) return sql``;
   return sql`
     ${filter.tags.length > 0 ? sql`and tc.tags && ${filter.tags}::text[]` : sql``}
-    ${filter.search ? sql`and (lower(tc.name) like ${filter.search} or lower(tc.file_path) like ${filter.search})` : sql``}`;
+    ${filter.search ? sql`and (lower(tc.name) like ${filter.search} or lower(tc.file_path) like ${filter.search})` : sql``}
+    ${filter.owner ? sql`and tc.owners @> ${[filter.owner]}::text[]` : sql``}`;
 }
 
 /** The latest snapshot day of the running totals on or before `day`, or null. */
@@ -115,12 +119,12 @@ export async function testCaseMetrics(
       and h.total_runs + h.skip_count > coalesce(l.total_runs + l.skip_count, 0)`;
   const orderBy = sql`${ORDER[order.by](sql)} ${order.direction === 'asc' ? sql`asc nulls first` : sql`desc nulls last`}, a.test_case_id`;
   const limit = filter.testCaseId ? 1 : order.limit;
-  const needsInventory = !filter.testCaseId && (filter.tags.length > 0 || filter.search !== null);
+  const needsInventory = !filter.testCaseId && (filter.tags.length > 0 || filter.search !== null || Boolean(filter.owner));
   // Without a tag or search filter, the page is chosen from the totals alone; only its rows meet the inventory.
   const rows = needsInventory
     ? await sql<(TestCaseMetricsRow & { with_history: number })[]>`
         with a as (${totals})
-        select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, a.last_run_at,
+        select a.test_case_id, tc.name as test_name, tc.file_path, tc.runner_project as project_name, tc.tags, tc.owners, a.last_run_at,
                a.total_runs, a.pass_count, a.fail_count, a.flaky_count, ${sql.unsafe(MEAN_DURATION)} as mean_duration,
                count(*) over ()::int as with_history
         from a join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
@@ -131,7 +135,7 @@ export async function testCaseMetrics(
         with a as (${totals}),
         page as (select a.*, count(*) over ()::int as with_history from a order by ${orderBy} limit ${limit})
         select a.test_case_id, coalesce(tc.name, a.test_case_id) as test_name, coalesce(tc.file_path, '') as file_path,
-               coalesce(tc.runner_project, '') as project_name, coalesce(tc.tags, '{}') as tags, a.last_run_at,
+               coalesce(tc.runner_project, '') as project_name, coalesce(tc.tags, '{}') as tags, coalesce(tc.owners, '{}') as owners, a.last_run_at,
                a.total_runs, a.pass_count, a.fail_count, a.flaky_count, ${sql.unsafe(MEAN_DURATION)} as mean_duration, a.with_history
         from page a left join test_cases tc on tc.project_id = ${projectId} and tc.id = a.test_case_id
         order by ${orderBy}`;
@@ -214,4 +218,38 @@ export async function testsSeenIn(sql: Tx, projectId: number, environmentId: num
     where project_id = ${projectId} and environment_id = ${environmentId}
       and day = (select max(day) from test_case_cumulative where project_id = ${projectId} and environment_id = ${environmentId})`;
   return new Set(rows.map((row) => row.test_case_id));
+}
+
+/** A day's last ended run in an environment: what a point of a daily trend links to. */
+export interface DayRun {
+  environment_id: number;
+  day: string;
+  id: number;
+  number: number;
+}
+
+/**
+ * The last ended run of each day (UTC, as the rollups count days) and environment, from `from` to
+ * `to` (YYYY-MM-DD, both included); `environmentId` 0 reads every environment.
+ */
+export async function lastRunsByDay(sql: Tx, projectId: number, environmentId: number, from: string, to: string): Promise<DayRun[]> {
+  return sql<DayRun[]>`
+    select distinct on (environment_id, day) environment_id, day::text as day, id, number from (
+      select environment_id, (coalesce(run_started_at, created_at) at time zone 'UTC')::date as day, id, number
+      from test_runs
+      where project_id = ${projectId} and run_ended_at is not null
+        and environment_id = any(${environmentId === 0 ? sql`array(select id from environments where project_id = ${projectId})` : sql`array[${environmentId}]::int[]`})
+        -- A run ends after it starts: the window's ends by the index on (environment, end), then its starts.
+        and run_ended_at >= ${from}::date at time zone 'UTC'
+        and coalesce(run_started_at, created_at) >= ${from}::date at time zone 'UTC'
+        and coalesce(run_started_at, created_at) < (${to}::date + 1) at time zone 'UTC'
+    ) r
+    order by environment_id, day, id desc`;
+}
+
+/** Of `runs`, each day's last over every environment. */
+export function lastRunOfDay(runs: DayRun[]): Map<string, DayRun> {
+  const byDay = new Map<string, DayRun>();
+  for (const run of runs) if ((byDay.get(run.day)?.id ?? 0) < run.id) byDay.set(run.day, run);
+  return byDay;
 }

@@ -8,6 +8,7 @@ import { HttpError } from '../http/errors.ts';
 import { lesserRole, type Principal, roleOfScope, type Scope } from '../principals.ts';
 import { roleInProject, userProjectIds } from '../projects/index.ts';
 import { isTerminal } from '../states.ts';
+import { RUN_ENDED } from '../errors.ts';
 import { parseKey, secretMatches } from './keys.ts';
 import { keyLookup, type KeyLookup } from './key-lookup.ts';
 import { type StoredKey, touchKey } from './store.ts';
@@ -41,7 +42,7 @@ async function keyOf(sql: Sql, findKey: KeyLookup, token: string, now: Date): Pr
   // end on they are wrong keys, so that nothing written with them can come after it.
   if (stored.test_run_id !== null && stored.run_state !== null && isTerminal(stored.run_state)) {
     const whose = stored.agent_id !== null ? `agent ${stored.agent_id}'s token` : "this run's key";
-    throw new HttpError(401, `${whose} ended with its run ${stored.test_run_id} (${stored.run_state})`);
+    throw new HttpError(401, `${whose} ended with its run ${stored.test_run_id} (${stored.run_state})`, { code: RUN_ENDED, run_state: stored.run_state });
   }
   noteUse(sql, stored.id, now);
   return stored;

@@ -1,4 +1,5 @@
 import type { ComparedTest, Comparison } from '../comparisons/index.ts';
+import type { ShiftMark } from '../durations/index.ts';
 import type { Project } from '../projects/index.ts';
 import { commitsCompareUrl, formatDuration } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
@@ -29,7 +30,24 @@ function testCell(project: Project, test: ComparedTest): string {
   }`;
 }
 
-function listSection(project: Project, heading: string, empty: string, list: Comparison['new_failures'], durations = false): string {
+/** A test flagged slower in the run's environment: since which run, by how much. */
+function slowerMark(project: Project, mark: ShiftMark | undefined): string {
+  if (!mark) return '';
+  const rise = Math.round(((mark.recent_ms - mark.baseline_ms) / Math.max(mark.baseline_ms, 1)) * 100);
+  const since = mark.started_run_id
+    ? `<a href="/projects/${project.id}/runs/${mark.started_run_id}">run #${mark.started_run_number}</a>`
+    : `run #${mark.started_run_number}`;
+  return `<div class="slower-mark"><span class="tag slower">slower</span> ${rise}% since ${since}</div>`;
+}
+
+function listSection(
+  project: Project,
+  heading: string,
+  empty: string,
+  list: Comparison['new_failures'],
+  durations = false,
+  slower: ReadonlyMap<string, ShiftMark> = new Map(),
+): string {
   const id = heading.toLowerCase().replace(/\W+/g, '-');
   const head = `<h2 id="${id}">${e(heading)} (${list.total})</h2>`;
   if (list.total === 0) return `<section aria-labelledby="${id}" data-list="${id}">${head}<p class="muted">${e(empty)}</p></section>`;
@@ -39,7 +57,7 @@ function listSection(project: Project, heading: string, empty: string, list: Com
       const timing = durations
         ? `<td>${e(formatDuration(test.base_duration))}</td><td>${e(formatDuration(test.duration))}</td><td>${change === null ? '' : `${change > 0 ? '+' : '−'}${e(formatDuration(Math.abs(change)))}`}</td>`
         : `<td>${status(test.base_status)}</td><td>${status(test.status)}</td>`;
-      return `<tr data-test="${e(test.test_case_id)}"><td>${testCell(project, test)}</td>${timing}</tr>`;
+      return `<tr data-test="${e(test.test_case_id)}"><td>${testCell(project, test)}${slowerMark(project, slower.get(test.test_case_id))}</td>${timing}</tr>`;
     })
     .join('');
   const columns = durations
@@ -49,7 +67,7 @@ function listSection(project: Project, heading: string, empty: string, list: Com
   return `<section aria-labelledby="${id}" data-list="${id}">${head}<div class="scroll"><table><thead><tr><th scope="col">Test</th>${columns}</tr></thead><tbody>${rows}</tbody></table></div>${more}</section>`;
 }
 
-export function comparePage(viewer: Viewer, project: Project, comparison: Comparison): string {
+export function comparePage(viewer: Viewer, project: Project, comparison: Comparison, slower: ReadonlyMap<string, ShiftMark> = new Map()): string {
   const { run, base } = comparison;
   const commits = base.commit && run.commit && base.commit !== run.commit ? commitsCompareUrl(project.repo_url, base.commit, run.commit) : null;
   const body = `<h1>Run #${run.number} compared with run #${base.number}</h1>
@@ -57,6 +75,6 @@ export function comparePage(viewer: Viewer, project: Project, comparison: Compar
 ${commits ? `<p><a href="${e(commits)}" rel="noreferrer">The commits between them</a> on the repository's host</p>` : ''}
 <nav aria-label="Lists" class="lists">${LISTS.map((list) => `<a href="#${list.heading.toLowerCase().replace(/\W+/g, '-')}">${e(list.heading)} (${comparison[list.key].total})</a>`).join(' · ')}</nav>
 ${LISTS.map((list) => listSection(project, list.heading, list.empty, comparison[list.key])).join('\n')}
-${listSection(project, 'Duration changes', 'No test that passed in both took a different time.', comparison.duration_changes, true)}`;
+${listSection(project, 'Duration changes', 'No test that passed in both took a different time.', comparison.duration_changes, true, slower)}`;
   return layout({ title: `Run #${run.number} against #${base.number} · ${project.name}`, viewer, project, body });
 }

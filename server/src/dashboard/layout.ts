@@ -1,6 +1,6 @@
-import { escapeXml as e } from '../xml.ts';
-import { dashboardAssets } from './assets.ts';
-import { mayCall } from './permissions.ts';
+import { h } from 'preact';
+import { renderHtml, Trusted } from './components/html.ts';
+import { renderPage, StateBadge, type Viewer } from './components/page.tsx';
 
 /**
  * Pages run and style themselves only with Proctor's own files (no inline script or style), call
@@ -20,46 +20,14 @@ const MARK = '<path d="M8 16.5l5.5 5.5L24 11" fill="none" stroke="#fff" stroke-w
 /** Proctor's icon, the favicon. */
 export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1a7f37"/>${MARK}</svg>`;
 
-/** The logo in the header: the mark, coloured by the theme's stylesheet, and the name. */
-const LOGO = `<svg class="logo" viewBox="0 0 32 32" aria-hidden="true" focusable="false"><rect class="mark" width="32" height="32" rx="7"/>${MARK}</svg><span>Proctor</span>`;
+export type { Viewer };
 
-/** The signed-in person a page is rendered for. */
-export interface Viewer {
-  userId: string;
-  name: string;
-  email: string;
-  csrfToken: string;
-}
+// The page's shell is a component (components/page.tsx); these keep the string functions the pages
+// not yet written as components call.
 
 /** A run's state as a coloured badge (its colour from the stylesheet, by state). */
 export function stateBadge(state: string): string {
-  return `<span class="state state-${e(state)}">${e(state)}</span>`;
-}
-
-/** A project's sections: the daily ones on the header's line, the rarer ones under Manage. */
-function projectLinks(project: { id: number; name: string }): string {
-  const base = `/projects/${project.id}`;
-  const link = ([path, label]: [string, string]) => `<a href="${base}/${path}">${label}</a>`;
-  const daily: [string, string][] = [
-    ['runs', 'Runs'],
-    ['tests', 'Tests'],
-    ['flaky-tests', 'Flaky tests'],
-    ['failure-groups', 'Failure groups'],
-    ['environments', 'Environments'],
-    ['snoozes', 'Snoozes'],
-    ['analytics', 'Analytics'],
-  ];
-  const manage: [string, string][] = [
-    ['members', 'Members'],
-    ['settings', 'Settings'],
-    ...(mayCall('GET /api/keys')
-      ? ([
-          ['keys', 'Keys'],
-          ['audit', 'Audit'],
-        ] as [string, string][])
-      : []),
-  ];
-  return `<span class="project" title="${e(project.name)}">${e(project.name)}</span><span class="sections">${daily.map(link).join('')}</span><details class="more"><summary>Manage</summary><div class="links">${manage.map(link).join('')}</div></details>`;
+  return renderHtml(h(StateBadge, { state }));
 }
 
 /** A whole page: the header (logo, projects, the project's sections, sign out) and `body`. */
@@ -67,22 +35,11 @@ export function layout(input: {
   title: string;
   viewer: Viewer | null;
   project?: { id: number; name: string };
+  /** HTML its page escaped by hand. */
   body: string;
   /** Kept for the pages that pass it: every page loads the script now (the menu needs it), cached for good. */
   script?: boolean;
 }): string {
-  const { viewer, project } = input;
-  const assets = dashboardAssets();
-  const menu = viewer
-    ? `<button type="button" class="menu-button" aria-expanded="false" aria-controls="site-menu" hidden>Menu</button>
-<div class="menu" id="site-menu"><nav class="main" aria-label="Main"><a href="/">Projects</a>${project ? projectLinks(project) : ''}</nav>
-<div class="account"><span class="muted who">${e(viewer.name || viewer.email)}</span>
-<form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${e(viewer.csrfToken)}"><button type="submit">Sign out</button></form></div></div>`
-    : '';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-${viewer ? `<meta name="csrf-token" content="${e(viewer.csrfToken)}">` : ''}${project ? `<meta name="project-id" content="${project.id}">` : ''}
-<link rel="icon" type="image/svg+xml" href="/favicon.svg"><title>${e(input.title)} · Proctor</title>
-<link rel="stylesheet" href="${assets.style}"><script src="${assets.script}" defer></script>
-</head><body><header class="site"><a class="brand" href="/">${LOGO}</a>${menu}</header><main>${input.body}</main></body></html>`;
+  // trusted: `body` comes from a page still built as a string, which escapes its values with escapeXml.
+  return renderPage({ title: input.title, viewer: input.viewer, project: input.project, children: h(Trusted, { html: input.body }) });
 }

@@ -71,9 +71,9 @@ function when(date: Date): string {
 
 function runRow(run: RunRow, link: string): string {
   const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky`;
-  return `<tr data-run="${run.id}"><td><a href="${e(link)}">#${run.number}</a></td><td>${stateBadge(run.state)}</td>
+  return `<tr data-run="${run.id}"><td><a href="${e(link)}">#${run.number}</a></td><td data-state-cell>${stateBadge(run.state)}</td>
 <td>${e(run.environment_name)}</td><td>${e(shownBranch(run) ?? '')}</td><td class="muted">${e((run.test_run_head_sha ?? run.commit ?? '').slice(0, 10))}</td>
-<td>${counts}</td><td class="muted">${when(run.created_at)}</td></tr>`;
+<td data-counts>${counts}</td><td class="muted">${when(run.created_at)}</td></tr>`;
 }
 
 /** The fingerprint of what the list shows: the script reloads when the API's differs. */
@@ -92,7 +92,14 @@ export function runsPage(viewer: Viewer, view: RunsView): string {
   const table =
     runs.length === 0
       ? '<p class="empty">No run matches.</p>'
-      : `<table${live ? ` data-live-url="${e(view.liveUrl)}" data-project="${project.id}" data-fingerprint="${e(runsFingerprint(runs))}"` : ''}>
+      : `<table${
+          live
+            ? ` data-live-url="${e(view.liveUrl)}" data-live-events="/projects/${project.id}/runs/events?runs=${runs
+                .filter((run) => UNDER_WAY.has(run.state))
+                .map((run) => run.id)
+                .join(',')}" data-project="${project.id}" data-fingerprint="${e(runsFingerprint(runs))}"`
+            : ''
+        }>
 <thead><tr><th scope="col">Run</th><th scope="col">State</th><th scope="col">Environment</th><th scope="col">Branch</th><th scope="col">Commit</th><th scope="col">Tests</th><th scope="col">Created (UTC)</th></tr></thead>
 <tbody>${runs.map((run) => runRow(run, `/projects/${project.id}/runs/${run.id}`)).join('')}</tbody></table>`;
   return layout({ title: `Runs · ${project.name}`, viewer, project, body: `<h1>Runs of ${e(project.name)}</h1>${filters}${table}`, script: live });

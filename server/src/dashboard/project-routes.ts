@@ -1,27 +1,29 @@
 import { z } from 'zod';
 import { brokeWhen, groupsOverTime, testTimeline } from '../comparisons/index.ts';
-import { dailyRuns, dailyTestCounts, dayWindow, testCaseMetrics, testHistory } from '../analytics/index.ts';
+import { dailyRuns, dailyTestCounts, dayWindow, lastRunOfDay, lastRunsByDay, testCaseMetrics, testHistory } from '../analytics/index.ts';
 import type { AppDeps } from '../context.ts';
+import { listSlowerTests } from '../durations/index.ts';
 import { listEnvironments } from '../environments/index.ts';
 import { foldMembers, getGroup, groupsOfTest, listGroups, memberEvents } from '../failuregroups/index.ts';
+import { getTrackerSettings, issueOfTest, presentTrackerSettings } from '../trackers/index.ts';
 import { getPolicy } from '../flaky/index.ts';
 import { notFound } from '../http/errors.ts';
 import { escapeLike } from '../db.ts';
 import { runnerTestId } from '../http/fields.ts';
 import type { RouteContext } from '../http/route.ts';
-import { listDestinations, presentDestination } from '../notifications/index.ts';
+import { listDestinations, listOwnerRoutes, listSubscriptions, presentDestination, presentSubscription } from '../notifications/index.ts';
 import { retentionPolicyOf } from '../retention/index.ts';
 import { listSnoozes, snoozesOfTest } from '../snoozes/index.ts';
 import { runNumbers } from '../runs/index.ts';
 import { findTests, getTestCase, testTitles } from '../testcases/index.ts';
 import { isInstanceAdmin, userNames } from '../users/index.ts';
 import { listBindings } from '../bindings/index.ts';
-import { analyticsPage } from './analytics-page.ts';
-import { environmentsPage } from './environments-page.ts';
-import { groupPage, groupsPage } from './groups-page.ts';
+import { analyticsPage } from './analytics-page.tsx';
+import { environmentsPage } from './environments-page.tsx';
+import { groupPage, groupsPage, occurrencesByRun } from './groups-page.tsx';
 import { settingsPage } from './settings-page.ts';
-import { snoozesPage } from './snoozes-page.ts';
-import { testPage, testsPage } from './tests-page.ts';
+import { snoozesPage } from './snoozes-page.tsx';
+import { testPage, testsPage } from './tests-page.tsx';
 import { addProjectPage, projectParams } from './page-route.ts';
 
 /** The project's latest runs a test's page reads to tell when it broke. */
@@ -85,6 +87,12 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         policy: await retentionPolicyOf(sql, deps.config, project.id),
         quarantine: await getPolicy(sql, project.id),
         mail: deps.config.mail !== null,
+        digests: {
+          subscriptions: (await listSubscriptions(sql, project.id, 100, 0)).rows.map(presentSubscription),
+          routes: (await listOwnerRoutes(sql, project.id, 200, 0)).rows,
+          environments: (await listEnvironments(sql, project.id, 100, 0)).rows.map((env) => ({ id: env.id, name: env.name })),
+        },
+        tracker: await getTrackerSettings(sql, project.id).then((row) => row && presentTrackerSettings(row)),
       });
     },
   });
@@ -107,18 +115,27 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     render: async ({ viewer, project, params }) => {
       const group = await getGroup(sql, project.id, params.groupId);
       if (!group) throw notFound('failure group');
-      const members = foldMembers(await memberEvents(sql, project.id, group.id));
+      const events = await memberEvents(sql, project.id, group.id);
+      const members = foldMembers(events);
       const titles = await testTitles(
         sql,
         project.id,
         members.map((member) => member.test_case_id),
       );
-      const numbers = await runNumbers(
-        sql,
-        project.id,
-        members.flatMap((member) => (member.last_test_run_id === null ? [] : [member.last_test_run_id])),
+      const numbers = await runNumbers(sql, project.id, [
+        ...members.flatMap((member) => (member.last_test_run_id === null ? [] : [member.last_test_run_id])),
+        ...events.flatMap((event) => (event.kind !== 'detach' && event.test_run_id !== null ? [event.test_run_id] : [])),
+      ]);
+      return groupPage(
+        viewer,
+        project,
+        group,
+        members,
+        titles,
+        numbers,
+        occurrencesByRun(events, numbers),
+        (await getTrackerSettings(sql, project.id)) !== null,
       );
-      return groupPage(viewer, project, group, members, titles, numbers);
     },
   });
 
@@ -142,11 +159,12 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       const window = dayWindow({ days: windowDays }, clock());
       const ranked = (by: 'flaky_rate' | 'fail_rate') =>
         testCaseMetrics(sql, project.id, environmentId, window, { tags: [], search: null }, { by, direction: 'desc', limit: 10 });
-      const [runs, testCounts, flakiest, failing] = await Promise.all([
+      const [runs, testCounts, flakiest, failing, dayRuns] = await Promise.all([
         dailyRuns(sql, project.id, environmentId, window.from, window.to),
         dailyTestCounts(sql, project.id, environmentId, window.from, window.to),
         ranked('flaky_rate'),
         ranked('fail_rate'),
+        lastRunsByDay(sql, project.id, environmentId, window.from, window.to),
       ]);
       return analyticsPage(viewer, project, {
         days: window.days,
@@ -157,6 +175,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         testCounts,
         flakiest: flakiest.rows.filter((row) => row.flaky_count > 0),
         failing: failing.rows.filter((row) => row.fail_count > 0),
+        dayRuns: lastRunOfDay(dayRuns),
       });
     },
   });
@@ -170,6 +189,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       .object({
         search: z.string().max(200).optional(),
         tag: z.string().max(100).optional(),
+        owner: z.string().max(200).optional(),
         order_by: z.enum(['fail_rate', 'flaky_rate', 'duration', 'last_run']).default('fail_rate'),
         days: windowDays,
       })
@@ -183,7 +203,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
         project.id,
         0,
         window,
-        { tags: tag ? [tag] : [], search },
+        { tags: tag ? [tag] : [], search, owner: query.owner?.trim() || null },
         { by: query.order_by, direction: 'desc', limit: 100 },
       );
       const history = await testHistory(
@@ -199,7 +219,7 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       return testsPage(viewer, project, {
         rows,
         history: byTest,
-        filter: { search: query.search, tag: query.tag, order_by: query.order_by, days: Number(query.days) },
+        filter: { search: query.search, tag: query.tag, owner: query.owner, order_by: query.order_by, days: Number(query.days) },
       });
     },
   });
@@ -213,22 +233,29 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
       const test = await getTestCase(sql, project.id, params.testId);
       if (!test) throw notFound('test');
       const now = clock();
-      const [history, timeline, groups, snoozes] = await Promise.all([
+      const [history, timeline, groups, snoozes, slower, issue, tracker] = await Promise.all([
         testHistory(sql, project.id, 0, [params.testId], dayWindow({ days: 90 }, now), 100),
         testTimeline(sql, project.id, params.testId, TIMELINE_RUNS),
         groupsOfTest(sql, project.id, params.testId),
         snoozesOfTest(sql, project.id, params.testId),
+        listSlowerTests(sql, project.id, { environmentId: null, testCaseId: params.testId, limit: 20, offset: 0 }),
+        issueOfTest(sql, project.id, params.testId),
+        getTrackerSettings(sql, project.id),
       ]);
       return testPage(viewer, project, {
         id: params.testId,
         title: test.name,
         file: test.file_path,
         runnerProject: test.runner_project,
+        owners: test.owners,
         history,
         broke: brokeWhen(timeline),
         groupsSeen: groupsOverTime(timeline),
         groups,
         snoozes,
+        slower: slower.rows,
+        issue: issue && { link_id: issue.id, tracker: issue.tracker, key: issue.issue_key, url: issue.issue_url, state: issue.issue_state },
+        hasTracker: tracker !== null,
         now,
       });
     },

@@ -7,17 +7,33 @@ import { positiveId } from '../http/fields.ts';
 import type { RouteContext } from '../http/route.ts';
 import { allProjects, projectsOfUser } from '../projects/index.ts';
 import { isInstanceAdmin } from '../users/index.ts';
-import { getRunById, listRuns, runPageDetails } from '../runs/index.ts';
+import {
+  getRunById,
+  laneTimeline,
+  listRuns,
+  livePosition,
+  liveQuery,
+  runPageDetails,
+  streamClient,
+  streamRun,
+  streamRunsList,
+  timelineAttempts,
+} from '../runs/index.ts';
+import { addRoute } from '../http/route.ts';
+import { memberProject, requireViewer } from './viewer.ts';
 import { dashboardAssets, IMMUTABLE } from './assets.ts';
 import { dashboardPolicy, FAVICON_SVG } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
 import { runPage } from './run-page.ts';
+import { visualPage } from './visual-page.ts';
+import { presentCommit, runCommits, runVisualChanges, visualCounts } from '../visual/index.ts';
 import type { Mailer } from '../mail/index.ts';
 import { signInRoutes } from './signin.ts';
 import { projectRoutes } from './project-routes.ts';
 import { teamRoutes } from './team-routes.ts';
 import { triageRoutes } from './triage-routes.ts';
 import { addPage, addProjectPage, projectParams } from './page-route.ts';
+import { isTerminal } from '../states.ts';
 
 const RUNS_PER_PAGE = 50;
 
@@ -55,6 +71,53 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer
     },
   });
 
+  // Runs under way, live: the runs list's stream and a run's (registered before the run page, whose path would take `events` for a run).
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/runs/events',
+    tag: 'Dashboard',
+    summary:
+      "The runs list's live stream (server-sent events, a member's session): a `run` event with a listed run's state and counts as they move, `end` once none is under way",
+    public: true,
+    params: projectParams,
+    query: z
+      .object({
+        runs: z
+          .string()
+          .regex(/^[1-9]\d{0,9}(,[1-9]\d{0,9}){0,49}$/)
+          .describe('the runs shown, by id, comma-separated (at most 50)'),
+      })
+      .strict(),
+    produces: 'text/event-stream',
+    fails: { 429: 'This person holds as many live streams at once as they may' },
+    handler: async ({ params, query, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      await memberProject(sql, params.projectId, viewer.userId);
+      await streamRunsList(deps, req, res, streamClient({ kind: 'user', userId: viewer.userId }), params.projectId, query.runs.split(',').map(Number));
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/projects/:projectId/runs/:runId/events',
+    tag: 'Dashboard',
+    summary: "A run's live stream for its page (a member's session): as GET /api/test-runs/{id}/events, from the page's position (`from`) or Last-Event-ID",
+    public: true,
+    params: projectParams.extend({ runId: positiveId }),
+    query: liveQuery,
+    produces: 'text/event-stream',
+    fails: { 429: 'This person holds as many live streams at once as they may' },
+    handler: async ({ params, query, req, res }) => {
+      const viewer = await requireViewer(deps, req, res);
+      if (!viewer) return;
+      await memberProject(sql, params.projectId, viewer.userId);
+      const run = await getRunById(sql, params.runId);
+      if (!run || run.project_id !== params.projectId) throw notFound('test run');
+      await streamRun(deps, req, res, streamClient({ kind: 'user', userId: viewer.userId }), run.id, query.from);
+    },
+  });
+
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/runs',
     summary: "A project's runs, newest first, by environment, branch and state; runs under way update live",
@@ -88,13 +151,32 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer
     summary:
       'A run: counts, failures first with their errors and kinds (filtered by kind), screenshots and traces; cancel, rerun, rerun the failed tests, snooze a failure',
     params: projectParams.extend({ runId: positiveId }),
-    query: z.object({ all: z.enum(['1']).optional(), category: z.enum(FAILURE_CATEGORIES).optional() }).strict(),
+    query: z.object({ all: z.enum(['1']).optional(), category: z.enum(FAILURE_CATEGORIES).optional(), owner: z.string().min(1).max(200).optional() }).strict(),
     policy: dashboardPolicy(storageOrigin),
     render: async ({ viewer, project, params, query }) => {
       const run = await getRunById(sql, params.runId);
       if (!run || run.project_id !== project.id) throw notFound('test run');
       const now = clock();
-      return runPage(viewer, project, run, await runPageDetails(sql, deps, run, now, query.all === '1'), now, query.category ?? null);
+      // A run under way: where its stream starts, read before the page's results (a result in between comes twice; the page replaces its row).
+      const live = isTerminal(run.state) ? null : await livePosition(sql, run.id);
+      const details = await runPageDetails(sql, deps, run, now, query.all === '1');
+      const [visual, attempts] = await Promise.all([visualCounts(sql, project.id, run.id), timelineAttempts(sql, run.id)]);
+      const timeline = laneTimeline(attempts.attempts, attempts.total);
+      return runPage(viewer, project, run, details, now, query.category ?? null, query.owner ?? null, visual, timeline, live);
+    },
+  });
+
+  addProjectPage(ctx, deps, {
+    path: '/projects/:projectId/runs/:runId/visual',
+    summary:
+      "A run's visual changes to review: baseline and new side by side, as an overlay with a slider, and the diff, the changed areas boxed; zoom, keys, approve or reject",
+    params: projectParams.extend({ runId: positiveId }),
+    policy: dashboardPolicy(storageOrigin),
+    render: async ({ viewer, project, params }) => {
+      const run = await getRunById(sql, params.runId);
+      if (!run || run.project_id !== project.id) throw notFound('test run');
+      const commits = (await runCommits(sql, project.id, run.id)).map(presentCommit);
+      return visualPage(viewer, project, run, await runVisualChanges(deps, project.id, run.id, clock()), commits);
     },
   });
 

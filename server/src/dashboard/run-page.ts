@@ -1,9 +1,12 @@
 import type { FailureCategory } from '../failuregroups/index.ts';
 import type { Project } from '../projects/index.ts';
-import { type RunPageDetails, type RunRow, runReport, type SummaryDetail } from '../runs/index.ts';
+import { type RunPageDetails, type RunRow, runReport, type RunTimeline, type SummaryDetail } from '../runs/index.ts';
 import { escapeXml as e } from '../xml.ts';
 import { apiForm, foldedForm } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
+import { visualSummary } from './visual-page.ts';
+import { runTimelineSection } from './run-timeline.ts';
+import type { VisualChanges } from '../visual/index.ts';
 
 const UNDER_WAY = new Set(['pending', 'queued', 'running']);
 
@@ -57,21 +60,66 @@ function kindFilter(run: RunRow, project: Project, details: RunPageDetails, show
   return `<nav aria-label="Failures by kind" class="kinds">Failures by kind: ${[all, ...links].join(' · ')}</nav>`;
 }
 
-export function runPage(viewer: Viewer, project: Project, run: RunRow, details: RunPageDetails, now: Date, kind: FailureCategory | null = null): string {
+/** The owners of the run's failed and flaky tests, each a link that shows their failures alone. */
+function ownerFilter(run: RunRow, project: Project, details: RunPageDetails, shown: string | null): string {
+  const counts = new Map<string, number>();
+  for (const test of details.tests)
+    if (test.status === 'failed' || test.status === 'flaky') for (const owner of test.owners) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  if (counts.size === 0) return '';
+  const base = `/projects/${project.id}/runs/${run.id}`;
+  const links = [...counts.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([owner, n]) =>
+      owner === shown
+        ? `<strong aria-current="page">${e(owner)} (${n})</strong>`
+        : `<a href="${e(`${base}?owner=${encodeURIComponent(owner)}`)}">${e(owner)} (${n})</a>`,
+    );
+  const all = shown ? `<a href="${base}">every owner</a>` : '<strong aria-current="page">every owner</strong>';
+  return `<nav aria-label="Failures by owner" class="kinds">Failures by owner: ${[all, ...links].join(' · ')}</nav>`;
+}
+
+export function runPage(
+  viewer: Viewer,
+  project: Project,
+  run: RunRow,
+  details: RunPageDetails,
+  now: Date,
+  kind: FailureCategory | null = null,
+  owner: string | null = null,
+  visual: VisualChanges['counts'] | null = null,
+  timeline: RunTimeline | null = null,
+  /** A run under way: the position its stream starts from (the page's results). */
+  livePosition: string | null = null,
+): string {
   const today = now.toISOString().slice(0, 10);
-  const filter = kindFilter(run, project, details, kind);
-  // A kind shows its failed and flaky tests alone; the others stay as they are.
-  const shown = kind
-    ? { ...details, tests: details.tests.filter((test) => (test.status !== 'failed' && test.status !== 'flaky') || test.failure_category === kind) }
-    : details;
+  // Visual changes are counted apart from the failures, with a link to review them.
+  const visualLine = visual && visualSummary(visual);
+  const visualLink = visualLine ? `<p class="visual-summary"><a href="/projects/${project.id}/runs/${run.id}/visual">${e(visualLine)}</a></p>` : '';
+  const filter = `${kindFilter(run, project, details, kind)}${ownerFilter(run, project, details, owner)}`;
+  // A kind or an owner shows its failed and flaky tests alone; the others stay as they are.
+  const failing = (test: SummaryDetail) => test.status === 'failed' || test.status === 'flaky';
+  const shown =
+    kind || owner
+      ? {
+          ...details,
+          tests: details.tests.filter((test) => !failing(test) || ((!kind || test.failure_category === kind) && (!owner || test.owners.includes(owner)))),
+        }
+      : details;
   const report = runReport(project, run, shown, {
     showAll: `/projects/${project.id}/runs/${run.id}?all=1`,
-    run: `${runActions(run)}${filter}`,
+    run: `${runActions(run)}${visualLink}${filter}`,
     test: (test) => snoozeForm(run, test, today),
     groupLink: (groupId) => `/projects/${project.id}/failure-groups/${encodeURIComponent(groupId)}`,
     compareLink: (otherId) => `/projects/${project.id}/runs/${run.id}/compare/${otherId}`,
   });
-  // A run under way reloads once its state changes.
-  const body = UNDER_WAY.has(run.state) ? `<div data-live-run="${run.id}" data-state="${e(run.state)}">${report}</div>` : report;
+  // A run under way streams its results into the page (dashboard/client/live.ts): rows, counts and
+  // progress in place; when it ends, the report (data-run-report) is read again and put in place.
+  const live = UNDER_WAY.has(run.state)
+    ? ` data-live-run="${run.id}" data-live-events="/projects/${project.id}/runs/${run.id}/events" data-live-from="${e(livePosition ?? '')}" data-group-base="/projects/${project.id}/failure-groups/"`
+    : '';
+  const progress = UNDER_WAY.has(run.state)
+    ? '<p class="live-progress" data-live-progress role="status" aria-live="polite">Under way: results show here as they are stored.</p>'
+    : '';
+  const body = `<div data-run-report="${run.id}" data-state="${e(run.state)}"${live}>${progress}${report}</div>${runTimelineSection(project, timeline)}`;
   return layout({ title: `Run #${run.number} · ${project.name}`, viewer, project, body, script: true });
 }

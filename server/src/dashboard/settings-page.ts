@@ -2,23 +2,26 @@ import type { Binding } from '../bindings/index.ts';
 import type { QuarantinePolicy } from '../flaky/index.ts';
 import type { Project } from '../projects/index.ts';
 import { escapeXml as e } from '../xml.ts';
+import { digestSettings, type DigestSettingsView } from './digest-settings.ts';
 import { apiForm, formSection } from './forms.ts';
 import { layout, type Viewer } from './layout.ts';
+import { trackerSettingsSection } from './tracker-settings.ts';
+import type { TrackerSettings } from '../trackers/index.ts';
 
 /** A destination as the settings page lists it (the API's shape: never a secret). */
 export interface DestinationView {
   id: number;
-  type: 'slack' | 'webhook' | 'github' | 'gitlab' | 'email';
+  type: 'slack' | 'webhook' | 'github' | 'gitlab' | 'email' | 'teams';
   url: string | null;
   repo: string | null;
   project: string | null;
   recipients: string[] | null;
   environments: string[];
-  when: 'always' | 'failed' | 'changed';
+  when: 'always' | 'failed' | 'changed' | 'never';
   has_secret: boolean;
 }
 
-const WHEN_TEXT = { always: 'every end', failed: 'failed or error', changed: 'a change of state' } as const;
+const WHEN_TEXT = { always: 'every end', failed: 'failed or error', changed: 'a change of state', never: 'never (digests and owners only)' } as const;
 
 function destinationRow(d: DestinationView): string {
   const target =
@@ -30,7 +33,17 @@ function destinationRow(d: DestinationView): string {
           ? e((d.recipients ?? []).join(', '))
           : `<code class="url">${e(d.url ?? '')}</code>`;
   const tokened = d.type === 'github' || d.type === 'gitlab';
-  const secret = d.has_secret ? (tokened ? 'token set' : 'signed') : d.type === 'github' ? 'GitHub App' : d.type === 'gitlab' ? "the server's token" : '';
+  const secret = d.has_secret
+    ? tokened
+      ? 'token set'
+      : d.type === 'teams'
+        ? 'in the URL'
+        : 'signed'
+    : d.type === 'github'
+      ? 'GitHub App'
+      : d.type === 'gitlab'
+        ? "the server's token"
+        : '';
   return `<tr data-destination="${d.id}"><td>${e(d.type)}</td><td>${target}</td><td>${d.environments.length === 0 ? 'every environment' : e(d.environments.join(', '))}</td>
 <td>${e(WHEN_TEXT[d.when])}</td><td>${e(secret)}</td><td>${apiForm(`DELETE /api/notification-destinations/${d.id}`, 'reload', 'Remove')}</td></tr>`;
 }
@@ -42,8 +55,11 @@ function typeField(types: string, html: string): string {
 
 function destinationForm(mail: boolean): string {
   const fields = [
-    `<label for="dest-type">Type<select id="dest-type" name="type" data-shows-fields><option value="slack">Slack</option><option value="webhook">Webhook</option><option value="github">GitHub</option><option value="gitlab">GitLab</option>${mail ? '<option value="email">Email</option>' : ''}</select></label>`,
-    typeField('slack webhook', '<label for="dest-url">URL (Slack, webhook)<input id="dest-url" name="url" type="url" size="40" data-optional></label>'),
+    `<label for="dest-type">Type<select id="dest-type" name="type" data-shows-fields><option value="slack">Slack</option><option value="teams">Microsoft Teams</option><option value="webhook">Webhook</option><option value="github">GitHub</option><option value="gitlab">GitLab</option>${mail ? '<option value="email">Email</option>' : ''}</select></label>`,
+    typeField(
+      'slack teams webhook',
+      '<label for="dest-url">URL (Slack, Teams Workflows, webhook)<input id="dest-url" name="url" type="url" size="40" data-optional></label>',
+    ),
     typeField('github', '<label for="dest-repo">Repository (GitHub, owner/name)<input id="dest-repo" name="repo" data-optional></label>'),
     typeField('gitlab', '<label for="dest-project">Project (GitLab, group/name or id)<input id="dest-project" name="project" data-optional></label>'),
     mail
@@ -53,7 +69,7 @@ function destinationForm(mail: boolean): string {
         )
       : '',
     '<label for="dest-envs">Environments (slugs, comma-separated; none: all)<input id="dest-envs" name="environments" data-type="csv" data-optional></label>',
-    '<label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option></select></label>',
+    '<label for="dest-when">When<select id="dest-when" name="when"><option value="always">every end</option><option value="failed">failed or error</option><option value="changed">a change of state</option><option value="never">never (digests and owners only)</option></select></label>',
     typeField(
       'webhook',
       '<label for="dest-secret">Webhook secret<input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional></label>',
@@ -131,6 +147,9 @@ export function settingsPage(
     quarantine: QuarantinePolicy;
     /** Whether the server sends mail (PROCTOR_SMTP_URL): email destinations are offered. */
     mail: boolean;
+    digests: Omit<DigestSettingsView, 'destinations'>;
+    /** The issue tracker's settings as the API shows them (no token or key). */
+    tracker: TrackerSettings | null;
   },
 ): string {
   const table =
@@ -141,12 +160,14 @@ export function settingsPage(
   const body = `<h1>Settings of ${e(project.name)}</h1>
 <h2 id="project">Test repository and environments</h2><p class="muted">The repository triggered runs check out (reports, JUnit uploads and agents in the CI job's checkout need none), and whether a report, an upload or an agent naming an environment the project lacks makes it (its slug as its name).</p>
 ${projectForm(project)}
-<h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a webhook (signed with its secret), GitHub (a commit status and a pull request comment), GitLab (a commit status and a merge request note)${
+<h2>Notifications</h2><p class="muted">Where run endings are told: a Slack channel, a Microsoft Teams channel or chat (an Adaptive Card posted to its Workflows webhook), a webhook (signed with its secret), GitHub (a commit status and a pull request comment), GitLab (a commit status and a merge request note)${
     view.mail
       ? ', email (a mail to its recipients).'
       : '. This server sends no mail (its operator has not set PROCTOR_SMTP_URL): there are no email destinations.'
   }</p>
 ${table}${destinationForm(view.mail)}
+${digestSettings({ ...view.digests, destinations: view.destinations })}
+${trackerSettingsSection(view.tracker, view.destinations)}
 ${bindingsSection(project, view.bindings, view.instanceAdmin)}
 <h2>Retention</h2><p class="muted">How long runs keep their results and attachments after they end; pinned runs and the daily rollups are kept whatever this says.</p>
 ${retentionForm(view.policy)}

@@ -8,7 +8,7 @@ import { pendingInvitations, presentMember } from '../members/index.ts';
 import { listMembers } from '../projects/index.ts';
 import { addProjectPage, projectParams } from './page-route.ts';
 import { mayCall } from './permissions.ts';
-import { auditPage, keysPage, membersPage } from './team-pages.ts';
+import { auditPage, keysPage, membersPage } from './team-pages.tsx';
 
 const EVENTS_PER_PAGE = 100;
 

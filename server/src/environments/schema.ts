@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import { PLAYWRIGHT_ARGS_LIMITS, playwrightArgsProblem } from '@proctor/reporter/toolchain/playwright-args';
+import { ORDER_STRATEGIES } from '@proctor/reporter/runs/order';
 import { z } from 'zod';
 import { pagination } from '../http/openapi.ts';
 import { paginationQuery } from '../http/pagination.ts';
@@ -30,9 +31,17 @@ const runnerProjectsMatch = z.array(
 const runnerProjectsIgnore = z.array(z.string().min(1));
 const scheduledTrigger = z.string().refine(isCron, 'must be a valid cron expression, such as "0 6 * * 1-5"').nullable();
 
+/** How a run's units are handed out (issue 56): reporter/src/runs/order.ts. */
+const orderStrategy = z.enum(ORDER_STRATEGIES).openapi({
+  description:
+    "How the environment's runs hand their units out (to agents, the server's among them): `duration`, longest first; `failures-first`, the likeliest to fail on the build first (failed in the last run of the branch, new, failure rate and flaky score), then longest first",
+});
+
 const burnInRepeats = z.number().int().min(0).max(100);
 /** Fail fast: a run stops after this many failures; null for no limit. */
 const maxFailures = z.number().int().min(1).max(100_000).nullable();
+/** Affected runs: every N-th affected run in a row runs every test; null: never forced. */
+const fullRunEvery = z.number().int().min(1).max(10_000).nullable();
 /** Options only, each one a unit may get: the same check as `proctor-ci agent … -- <arguments>`. */
 const playwrightArgs = z
   .array(z.string().min(1).max(PLAYWRIGHT_ARGS_LIMITS.length))
@@ -61,9 +70,14 @@ export const environmentSchema = z
     scheduled_trigger: z.string().nullable(),
     burn_in_repeats: z.number().int().openapi({ description: 'A test seen for the first time in a triggered run is repeated this many times in it (0: off)' }),
     playwright_args: z.array(z.string()).openapi({ description: 'Playwright arguments of every run Proctor executes in the environment' }),
+    order_strategy: orderStrategy,
     max_failures: z.number().int().nullable().openapi({
       description:
         "A run stops (cancelled, naming the failures) once this many of its tests failed that no snooze covers; the default of the environment's runs; null: no limit",
+    }),
+    full_run_every: z.number().int().nullable().openapi({
+      description:
+        'Affected runs (`affected: true`): after this many affected runs in a row on a branch, the next runs every test, its selection saying so; null: never forced',
     }),
     created_at: z.iso.datetime().nullable(),
     updated_at: z.iso.datetime().nullable(),
@@ -80,6 +94,8 @@ export const createEnvironmentSchema = z
     burn_in_repeats: burnInRepeats.default(0),
     playwright_args: playwrightArgs.default([]),
     max_failures: maxFailures.default(null),
+    order_strategy: orderStrategy.default('duration'),
+    full_run_every: fullRunEvery.optional(),
   })
   .strict()
   .openapi('CreateEnvironment');
@@ -95,6 +111,8 @@ export const updateEnvironmentSchema = z
     burn_in_repeats: burnInRepeats.optional(),
     playwright_args: playwrightArgs.optional(),
     max_failures: maxFailures.optional(),
+    order_strategy: orderStrategy.optional(),
+    full_run_every: fullRunEvery.optional(),
   })
   .strict()
   .openapi('UpdateEnvironment');

@@ -1,3 +1,4 @@
+import type { OrderStrategy } from '@proctor/reporter/runs/order';
 import type { Tx } from '../db.ts';
 import { ConflictError } from '../errors.ts';
 import type { CreateEnvironment, UpdateEnvironment } from './schema.ts';
@@ -18,13 +19,16 @@ export interface EnvironmentRow {
   burn_in_repeats: number;
   playwright_args: string[];
   max_failures: number | null;
+  order_strategy: OrderStrategy;
+  /** Affected runs: every N-th affected run in a row runs every test; null: never forced. */
+  full_run_every: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns = (sql: Tx) =>
   sql`id, project_id, slug, name, runner_projects_match, runner_projects_ignore, is_disabled, env_files, runner_projects,
-      scheduled_trigger, burn_in_repeats, playwright_args, max_failures, created_at, updated_at`;
+      scheduled_trigger, burn_in_repeats, playwright_args, max_failures, order_strategy, full_run_every, created_at, updated_at`;
 
 /** Slugs are unique in a project. */
 export class SlugTakenError extends ConflictError {
@@ -41,9 +45,10 @@ export async function createEnvironment(sql: Tx, projectId: number, input: Creat
   try {
     const [row] = await sql<EnvironmentRow[]>`
       insert into environments (project_id, slug, name, runner_projects_match, runner_projects_ignore, scheduled_trigger, burn_in_repeats, playwright_args,
-                                max_failures)
+                                max_failures, order_strategy, full_run_every)
       values (${projectId}, ${input.slug}, ${input.name}, ${input.runner_projects_match}, ${input.runner_projects_ignore},
-              ${input.scheduled_trigger}, ${input.burn_in_repeats}, ${input.playwright_args}, ${input.max_failures})
+              ${input.scheduled_trigger}, ${input.burn_in_repeats}, ${input.playwright_args}, ${input.max_failures}, ${input.order_strategy},
+              ${input.full_run_every ?? null})
       returning ${columns(sql)}`;
     return row as EnvironmentRow;
   } catch (error) {

@@ -6,6 +6,8 @@ import { testsSeenIn } from '../analytics/index.ts';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { shardsEnded } from './store.ts';
+import { narrowToAffected } from './affected.ts';
+import { affectedAsked } from '../selection/index.ts';
 import { RunEndedError } from '../errors.ts';
 import { recordBurnIn } from '../flaky/index.ts';
 import { requireRepository } from '../projects/index.ts';
@@ -31,6 +33,7 @@ import {
 import { listBranches, resolveRepository } from '@proctor/reporter/toolchain/repository';
 import { checkOutAndInstall, suiteEnvironment } from '@proctor/reporter/toolchain/workspace';
 import { assertReachable, handOver, prepareRunner, type Runner, runnerEnvironment } from '@proctor/reporter/toolchain/sandbox';
+import { executorRunsClaimed, executorSlots, executorSlotsBusy } from '../metrics.ts';
 
 export interface ExecutorOptions {
   workerId: string;
@@ -86,6 +89,7 @@ export class Executor {
       this.logger.warn({ reason: (error as Error).message }, 'runs will fail until this is fixed');
     }
     void this.chromium.missing().then((reason) => reason && this.logger.warn(reason));
+    executorSlots.set(this.options.concurrency);
     this.timer = setInterval(() => void this.tick(), this.options.pollMs);
     this.timer.unref();
     void this.tick();
@@ -113,6 +117,11 @@ export class Executor {
     }
   }
 
+  /** Whether this executor runs the run now. */
+  runs(runId: number): boolean {
+    return this.active.has(runId);
+  }
+
   async stopRun(runId: number): Promise<void> {
     await this.abort(runId, 'cancelled');
   }
@@ -137,8 +146,8 @@ export class Executor {
 
   private launch(claimed: ClaimedRun): void {
     const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], agent: null, done: Promise.resolve() };
-    this.active.set(claimed.id, run);
-    run.done = this.execute(claimed, run).finally(() => this.active.delete(claimed.id));
+    this.occupy(claimed.id, run, 'shards');
+    run.done = this.execute(claimed, run).finally(() => this.vacate(claimed.id));
   }
 
   /**
@@ -147,7 +156,7 @@ export class Executor {
    */
   private serveAsAgent(claimed: { id: number; project_id: number }): void {
     const run: ActiveRun = { marker: `${this.options.workerId}:${claimed.id}`, stopReason: null, shards: [], agent: null, done: Promise.resolve() };
-    this.active.set(claimed.id, run);
+    this.occupy(claimed.id, run, 'agents');
     const log = this.logger.child({ test_run_id: claimed.id, agent: 'server' });
     run.done = (async () => {
       // The one run's key that may join its run as an agent; never handed to the tests (they get the join's reporter key).
@@ -171,7 +180,18 @@ export class Executor {
       await failRun(this.sql, claimed.id, exit.reason, this.clock());
     })()
       .catch((error: unknown) => log.error({ err: error }, 'serving a run of agents failed'))
-      .finally(() => this.active.delete(claimed.id));
+      .finally(() => this.vacate(claimed.id));
+  }
+
+  private occupy(runId: number, run: ActiveRun, distribution: 'shards' | 'agents'): void {
+    this.active.set(runId, run);
+    executorRunsClaimed.inc({ distribution });
+    executorSlotsBusy.set(this.active.size);
+  }
+
+  private vacate(runId: number): void {
+    this.active.delete(runId);
+    executorSlotsBusy.set(this.active.size);
   }
 
   private async execute(claimed: ClaimedRun, run: ActiveRun): Promise<void> {
@@ -252,16 +272,22 @@ export class Executor {
       reporter: { url: this.options.reporterUrl, apiKey, runId: claimed.id, commit: headSha, branch },
     });
 
-    const needsListing = claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0 || claimed.burn_in_repeats > 0;
+    const affected = await affectedAsked(this.sql, claimed.id);
+    const needsListing = affected.affected || claimed.test_case_ids.length > 0 || claimed.runner_projects_ignore.length > 0 || claimed.burn_in_repeats > 0;
     // The environment's Playwright arguments (checked when they were set) choose what is listed, as what runs.
     const listing = needsListing ? await listTests(dir, env, this.runner, claimed.playwright_args) : null;
-    const selection = selectTests(listing, {
+    let selection = selectTests(listing, {
       match: claimed.runner_projects_match,
       ignore: claimed.runner_projects_ignore,
       tags: claimed.tags,
       testIds: claimed.test_case_ids,
     });
-    if (selection.tests?.length === 0) throw new RunFailure('none of the requested test ids is in the repository');
+    let extraArgs: string[] = [];
+    if (affected.affected && listing) {
+      const where = { dir, env, runner: this.runner, version: playwrightVersion(dir, this.runner), branch, listing, selection };
+      ({ selection, extraArgs } = await narrowToAffected(this.sql, claimed, affected.full_run_every, where, log));
+    }
+    if (selection.tests?.length === 0 && extraArgs.length === 0) throw new RunFailure('none of the requested test ids is in the repository');
     if (selection.projects?.length === 0) throw new RunFailure("the environment's runner project filters leave no project to run");
     // Named as the suite's own Playwright understands: --test-list from 1.56, locations before.
     const pick = selection.tests ? pickTests(selection.tests, playwrightVersion(dir, this.runner), path.join(scratch, 'tests.txt')) : null;
@@ -271,7 +297,10 @@ export class Executor {
     const video = provideVideoEncoder(dir, env, this.runner);
     if (video.kind === 'none') log.warn(video.reason);
     for (let shard = 1; shard <= claimed.total_shards; shard++) {
-      const args = shardArgs(this.runner, selection, shard, claimed.total_shards, pick, path.join(scratch, `shard-${shard}`), claimed.playwright_args);
+      const args = shardArgs(this.runner, selection, shard, claimed.total_shards, pick, path.join(scratch, `shard-${shard}`), [
+        ...claimed.playwright_args,
+        ...extraArgs,
+      ]);
       run.shards.push(spawnShard(dir, args, { ...env, PROCTOR_SHARD: String(shard), PROCTOR_EXECUTION: run.marker }, this.runner));
     }
     log.info({ shards: claimed.total_shards, branch, head: headSha }, 'shards started');

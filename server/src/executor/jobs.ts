@@ -6,14 +6,17 @@ import type { Clock, JobControl } from '../context.ts';
 import type { Sql } from '../db.ts';
 import { rollUpNext } from '../analytics/index.ts';
 import { createMailer } from '../mail/index.ts';
-import { deliverNext } from '../notifications/index.ts';
+import { deliverNext, deliverVisualStatusNext } from '../notifications/index.ts';
+import { deliverTrackerActionNext, followNextRun, pagesOf } from '../trackers/index.ts';
 import { describeReport, runRetentionPass, serverPolicy } from '../retention/index.ts';
-import { summaryUrl } from '../runs/index.ts';
+import { summaryUrl, triggerBaselineRerun } from '../runs/index.ts';
+import { commitBaselinesNext, compareNext, proveNext } from '../visual/index.ts';
 import { systemResolver } from '../outbound/addresses.ts';
 import type { BlobStorage } from '../storage/blobs.ts';
 import { DrainLoop } from './drain.ts';
 import { Executor } from './executor.ts';
 import { SyncWorker } from './sync.ts';
+import { retentionLastPassSeconds, retentionLastPassTimestamp, retentionPasses, retentionRunsDeleted } from '../metrics.ts';
 
 /**
  * What a process takes on: executing runs and sync jobs (a server that executes runs), writing
@@ -27,12 +30,16 @@ export interface JobsWanted {
   deleteExpired: BlobStorage | null;
   /** Send the notifications of ended runs, their links to the run pages signed with this secret. */
   sendNotifications: { signingSecret: string } | null;
+  /** Find screenshot assertions among attachments, compare their images and commit the approved ones, read from this storage. */
+  compareScreenshots?: BlobStorage | null;
 }
 
 /** How often a server looks for ended runs to roll up when nothing woke it. */
 const ROLLUP_POLL_MS = 500;
 /** How often a server looks for notifications due (a retry's time come, or a restart's leftovers). */
 const NOTIFY_POLL_MS = 1000;
+/** How often a server looks for new screenshot attachments to compare. */
+const VISUAL_POLL_MS = 1000;
 
 /**
  * The long work of one server process, and the handle the API nudges it through. Start it once
@@ -44,6 +51,7 @@ export class Jobs implements JobControl {
   private rollups: DrainLoop | null = null;
   private retention: DrainLoop | null = null;
   private notifications: DrainLoop | null = null;
+  private visual: DrainLoop | null = null;
   private readonly stopping = new AbortController();
 
   constructor(
@@ -91,6 +99,15 @@ export class Jobs implements JobControl {
     }
     if (wanted.deleteExpired) this.startRetention(wanted.deleteExpired);
     if (wanted.sendNotifications) this.startNotifications(wanted.sendNotifications.signingSecret);
+    if (wanted.compareScreenshots) {
+      const deps = { sql: this.sql, storage: wanted.compareScreenshots, clock: this.clock, settings: this.config.notify, triggerRerun: triggerBaselineRerun };
+      this.visual = new DrainLoop(
+        async () => (await compareNext(deps)) || (await commitBaselinesNext(deps)) || (await proveNext(deps)),
+        VISUAL_POLL_MS,
+        (error) => this.logger.error({ err: error }, 'comparing screenshots or committing baselines failed'),
+      );
+      this.visual.start();
+    }
   }
 
   private startNotifications(signingSecret: string): void {
@@ -101,9 +118,14 @@ export class Jobs implements JobControl {
       receivers: { allow: this.config.notify.allow, resolve: systemResolver },
       mailer: createMailer(this.config.mail, this.logger),
       runUrl: (runId: number) => summaryUrl(this.config.publicUrl, signingSecret, runId, this.clock()),
+      pageUrl: (path: string) => `${this.config.publicUrl}${path}`,
     };
     this.notifications = new DrainLoop(
-      () => deliverNext(deps),
+      async () =>
+        (await deliverNext(deps)) ||
+        (await deliverVisualStatusNext(deps)) ||
+        (await followNextRun(this.sql, (projectId) => pagesOf(this.config.publicUrl, projectId), this.clock)) ||
+        (await deliverTrackerActionNext(deps)),
       NOTIFY_POLL_MS,
       (error) => this.logger.error({ err: error }, 'sending notifications failed'),
     );
@@ -114,7 +136,20 @@ export class Jobs implements JobControl {
   private startRetention(storage: BlobStorage): void {
     const deps = { sql: this.sql, storage, clock: this.clock, defaults: serverPolicy(this.config) };
     const pass = async () => {
-      for (const report of await runRetentionPass(deps, { signal: this.stopping.signal })) {
+      const started = performance.now();
+      let reports;
+      try {
+        reports = await runRetentionPass(deps, { signal: this.stopping.signal });
+      } catch (error) {
+        retentionPasses.inc({ outcome: 'error' });
+        throw error;
+      }
+      retentionPasses.inc({ outcome: 'ok' });
+      retentionLastPassSeconds.set((performance.now() - started) / 1000);
+      retentionLastPassTimestamp.set(Date.now() / 1000);
+      for (const report of reports) {
+        retentionRunsDeleted.inc({ kind: 'results' }, report.runs);
+        retentionRunsDeleted.inc({ kind: 'artifacts' }, report.artifact_runs);
         if (report.runs + report.artifact_runs > 0) this.logger.info({ retention: report }, describeReport(report, false));
       }
       return false;
@@ -123,7 +158,8 @@ export class Jobs implements JobControl {
     this.retention.start();
   }
 
-  async stopRun(runId: number): Promise<void> {
+  async stopRun(runId: number, requestId?: string): Promise<void> {
+    if (this.executor?.runs(runId)) this.logger.info({ test_run_id: runId, request_id: requestId ?? null }, 'stopping a run on request');
     await this.executor?.stopRun(runId);
   }
 
@@ -139,6 +175,13 @@ export class Jobs implements JobControl {
   /** Stops claiming; runs under way end `error`, the sync and the rollup under way finish, the retention pass at its next chunk. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    await Promise.all([this.executor?.stop(), this.syncs?.stop(), this.rollups?.stop(), this.retention?.stop(), this.notifications?.stop()]);
+    await Promise.all([
+      this.executor?.stop(),
+      this.syncs?.stop(),
+      this.rollups?.stop(),
+      this.retention?.stop(),
+      this.notifications?.stop(),
+      this.visual?.stop(),
+    ]);
   }
 }

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { finishUnplannedRuns } from '../agents/index.ts';
 import type { Clock } from '../context.ts';
 import type { Sql } from '../db.ts';
-import { failRun, lostRunIds } from '../runs/index.ts';
+import { queueDueDigests } from '../notifications/index.ts';
+import { failRun, handOverLostRuns } from '../runs/index.ts';
 import { fireDueSchedules } from './scheduler.ts';
 import { runsSilentSince } from './store.ts';
 
@@ -20,29 +21,20 @@ export async function finishSilentRuns(sql: Sql, now: Date, timeoutMs: number): 
   return stale.map((row) => row.id);
 }
 
-/** Runs whose executor stopped beating (its server was killed) end as `error`. */
-export async function finishLostRuns(sql: Sql, now: Date, staleMs: number): Promise<number[]> {
-  const lost = await lostRunIds(sql, now, staleMs);
-  for (const id of lost) {
-    await failRun(sql, id, 'the executor running this run was lost (its server stopped or died)', now);
-  }
-  return lost;
-}
-
 export interface Sweeper {
   stop(): Promise<void>;
 }
 
 /**
  * Every `intervalMs`: silent and lost runs end, and runs of agents none of whom is left to plan
- * them; due schedules make their runs. Each sweep is awaited
+ * them; due schedules make their runs, due digest subscriptions their digests. Each sweep is awaited
  * before the next, and `stop` waits for the one under way.
  */
 export function startSweeper(
   sql: Sql,
   clock: Clock,
   logger: Logger,
-  options: { intervalMs: number; shardTimeoutMs: number; lostRunMs: number; scheduleWindowMs: number; agentLeaseMs: number },
+  options: { intervalMs: number; shardTimeoutMs: number; lostRunMs: number; runTakeovers: number; scheduleWindowMs: number; agentLeaseMs: number },
 ): Sweeper {
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -53,12 +45,15 @@ export function startSweeper(
         const now = clock();
         const finished = await finishSilentRuns(sql, now, options.shardTimeoutMs);
         if (finished.length > 0) logger.warn({ runs: finished }, 'silent runs finished as error');
-        const lost = await finishLostRuns(sql, now, options.lostRunMs);
-        if (lost.length > 0) logger.warn({ runs: lost }, 'runs of a lost executor finished as error');
+        const lost = await handOverLostRuns(sql, now, options.lostRunMs, options.runTakeovers);
+        if (lost.handedOver.length > 0) logger.warn({ runs: lost.handedOver }, 'runs of a lost executor handed to another');
+        if (lost.ended.length > 0) logger.warn({ runs: lost.ended }, 'runs of a lost executor finished as error');
         const unplanned = await finishUnplannedRuns(sql, now, options.agentLeaseMs);
         if (unplanned.length > 0) logger.warn({ runs: unplanned }, 'runs of agents that all went silent before planning finished as error');
         const scheduled = await fireDueSchedules(sql, now, options.scheduleWindowMs);
         if (scheduled.length > 0) logger.info({ runs: scheduled }, 'scheduled runs made');
+        const digests = await queueDueDigests(sql, now);
+        if (digests.length > 0) logger.info({ digest_subscriptions: digests }, 'digests queued');
       } catch (error) {
         logger.error({ err: error }, 'sweep failed');
       }

@@ -105,7 +105,7 @@ async function syncEnvironment(sql: Sql, job: ClaimedSync, work: { root: string;
     await sql.begin(async (tx) => {
       const now = clock();
       await recordRepositoryListing(tx, job.environment_id, listing.projects, envFiles, now);
-      await upsertTestCases(tx, job.project_id, tests, headSha, now);
+      await upsertTestCases(tx, job.project_id, tests, headSha, now, { keepOwners: true });
       await deactivateUnlisted(
         tx,
         job.project_id,

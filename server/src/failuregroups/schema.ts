@@ -47,6 +47,17 @@ export const memberSchema = z
 
 export const diagnosisSchema = z.object({ summary: z.string(), category: z.string(), author: z.string(), created_at: z.string() });
 
+/** The tracker issue a group or a test is linked to (server/src/trackers), as its last read found it. */
+export const linkedIssueSchema = z
+  .object({
+    link_id: z.number().int(),
+    tracker: z.enum(['github', 'gitlab', 'jira', 'linear']),
+    key: z.string().nullable().describe("the tracker's name for the issue (GitHub's number, GitLab's iid); null while Proctor is still creating it"),
+    url: z.string().nullable(),
+    state: z.enum(['open', 'closed']).nullable().describe('as Proctor last read or left it; null before the first read'),
+  })
+  .openapi('LinkedIssue');
+
 export const failureGroupSchema = z
   .object({
     id: z.string(),
@@ -67,6 +78,7 @@ export const failureGroupSchema = z
     occurrence_count: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),
+    issue: linkedIssueSchema.nullable().openapi({ description: 'The tracker issue the group is linked to (POST /api/tracker-links); null when none' }),
   })
   .openapi('FailureGroup');
 

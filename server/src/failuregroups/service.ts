@@ -57,6 +57,9 @@ async function attachInTx(
   return foldMembers(events)[0] as Member;
 }
 
+/** Failures attached together: their logs read at once (bounded, as a log grows by a sighting a run). */
+const ATTACHED_AT_ONCE = 500;
+
 /**
  * Attaches the failed (and flaky) tests of one shard of a run to their failure groups, as the
  * reporter attaches each of its results: in the caller's transaction, a group made on its first
@@ -64,49 +67,75 @@ async function attachInTx(
  * titled and are labelled new or known as every other's. Groups are taken in id order (no two
  * uploads lock two groups in opposite orders).
  */
-/** Failures attached together: their logs read at once (bounded, as a log grows by a sighting a run). */
-const ATTACHED_AT_ONCE = 500;
-
 export async function attachShardFailures(tx: Tx, projectId: number, runId: number, shard: number, by: AttachedBy, now: Date): Promise<number> {
   const environmentId = await store.environmentOfRun(tx, projectId, runId);
   if (environmentId === null) return 0;
   const failed = await store.groupedFailuresOfShard(tx, runId, shard);
-  const where = { id: runId, environmentId };
-  // A known failure's groups are there already (the usual case from the second build on): they are
-  // locked at once in id order, then the failures are attached a chunk at a time, each chunk's
-  // logs read in one statement and its events written in another, and each group's rollups moved
-  // once by all its failures: thousands of failures are a few statements, not three each.
-  // A group to make is made one at a time, in id order, as its title may be another new one's.
-  const groups = [...new Set(failed.map((row) => row.failure_group_id))];
-  if ((await store.existingGroups(tx, projectId, groups)) === groups.length && (await store.lockGroups(tx, projectId, groups)) === groups.length) {
-    const changes = new Map<string, { groupId: string; memberDelta: number; sightings: number }>();
-    for (let at = 0; at < failed.length; at += ATTACHED_AT_ONCE) {
-      const chunk = failed.slice(at, at + ATTACHED_AT_ONCE);
-      const logs = await store.membersEvents(
-        tx,
-        projectId,
-        chunk.map((row) => ({ groupId: row.failure_group_id, testCaseId: row.test_case_id })),
-      );
-      const events: { group_id: string; test_case_id: string; kind: 'attach' | 'sighting' }[] = [];
-      for (const row of chunk) {
-        const decision = decideAttach(logs.get(`${row.failure_group_id}\u0000${row.test_case_id}`) ?? [], by.source, runId);
-        if (decision === 'nothing') continue;
-        events.push({ group_id: row.failure_group_id, test_case_id: row.test_case_id, kind: decision });
-        const change = changes.get(row.failure_group_id) ?? { groupId: row.failure_group_id, memberDelta: 0, sightings: 0 };
-        // An attach makes a new or detached member active; a sighting leaves the count as it is.
-        if (decision === 'attach') change.memberDelta++;
-        change.sightings++;
-        changes.set(row.failure_group_id, change);
-      }
-      const common = { source: by.source, actor_id: by.actorId, test_run_id: runId, environment_id: environmentId, occurred_at: now };
-      await store.appendEvents(tx, projectId, common, events);
+  if (failed.length === 0) return 0;
+  // The groups to make are made together, each from its first failure (the shard's first test of
+  // it, in the order below), under the project's titles lock taken before any group's row: a
+  // thousand new groups are a few statements, not a few each. Then every group is locked, in id
+  // order, and the failures are attached a chunk at a time, each chunk's logs read in one
+  // statement and its events written in another, and each group's rollups moved once by all its
+  // failures: what one attach at a time would write, in a few statements.
+  await createMissingGroups(tx, projectId, runId, failed, now);
+  await store.lockGroups(tx, projectId, [...new Set(failed.map((row) => row.failure_group_id))]);
+  const changes = new Map<string, { groupId: string; memberDelta: number; sightings: number }>();
+  for (let at = 0; at < failed.length; at += ATTACHED_AT_ONCE) {
+    const chunk = failed.slice(at, at + ATTACHED_AT_ONCE);
+    const logs = await store.membersEvents(
+      tx,
+      projectId,
+      chunk.map((row) => ({ groupId: row.failure_group_id, testCaseId: row.test_case_id })),
+    );
+    const events: { group_id: string; test_case_id: string; kind: 'attach' | 'sighting' }[] = [];
+    for (const row of chunk) {
+      const decision = decideAttach(logs.get(`${row.failure_group_id}\u0000${row.test_case_id}`) ?? [], by.source, runId);
+      if (decision === 'nothing') continue;
+      events.push({ group_id: row.failure_group_id, test_case_id: row.test_case_id, kind: decision });
+      const change = changes.get(row.failure_group_id) ?? { groupId: row.failure_group_id, memberDelta: 0, sightings: 0 };
+      // An attach makes a new or detached member active; a sighting leaves the count as it is.
+      if (decision === 'attach') change.memberDelta++;
+      change.sightings++;
+      changes.set(row.failure_group_id, change);
     }
-    // The groups' rollups as each attach moves them, summed: one update of each group, not one a failure.
-    await store.applySightings(tx, projectId, [...changes.values()], { at: now, testRunId: runId }, now);
-    return failed.length;
+    const common = { source: by.source, actor_id: by.actorId, test_run_id: runId, environment_id: environmentId, occurred_at: now };
+    await store.appendEvents(tx, projectId, common, events);
   }
-  for (const row of failed) await attachInTx(tx, projectId, row.failure_group_id, where, row.test_case_id, by, now);
+  // The groups' rollups as each attach moves them, summed: one update of each group, not one a failure.
+  await store.applySightings(tx, projectId, [...changes.values()], { at: now, testRunId: runId }, now);
   return failed.length;
+}
+
+/**
+ * The groups of these failures (in group order) that the project lacks, made from their first
+ * failures. Looked for before the titles lock is taken, and again under it: an upload whose groups
+ * are all known (the usual case from the second build on) never waits on another's titles.
+ */
+async function createMissingGroups(
+  tx: Tx,
+  projectId: number,
+  runId: number,
+  failed: { test_case_id: string; failure_group_id: string }[],
+  now: Date,
+): Promise<void> {
+  const firstTest = new Map<string, string>();
+  for (const row of failed) if (!firstTest.has(row.failure_group_id)) firstTest.set(row.failure_group_id, row.test_case_id);
+  if ((await store.missingGroups(tx, projectId, [...firstTest.keys()])).length === 0) return;
+  await store.lockGroupTitles(tx, projectId);
+  const missing = await store.missingGroups(tx, projectId, [...firstTest.keys()]);
+  const failures = await store.firstFailures(
+    tx,
+    runId,
+    missing.map((id) => firstTest.get(id) as string),
+  );
+  const none = { message: null, location: null, testTitle: null, steps: null };
+  await store.createGroups(
+    tx,
+    projectId,
+    missing.map((id) => ({ id, failure: failures.get(firstTest.get(id) as string) ?? none })),
+    now,
+  );
 }
 
 export async function detachMember(sql: Sql, scope: Scope, groupId: string, testCaseId: string, now: Date): Promise<Member> {

@@ -23,10 +23,22 @@ export interface FailureGroupRow {
   occurrence_count: number;
   created_at: Date;
   updated_at: Date;
+  issue: LinkedIssue | null;
+}
+
+/** The tracker issue a group is linked to: `tracker_links` is the trackers' table, read here so that every answer of a group carries it. */
+export interface LinkedIssue {
+  link_id: number;
+  tracker: 'github' | 'gitlab' | 'jira' | 'linear';
+  key: string | null;
+  url: string | null;
+  state: 'open' | 'closed' | null;
 }
 
 const columns = (sql: Tx) =>
-  sql`id, title, category, status, diagnosis, first_seen_at, last_seen_at, last_test_run_id, member_count, occurrence_count, created_at, updated_at`;
+  sql`id, title, category, status, diagnosis, first_seen_at, last_seen_at, last_test_run_id, member_count, occurrence_count, created_at, updated_at,
+      (select jsonb_build_object('link_id', l.id, 'tracker', l.tracker, 'key', l.issue_key, 'url', l.issue_url, 'state', l.issue_state)
+       from tracker_links l where l.project_id = failure_groups.project_id and l.subject_kind = 'failure_group' and l.subject_id = failure_groups.id) as issue`;
 
 /**
  * The group's row, created on first sight with a title made from the failure and unique within the
@@ -70,10 +82,61 @@ export async function lockExistingGroup(sql: Tx, projectId: number, groupId: str
   return rows.length > 0;
 }
 
-/** How many of these groups the project has. */
-export async function existingGroups(sql: Tx, projectId: number, groupIds: string[]): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from failure_groups where project_id = ${projectId} and id = any(${groupIds}::text[])`;
-  return row?.n ?? 0;
+/** Those of these groups the project does not have, in the order given. */
+export async function missingGroups(sql: Tx, projectId: number, groupIds: string[]): Promise<string[]> {
+  if (groupIds.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    select g.id from unnest(${groupIds}::text[]) with ordinality as g(id, n)
+    where not exists (select 1 from failure_groups f where f.project_id = ${projectId} and f.id = g.id)
+    order by g.n`;
+  return rows.map((row) => row.id);
+}
+
+/** The project's titles lock, held to the transaction's end: titles are given one writer at a time. */
+export async function lockGroupTitles(sql: Tx, projectId: number): Promise<void> {
+  await lockAdvisory(sql, ADVISORY_LOCK.groupTitles, projectId);
+}
+
+/**
+ * New groups, each from its first failure, in one statement: titled as `lockGroup` titles one,
+ * unique within the project and among themselves (taken in the order given, under the project's
+ * titles lock), a group made meanwhile by another transaction left as it is. Their rows stay
+ * locked by this transaction, as inserted rows are.
+ */
+export async function createGroups(sql: Tx, projectId: number, groups: { id: string; failure: FirstFailure }[], now: Date): Promise<void> {
+  if (groups.length === 0) return;
+  await lockGroupTitles(sql, projectId);
+  const wanted = groups.map((group) => failureGroupTitle(group.failure));
+  const taken = await takenTitles(sql, projectId, [...new Set(wanted)]);
+  const titles = wanted.map((title) => {
+    const free = uniqueTitle(title, taken);
+    taken.add(free);
+    return free;
+  });
+  const categories = groups.map((group) => failureCategory({ message: group.failure.message, steps: group.failure.steps ?? [] }));
+  await sql`
+    insert into failure_groups (project_id, id, title, category, first_seen_at, last_seen_at, created_at, updated_at)
+    select ${projectId}, g.id, g.title, g.category, ${now}, ${now}, ${now}, ${now}
+    from unnest(${groups.map((group) => group.id)}::text[], ${titles}::text[], ${categories}::text[]) with ordinality as g(id, title, category, n)
+    order by g.n
+    on conflict (project_id, id) do nothing`;
+}
+
+/** A title's number, as `uniqueTitle` adds it: ` (2)` at its end. */
+const NUMBERED_TITLE = String.raw` \(\d+\)$`;
+
+/**
+ * The project's titles that are one of `titles` or one of them numbered (`title (2)`): one pass
+ * over the project's groups, matched by hash, however many titles are asked for.
+ */
+async function takenTitles(sql: Tx, projectId: number, titles: string[]): Promise<Set<string>> {
+  const rows = await sql<{ title: string }[]>`
+    with wanted as (select unnest(${titles}::text[]) as title)
+    select g.title from failure_groups g join wanted w on w.title = g.title where g.project_id = ${projectId}
+    union
+    select g.title from failure_groups g join wanted w on w.title = regexp_replace(g.title, ${NUMBERED_TITLE}, '')
+    where g.project_id = ${projectId} and g.title like '% (%)'`;
+  return new Set(rows.map((row) => row.title));
 }
 
 /** Locks these groups, in id order (no two transactions lock two groups in opposite orders); how many there were. */
@@ -206,6 +269,16 @@ export interface FirstFailure {
   location: string | null;
   testTitle: string | null;
   steps: FailedStep[] | null;
+}
+
+/** `firstFailure` of each of these tests of the run, by test: one statement. */
+export async function firstFailures(sql: Tx, runId: number, testCaseIds: string[]): Promise<Map<string, FirstFailure>> {
+  if (testCaseIds.length === 0) return new Map();
+  const rows = await sql<(FirstFailure & { test_case_id: string })[]>`
+    select t.test_case_id, r.final_error_message as message, r.error_location as location, t.title as "testTitle", r.failed_steps as steps
+    from test_run_tests t left join test_results r on r.test_run_id = t.test_run_id and r.test_case_id = t.test_case_id and r.is_final
+    where t.test_run_id = ${runId} and t.test_case_id in (select unnest(${testCaseIds}::text[]))`;
+  return new Map(rows.map(({ test_case_id: id, ...failure }) => [id, failure]));
 }
 
 export async function firstFailure(sql: Tx, runId: number, testCaseId: string): Promise<FirstFailure> {

@@ -42,6 +42,7 @@ export function flakyRoutes(ctx: RouteContext, deps: AppDeps): void {
         class: query.class,
         early: query.early === 'true',
         search: query.search ? `%${escapeLike(query.search.toLowerCase())}%` : null,
+        owner: query.owner ?? null,
         now: clock(),
         limit: query.per_page,
         offset: offsetOf(query.page, query.per_page),

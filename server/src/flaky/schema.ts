@@ -11,6 +11,7 @@ export const flakyTestSchema = z
     title: z.string(),
     file_path: z.string(),
     runner_project: z.string(),
+    owners: z.array(z.string()).describe("the test's owners, from the repository's CODEOWNERS and its `owner` annotations"),
     environment_id: z.number().int(),
     score: z.number().min(0).max(1).openapi({
       description:
@@ -39,6 +40,7 @@ export const flakyTestsQuery = z
       .optional()
       .openapi({ description: 'With class: also the tests still unknown (too few runs) that were flaky or failed in a counted run' }),
     search: z.string().min(1).max(200).optional().openapi({ description: 'Only the tests whose title or file contains this (case aside)' }),
+    owner: z.string().min(1).max(200).optional().describe('Only the tests this owner owns, named as CODEOWNERS names it (`@org/team`)'),
     days: decimalInteger(1, 90).default(14).openapi({ description: 'The window: the last N days (UTC), today included' }),
   })
   .strict();

@@ -14,6 +14,8 @@ export interface FlakinessRow {
   title: string;
   file_path: string;
   runner_project: string;
+  /** The test's owners (CODEOWNERS and `owner` annotations, as its last listing found them). */
+  owners: string[];
   runs_counted: number;
   flaky_runs: number;
   failed_runs: number;
@@ -41,6 +43,8 @@ export interface WindowFilter {
   early?: boolean;
   /** A lower-case LIKE pattern matched against the test's title and file. */
   search?: string | null;
+  /** The tests one owner owns (`@org/team`). */
+  owner?: string | null;
   /** One test alone (its line in each environment). */
   testCaseId?: string;
   now: Date;
@@ -52,7 +56,7 @@ export interface WindowFilter {
 function presented(sql: Tx, projectId: number, now: Date) {
   return sql`
     c.test_case_id, c.environment_id, coalesce(tc.name, '') as title, coalesce(tc.file_path, '') as file_path,
-    coalesce(tc.runner_project, '') as runner_project, c.runs_counted, c.flaky_runs, c.failed_runs, c.score, c.class,
+    coalesce(tc.runner_project, '') as runner_project, coalesce(tc.owners, '{}') as owners, c.runs_counted, c.flaky_runs, c.failed_runs, c.score, c.class,
     c.last_flaky_run_id, (select r.number from test_runs r where r.id = c.last_flaky_run_id) as last_flaky_run_number,
     exists (select 1 from snoozes s
             where s.project_id = ${projectId} and s.snooze_until > ${now}
@@ -82,10 +86,17 @@ function searchFilter(sql: Tx, projectId: number, search: string | null | undefi
     where found.project_id = ${projectId} and (lower(found.name) like ${search} or lower(found.file_path) like ${search}))`;
 }
 
+/** The tests one owner owns, found as the search's are. */
+function ownerFilter(sql: Tx, projectId: number, owner: string | null | undefined) {
+  if (!owner) return sql``;
+  return sql`and c.test_case_id in (
+    select owned.id from test_cases owned where owned.project_id = ${projectId} and owned.owners @> ${[owner]}::text[])`;
+}
+
 export async function keptWindow(sql: Tx, projectId: number, filter: WindowFilter): Promise<{ rows: FlakinessRow[]; total: number }> {
   const where = sql`c.project_id = ${projectId}
     ${filter.environmentId !== undefined ? sql`and c.environment_id = ${filter.environmentId}` : sql``}
-    ${classFilter(sql, filter)} ${searchFilter(sql, projectId, filter.search)}
+    ${classFilter(sql, filter)} ${searchFilter(sql, projectId, filter.search)} ${ownerFilter(sql, projectId, filter.owner)}
     ${filter.testCaseId !== undefined ? sql`and c.test_case_id = ${filter.testCaseId}` : sql``}`;
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from flakiness_window c where ${where}`;
   const rows = await sql<FlakinessRow[]>`
@@ -131,7 +142,7 @@ export async function summedWindow(sql: Tx, projectId: number, since: string, fi
     select ${presented(sql, projectId, filter.now)}, count(*) over ()::int as total
     from c
     left join test_cases tc on tc.project_id = ${projectId} and tc.id = c.test_case_id
-    where true ${classFilter(sql, filter)} ${searchFilter(sql, projectId, filter.search)}
+    where true ${classFilter(sql, filter)} ${searchFilter(sql, projectId, filter.search)} ${ownerFilter(sql, projectId, filter.owner)}
       ${filter.testCaseId !== undefined ? sql`and c.test_case_id = ${filter.testCaseId}` : sql``}
     order by ${sql.unsafe(RANKING)}
     limit ${filter.limit} offset ${filter.offset}`;

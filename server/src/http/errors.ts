@@ -3,7 +3,17 @@ import { PAGE_CONTENT_SECURITY_POLICY } from './headers.ts';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { isDatabaseUnavailable } from '../db.ts';
-import { ConflictError, DomainError, ForbiddenError, GoneError, InvalidInputError, NotFoundError, PreconditionFailedError } from '../errors.ts';
+import {
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  GoneError,
+  InvalidInputError,
+  NotFoundError,
+  PreconditionFailedError,
+  RUN_ENDED,
+  RunEndedError,
+} from '../errors.ts';
 
 /** How an error answer is written: the contract's two JSON shapes (general, and the flat one of environments and analytics), or a page for a person's browser. */
 export type ErrorShape = 'general' | 'flat' | 'page';
@@ -12,9 +22,17 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Typed fields the general error shape carries beside `message` (`code`, `run_state`). */
+    readonly fields: ErrorFields | null = null,
   ) {
     super(message);
   }
+}
+
+/** What a client decides by, beside the message: `code` names the refusal, `run_state` the run's end. */
+export interface ErrorFields {
+  code: typeof RUN_ENDED;
+  run_state: string | null;
 }
 
 export const notFound = (what: string) => new NotFoundError(`${what} not found`);
@@ -35,12 +53,12 @@ export function describeZodError(where: string, error: z.ZodError): string {
     .join('; ');
 }
 
-export function sendError(res: Response, status: number, message: string): void {
+export function sendError(res: Response, status: number, message: string, fields: ErrorFields | null = null): void {
   const given: ErrorShape = res.locals.errorShape ?? 'general';
   if (given === 'page') return sendErrorPage(res, status, message);
   // 401 and 403 use the general shape on every API route, whatever shape its other errors take.
   const shape = status === 401 || status === 403 ? 'general' : given;
-  res.status(status).json(shape === 'flat' ? { error: message } : { data: null, error: { message } });
+  res.status(status).json(shape === 'flat' ? { error: message } : { data: null, error: { message, ...fields } });
 }
 
 const PAGE_TITLES: Record<number, string> = {
@@ -79,23 +97,24 @@ function domainStatus(error: DomainError): number {
   return 500;
 }
 
-function statusAndMessage(error: unknown): [number, string] {
-  if (error instanceof HttpError) return [error.status, error.message];
+function statusAndMessage(error: unknown): [number, string, ErrorFields | null] {
+  if (error instanceof HttpError) return [error.status, error.message, error.fields];
+  if (error instanceof RunEndedError) return [domainStatus(error), error.message, { code: error.code, run_state: error.state }];
   if (error instanceof DomainError) {
     const status = domainStatus(error);
-    return status === 500 ? [500, 'internal server error'] : [status, error.message];
+    return status === 500 ? [500, 'internal server error', null] : [status, error.message, null];
   }
   const statusError = error as StatusError;
   if (typeof statusError?.status === 'number' && statusError.status >= 400 && statusError.status < 500) {
-    return [statusError.status, statusError.message];
+    return [statusError.status, statusError.message, null];
   }
-  if (isDatabaseUnavailable(error)) return [503, 'the database is unavailable; try again'];
-  return [500, 'internal server error'];
+  if (isDatabaseUnavailable(error)) return [503, 'the database is unavailable; try again', null];
+  return [500, 'internal server error', null];
 }
 
 /** The one error middleware, registered last. */
 export const errorMiddleware: ErrorRequestHandler = (error, req, res, _next) => {
-  const [status, message] = statusAndMessage(error);
+  const [status, message, fields] = statusAndMessage(error);
   // Outside the API, a person's browser is answered with a page whatever failed, and wherever.
   if (res.locals.errorShape === undefined && personAsksForPage(req)) res.locals.errorShape = 'page';
   if (status === 503) res.locals.log?.warn({ err: error }, 'request failed: database unavailable');
@@ -105,7 +124,7 @@ export const errorMiddleware: ErrorRequestHandler = (error, req, res, _next) => 
     res.end();
     return;
   }
-  sendError(res, status, message);
+  sendError(res, status, message, fields);
 };
 
 /**

@@ -22,7 +22,19 @@ export function generateDocument(registry: OpenAPIRegistry, serverUrl: string) {
 }
 
 /** Shared response pieces. */
-export const generalError = z.object({ data: z.null(), error: z.object({ message: z.string() }) }).openapi('Error');
+export const generalError = z
+  .object({
+    data: z.null(),
+    error: z.object({
+      message: z.string(),
+      code: z
+        .literal('run_ended')
+        .optional()
+        .describe("the request's run has ended (a 409, or a 401 for the run's own key or an agent's token): a runner stops its tests"),
+      run_state: z.string().nullable().optional().describe("with `code`: the run's end state (`cancelled`, `passed`, …) when known"),
+    }),
+  })
+  .openapi('Error');
 export const flatError = z.object({ error: z.string() }).openapi('FlatError');
 export const pagination = z
   .object({ page: z.number().int(), per_page: z.number().int(), total: z.number().int(), total_pages: z.number().int() })

@@ -28,6 +28,8 @@ const RETRY_ELEMENTS = new Set(['rerunFailure', 'rerunError', 'flakyFailure', 'f
 const ATTACHMENT = /\[\[ATTACHMENT\|([^\]\n]{1,1000})\]\]/g;
 
 function attachmentsIn(output: string): string[] {
+  // Most output names no file: a search, not a regular expression's matches and two arrays.
+  if (!output.includes('[[ATTACHMENT|')) return [];
   return [...new Set([...output.matchAll(ATTACHMENT)].map((match) => (match[1] as string).trim()))].slice(0, JUNIT_LIMITS.attachmentsPerTest);
 }
 

@@ -23,6 +23,7 @@ import { detectFormat, READ_FORMATS, readerFor, type ResultFileReader, type Resu
 import { type JunitCase, JunitFileError, type JunitTimes } from './read.ts';
 import { JUNIT_LIMITS, type JunitUploadAnswer, type JunitUploadQuery } from './schema.ts';
 import { Spool, type SpooledFile } from './spool.ts';
+import { resultsIngested } from '../metrics.ts';
 
 // An upload of report files (JUnit XML and the other formats of formats/): one shard of a run
 // (the run of its key, made by the build's first upload). Received whole first, as it streams
@@ -215,9 +216,13 @@ async function eachSlice(path: string, batcher: Batcher, signal: AbortSignal, fi
   }
 }
 
-/** Text read between two looks at the clock; past YIELD_AFTER_MS since the last, the event loop gets its turn. */
+/**
+ * Text read between two looks at the clock; past YIELD_AFTER_MS since the last, the event loop gets
+ * its turn. Short: the batch being written waits for that turn after each of its statements, the
+ * database idle meanwhile.
+ */
 const SLICE_CHARS = 4096;
-const YIELD_AFTER_MS = 10;
+const YIELD_AFTER_MS = 2;
 const READ_BYTES = 256 * 1024;
 
 interface ReadOptions {
@@ -260,7 +265,8 @@ export async function storeJunitUpload(
   options: { now: Date; signal: AbortSignal; actor: Actor },
 ): Promise<UploadOutcome> {
   const write: ResultWrite = (await takesCopyFromStdin(sql)) ? 'copy' : 'insert';
-  return sql.begin(async (tx) => {
+  let recorded = 0;
+  const outcome = await sql.begin(async (tx) => {
     const shard = await beginUploadShard(
       tx,
       projectId,
@@ -285,7 +291,7 @@ export async function storeJunitUpload(
     const batcher = new Batcher(async (batch) => {
       await writing;
       if (options.signal.aborted) throw options.signal.reason;
-      writing = recordBatch(tx, projectId, shard, batch, write, options.now);
+      writing = recordBatch(tx, projectId, shard, batch, write, options.now).then(() => void (recorded += batch.attempts.length));
       writing.catch(() => undefined);
     });
     const files: ReadFile[] = [];
@@ -308,6 +314,8 @@ export async function storeJunitUpload(
       ...(await uploadedResults(tx, shard, 100)),
     };
   });
+  resultsIngested.inc({ source: 'upload' }, recorded);
+  return outcome;
 }
 
 /**

@@ -2,6 +2,9 @@ import { brokeWhen, compareRuns, groupsOverTime, testTimeline } from '../compari
 import type { AppDeps } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
 import { foldMembers, getGroup, listGroups, memberEvents } from '../failuregroups/index.ts';
+import { composeDigest, type DigestPeriod } from '../digests/index.ts';
+import { listSlowerTests } from '../durations/index.ts';
+import { getEnvironment } from '../environments/index.ts';
 import { type FlakinessClass, rankedFlakyTests, WINDOW_DAYS } from '../flaky/index.ts';
 import { failureLocations, getRunById, listRuns, type RunRow, runPageDetails, shownBranch } from '../runs/index.ts';
 import { snoozesOfTest } from '../snoozes/index.ts';
@@ -74,10 +77,10 @@ async function projectRun(deps: Deps, projectId: number, runId: number, field: s
 }
 
 /** A run: its counts, and a page of its failures (failed, then flaky) with what an assistant needs to fix them. */
-export async function readRun(deps: Deps, projectId: number, input: { run_id: number; page: number }, field = 'run_id') {
+export async function readRun(deps: Deps, projectId: number, input: { run_id: number; page: number; owner?: string }, field = 'run_id') {
   const run = await projectRun(deps, projectId, input.run_id, field);
   const details = await runPageDetails(deps.sql, deps, run, deps.clock(), false);
-  const failing = details.tests.filter((test) => test.status === 'failed' || test.status === 'flaky');
+  const failing = details.tests.filter((test) => (test.status === 'failed' || test.status === 'flaky') && (!input.owner || test.owners.includes(input.owner)));
   const shown = failing.slice((input.page - 1) * FAILURES_PER_PAGE, input.page * FAILURES_PER_PAGE);
   const locations = await failureLocations(
     deps.sql,
@@ -89,6 +92,7 @@ export async function readRun(deps: Deps, projectId: number, input: { run_id: nu
     title: test.title,
     file: test.file_path,
     runner_project: test.runner_project,
+    owners: test.owners,
     status: test.status,
     since_previous_run: test.status !== 'failed' || !details.previous ? null : details.previous.failed.has(test.test_case_id) ? 'still failing' : 'new',
     snoozed: test.snoozed,
@@ -117,13 +121,14 @@ export async function readTest(deps: Deps, projectId: number, input: { test_case
   const test = await getTestCase(deps.sql, projectId, input.test_case_id);
   if (!test) throw new NotFoundError(`test_case_id: test ${input.test_case_id} not found`);
   const now = deps.clock();
-  const [timeline, flakiness, snoozes] = await Promise.all([
+  const [timeline, flakiness, snoozes, slower] = await Promise.all([
     testTimeline(deps.sql, projectId, test.id, 1000),
     rankedFlakyTests(deps.sql, projectId, WINDOW_DAYS, { testCaseId: test.id, now, limit: 20, offset: 0 }),
     snoozesOfTest(deps.sql, projectId, test.id),
+    listSlowerTests(deps.sql, projectId, { environmentId: null, testCaseId: test.id, limit: 20, offset: 0 }),
   ]);
   return {
-    test: { id: test.id, title: test.name, file: test.file_path, runner_project: test.runner_project, tags: test.tags },
+    test: { id: test.id, title: test.name, file: test.file_path, runner_project: test.runner_project, tags: test.tags, owners: test.owners },
     per_environment_and_branch: brokeWhen(timeline).map((line) => ({
       environment: line.environment_name,
       branch: line.branch,
@@ -166,6 +171,14 @@ export async function readTest(deps: Deps, projectId: number, input: { test_case
       flaky_runs: row.flaky_runs,
       quarantined: row.quarantined,
     })),
+    // Where the test got slower and stayed so (a rank test over its passed durations).
+    slower: slower.rows.map((row) => ({
+      environment: row.environment_name,
+      since_run_id: row.started_run_id,
+      since_run_number: row.started_run_number,
+      median_before_ms: row.baseline_ms,
+      median_since_ms: row.recent_ms,
+    })),
     snoozes: snoozes.slice(0, 10).map((snooze) => ({
       id: snooze.id,
       until: snooze.snooze_until.toISOString(),
@@ -178,19 +191,37 @@ export async function readTest(deps: Deps, projectId: number, input: { test_case
   };
 }
 
-export async function searchTests(deps: Deps, projectId: number, input: { query: string; per_page: number }) {
-  const { rows, total } = await findTests(deps.sql, projectId, input.query, input.per_page);
-  return { tests: rows.map((test) => ({ id: test.id, title: test.name, file: test.file_path, runner_project: test.runner_project, tags: test.tags })), total };
+export async function searchTests(deps: Deps, projectId: number, input: { query: string; owner?: string; per_page: number }) {
+  const { rows, total } = await findTests(deps.sql, projectId, input.query, input.per_page, input.owner ?? null);
+  return {
+    tests: rows.map((test) => ({
+      id: test.id,
+      title: test.name,
+      file: test.file_path,
+      runner_project: test.runner_project,
+      tags: test.tags,
+      owners: test.owners,
+    })),
+    total,
+  };
+}
+
+/** An environment's digest of the last day or week: what a team's weekly report would say. */
+export async function readDigest(deps: Deps, projectId: number, input: { environment_id: number; period: DigestPeriod }) {
+  const environment = await getEnvironment(deps.sql, projectId, input.environment_id);
+  if (!environment) throw new NotFoundError(`environment_id: environment ${input.environment_id} not found`);
+  return composeDigest(deps.sql, projectId, environment, input.period, deps.clock());
 }
 
 export async function readFlakyTests(
   deps: Deps,
   projectId: number,
-  input: { environment_id?: number; class?: FlakinessClass; page: number; per_page: number },
+  input: { environment_id?: number; class?: FlakinessClass; owner?: string; page: number; per_page: number },
 ) {
   const { rows, total } = await rankedFlakyTests(deps.sql, projectId, WINDOW_DAYS, {
     environmentId: input.environment_id,
     class: input.class,
+    owner: input.owner ?? null,
     now: deps.clock(),
     limit: input.per_page,
     offset: (input.page - 1) * input.per_page,
@@ -211,6 +242,7 @@ export async function readFailureGroups(deps: Deps, projectId: number, input: { 
       last_seen_at: group.last_seen_at.toISOString(),
       last_run_id: group.last_test_run_id,
       diagnosis: group.diagnosis,
+      issue: group.issue,
     })),
     total,
     page: input.page,
@@ -235,6 +267,7 @@ export async function readFailureGroup(deps: Deps, projectId: number, input: { f
       seen: group.occurrence_count,
       first_seen_at: group.first_seen_at.toISOString(),
       last_seen_at: group.last_seen_at.toISOString(),
+      issue: group.issue,
     },
     tests: members.slice(0, 100).map((member) => ({
       test_case_id: member.test_case_id,

@@ -44,7 +44,7 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
   server.registerTool(
     'get_run',
     {
-      description: `A run's counts and its failures, ${reads.FAILURES_PER_PAGE} a page (failed, then flaky): title, runner project, error, where it failed, failure group, new or still failing against the previous run, screenshot and trace links`,
+      description: `A run's counts and its failures, ${reads.FAILURES_PER_PAGE} a page (failed, then flaky): title, runner project, owners, error, where it failed, failure group, new or still failing against the previous run, screenshot and trace links`,
       inputSchema: TOOL_INPUTS.get_run,
       annotations: readOnly,
     },
@@ -62,17 +62,32 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
   );
   server.registerTool(
     'search_tests',
-    { description: 'Tests found by a part of their title, file or suites, or by a tag (@smoke)', inputSchema: TOOL_INPUTS.search_tests, annotations: readOnly },
+    {
+      description: 'Tests found by a part of their title, file or suites, or by a tag (@smoke), or by their owner (@org/team), with their owners',
+      inputSchema: TOOL_INPUTS.search_tests,
+      annotations: readOnly,
+    },
     (input) => answer(() => reads.searchTests(deps, projectId, input)),
   );
   server.registerTool(
     'list_flaky_tests',
     {
-      description: 'Tests ranked by flakiness score over the last 14 days, per environment, with their class and whether they are quarantined',
+      description:
+        "Tests ranked by flakiness score over the last 14 days, per environment, with their class, owners and whether they are quarantined; one owner's alone with owner",
       inputSchema: TOOL_INPUTS.list_flaky_tests,
       annotations: readOnly,
     },
     (input) => answer(() => reads.readFlakyTests(deps, projectId, input)),
+  );
+  server.registerTool(
+    'get_digest',
+    {
+      description:
+        "An environment's digest of the last day or week: runs and pass rate against the period before, tests that turned flaky or broken, the flakiest, most failing and slowest tests, and those that got slower",
+      inputSchema: TOOL_INPUTS.get_digest,
+      annotations: readOnly,
+    },
+    (input) => answer(() => reads.readDigest(deps, projectId, input)),
   );
   server.registerTool(
     'list_failure_groups',
@@ -85,7 +100,11 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
   );
   server.registerTool(
     'get_failure_group',
-    { description: 'A failure group: its title, status, diagnosis and tests', inputSchema: TOOL_INPUTS.get_failure_group, annotations: readOnly },
+    {
+      description: 'A failure group: its title, status, diagnosis, linked tracker issue (its state) and tests',
+      inputSchema: TOOL_INPUTS.get_failure_group,
+      annotations: readOnly,
+    },
     (input) => answer(() => reads.readFailureGroup(deps, projectId, input)),
   );
   server.registerTool(

@@ -23,18 +23,21 @@ export interface RunStory {
   failures: LabelledFailure[];
   /** The chat account (its user id) of the person who triggered the run, when the run failed and they linked one. */
   mention: string | null;
+  /** The run's visual review page, which the pull/merge request comment links to; absent: not linked. */
+  visual_review_url?: string | null;
 }
 
 const LABEL_ORDER: Record<FailureLabel, number> = { new: 0, known: 1, flaky: 2, snoozed: 3 };
 
-/** The run's story from the database, its page's link from `runUrl`. */
-export async function composeStory(sql: Tx, runId: number, runUrl: (runId: number) => string): Promise<RunStory> {
+/** The run's story from the database, its page's link from `runUrl` (and its visual review page's from `pageUrl`). */
+export async function composeStory(sql: Tx, runId: number, runUrl: (runId: number) => string, pageUrl?: (path: string) => string): Promise<RunStory> {
   const run = await storyRunOf(sql, runId);
   if (!run) throw new Error(`test run ${runId} is gone`);
   const { environment_id: environmentId, run_ended_at: endedAt, ...view } = run;
   const failures = await labelledFailures(sql, run.project_id, environmentId, runId);
   const mention = run.state === 'failed' || run.state === 'error' ? await chatAccountOf(sql, run.scm_actor) : null;
-  return { run: { ...view, run_ended_at: endedAt?.toISOString() ?? null, summary_url: runUrl(runId) }, failures, mention };
+  const visualReviewUrl = pageUrl ? pageUrl(`/projects/${run.project_id}/runs/${runId}/visual`) : null;
+  return { run: { ...view, run_ended_at: endedAt?.toISOString() ?? null, summary_url: runUrl(runId) }, failures, mention, visual_review_url: visualReviewUrl };
 }
 
 /**

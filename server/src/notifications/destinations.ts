@@ -17,7 +17,7 @@ export interface ServerOffers {
 }
 
 /**
- * What each type takes: a URL (Slack, webhook), a repository and a token (GitHub) or a project and
+ * What each type takes: a URL (Slack, Teams, webhook), a repository and a token (GitHub) or a project and
  * a token (GitLab), the token left out where the server has its own (its App, its GitLab token); a
  * secret for webhooks only.
  */
@@ -52,7 +52,7 @@ function problemOf(d: Shape, server: ServerOffers): string | null {
   if (d.url === null) return `body.url: required for a ${d.type} destination`;
   if (d.repo !== null) return `body.repo: only a github destination has a repo`;
   if (d.token !== null) return 'body.token: only a github or gitlab destination has a token';
-  if (d.type === 'slack' && d.secret !== null) return 'body.secret: a slack destination has no secret (its URL is the secret)';
+  if ((d.type === 'slack' || d.type === 'teams') && d.secret !== null) return `body.secret: a ${d.type} destination has no secret (its URL is the secret)`;
   return null;
 }
 

@@ -1,7 +1,9 @@
 // A destination's URL is taken for a credential as a whole: Discord (/api/webhooks/ID/TOKEN),
-// Mattermost (/hooks/KEY), Microsoft Teams (…webhook.office.com/webhookb2/…), Rocket.Chat
-// (/hooks/ID/TOKEN) and Slack (/services/T…/B…/SECRET) put theirs in the path, others in
-// user:password@, the query or the fragment. Such URLs are write-only, like secrets and tokens:
+// Mattermost (/hooks/KEY), Microsoft Teams (…webhook.office.com/webhookb2/… for the retired
+// connectors; a Workflows webhook, …/workflows/ID/triggers/manual/paths/invoke?…&sig=SIGNATURE,
+// on logic.azure.com or api.powerplatform.com), Rocket.Chat (/hooks/ID/TOKEN) and Slack
+// (/services/T…/B…/SECRET) put theirs in the path or the query, others in user:password@, the
+// query or the fragment. Such URLs are write-only, like secrets and tokens:
 // answers, the dashboard, the audit trail (which records the API's view) and logs show the scheme
 // and host alone, unless the destination's type says which part is public (Slack's hooks.slack.com
 // paths: `/services/` and the first letter of its ids, never the secret).
@@ -36,7 +38,8 @@ function slackPath(path: string): string {
 function carriesKnownCredential(type: string, url: URL): boolean {
   if (url.username || url.password || url.hash) return true;
   if ([...url.searchParams.keys()].some((name) => SECRET_PARAMETER.test(name))) return true;
-  return type === 'slack';
+  // Slack's and Teams' URLs are the credential whatever their shape (a Workflows URL signs its query with `sig`).
+  return type === 'slack' || type === 'teams';
 }
 
 /** The URL as an answer, a page, the audit trail or a log may show it, for a destination of `type`. */

@@ -2,7 +2,7 @@ import { escapeHtml as e, mailButton, mailDocument, mailParagraph } from '../mai
 import { isWebUrl } from '../xml.ts';
 import type { LabelledFailure, RunStory } from './compose.ts';
 
-// A run's story as each destination takes it: a Slack message, a webhook's JSON event, a mail.
+// A run's story as each destination takes it: a Slack message, a Teams card, a webhook's JSON event, a mail.
 
 /** Failures a Slack message lists before "and N more". */
 export const SLACK_FAILURE_LIMIT = 15;
@@ -32,8 +32,16 @@ function failureLine(failure: LabelledFailure): string {
   return `• *${failure.label}* ${slackText(failure.title)}${where ? ` _(${slackText(where)})_` : ''}${kind}${what}`;
 }
 
-/** An incoming webhook's message: the state, counts, environment, branch, commit, a link, the failures labelled (new first). */
-export function slackMessage(story: RunStory): { text: string } {
+/** What an owners delivery says it lists: the failures of the owners its rules name. */
+export function routedLine(owners: string[]): string {
+  return `Failures owned by ${owners.join(', ')}`;
+}
+
+/**
+ * An incoming webhook's message: the state, counts, environment, branch, commit, a link, the
+ * failures labelled (new first); `routedTo`: an owners delivery, listing only those owners' failures.
+ */
+export function slackMessage(story: RunStory, routedTo: string[] | null = null): { text: string } {
   const { run, failures } = story;
   const place = [
     `*${slackText(run.environment_name)}*`,
@@ -47,6 +55,7 @@ export function slackMessage(story: RunStory): { text: string } {
     `${STATE_ICON[run.state] ?? ''} *${slackText(run.project_name)}*: run #${run.number} ${run.state} in ${place}`.trim(),
     `${counts} · <${run.summary_url}|Open the run>${ciJobUrl(story) ? ` · <${slackUrl(ciJobUrl(story) as string)}|CI job>` : ''}`,
   ];
+  if (routedTo) lines.push(slackText(routedLine(routedTo)));
   if (story.mention) lines.push(`<@${story.mention}>`);
   if (failures.length > 0) {
     lines.push('', '*Failed tests*', ...failures.slice(0, SLACK_FAILURE_LIMIT).map(failureLine));
@@ -78,16 +87,18 @@ export interface EmailMessage {
 }
 
 /** A mail of the run's ending: the state, counts, environment, branch, commit, a link, the failures labelled (new first). */
-export function emailMessage(story: RunStory): EmailMessage {
+export function emailMessage(story: RunStory, routedTo: string[] | null = null): EmailMessage {
   const { run, failures } = story;
   const place = [run.environment_name, run.branch ? `branch ${run.branch}` : null, run.commit ? `commit ${run.commit.slice(0, 12)}` : null]
     .filter(Boolean)
     .join(' · ');
   const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky · ${run.skipped_count} skipped${run.snoozed_count ? ` (${run.snoozed_count} snoozed)` : ''}`;
-  const subject = `${run.project_name}: run #${run.number} ${run.state} in ${run.environment_name}${run.branch ? ` (${run.branch})` : ''}`.replace(
-    /[\r\n]+/g,
-    ' ',
-  );
+  const routed = routedTo ? routedLine(routedTo) : null;
+  const subject =
+    `${run.project_name}: run #${run.number} ${run.state} in ${run.environment_name}${run.branch ? ` (${run.branch})` : ''}${routed ? ` · ${routed}` : ''}`.replace(
+      /[\r\n]+/g,
+      ' ',
+    );
   const listed = failures.slice(0, EMAIL_FAILURE_LIMIT);
   const more = failures.length - listed.length;
   const where = (f: LabelledFailure) => [f.file_path, f.runner_project].filter(Boolean).join(' · ');
@@ -97,6 +108,7 @@ export function emailMessage(story: RunStory): EmailMessage {
     `${run.project_name}: run #${run.number} ${run.state}`,
     place,
     counts,
+    ...(routed ? [routed] : []),
     '',
     `Open the run: ${run.summary_url}`,
     ...(ciJobUrl(story) ? [`CI job: ${ciJobUrl(story)}`] : []),
@@ -120,7 +132,7 @@ export function emailMessage(story: RunStory): EmailMessage {
   const html = mailDocument(
     subject,
     `<h1 style="font-size:20px;margin:0 0 8px">${e(run.project_name)}: run #${run.number} ${e(run.state)}</h1>
-${mailParagraph(place)}${mailParagraph(counts)}${mailButton(run.summary_url, 'Open the run')}${
+${mailParagraph(place)}${mailParagraph(counts)}${routed ? mailParagraph(routed) : ''}${mailButton(run.summary_url, 'Open the run')}${
       ciJobUrl(story) ? `<p style="margin:0 0 12px"><a href="${e(ciJobUrl(story) as string)}" rel="noreferrer">CI job</a></p>` : ''
     }${
       listed.length > 0
@@ -129,4 +141,126 @@ ${mailParagraph(place)}${mailParagraph(counts)}${mailButton(run.summary_url, 'Op
     }`,
   );
   return { subject, text, html };
+}
+
+/** Failures a Teams card lists before "and N more", as Slack's message does. */
+export const TEAMS_FAILURE_LIMIT = 15;
+
+/** Characters of one piece of user data (a title, a group's title) a card keeps: Teams takes posts of up to 28 KB. */
+const TEAMS_TEXT_LIMIT = 300;
+
+/** Bytes the card's body may take in JSON: Teams refuses posts over 28 KB, and the rest of the message (links included) has the remainder. */
+export const TEAMS_BODY_BUDGET = 20_000;
+
+const TEAMS_STATE_ICON: Record<string, string> = { passed: '✅', failed: '❌', error: '⚠️', cancelled: '🚫' };
+
+/** The version a card asks of Teams: what it uses (TextBlock, Action.OpenUrl) is in 1.0; 1.4 is Teams' floor on every client. */
+export const TEAMS_CARD_VERSION = '1.4';
+
+/**
+ * User data in a TextBlock, which reads a subset of markdown (bold, italic, lists, links) and
+ * `{{DATE(…)}}` and `{{TIME(…)}}` functions: on one line, shortened, and every character that could
+ * start markup escaped with a backslash, as CommonMark escapes it; a line-opening list marker too.
+ */
+export function teamsText(text: string, limit = TEAMS_TEXT_LIMIT): string {
+  const line = text.replace(/\s*[\r\n]+\s*/g, ' ');
+  const short = line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+  return short
+    .replace(/[\\`*_~[\]()<>#|{}!]/g, '\\$&')
+    .replace(/^([-+])/, '\\$1')
+    .replace(/^(\d+)([.)])/, '$1\\$2');
+}
+
+interface TextBlock {
+  type: 'TextBlock';
+  text: string;
+  wrap: true;
+  size?: 'Medium';
+  weight?: 'Bolder';
+  isSubtle?: true;
+  spacing?: 'None' | 'Small' | 'Medium';
+  separator?: true;
+}
+
+interface OpenUrl {
+  type: 'Action.OpenUrl';
+  title: string;
+  url: string;
+}
+
+/** What a Teams Workflows webhook takes: a message whose one attachment is an Adaptive Card. */
+export interface TeamsMessage {
+  type: 'message';
+  attachments: {
+    contentType: 'application/vnd.microsoft.card.adaptive';
+    contentUrl: null;
+    content: { $schema: string; type: 'AdaptiveCard'; version: string; body: TextBlock[]; actions: OpenUrl[] };
+  }[];
+}
+
+function teamsFailureLine(failure: LabelledFailure): TextBlock {
+  const where = [failure.file_path, failure.runner_project].filter(Boolean).join(' · ');
+  const kind = failure.failure_category !== 'unknown' ? ` \\[${failure.failure_category}\\]` : '';
+  const what = failure.failure_group_title ? `: ${teamsText(failure.failure_group_title)}` : '';
+  return {
+    type: 'TextBlock',
+    text: `**${failure.label}** ${teamsText(failure.title)}${where ? ` _(${teamsText(where)})_` : ''}${kind}${what}`,
+    wrap: true,
+    spacing: 'Small',
+  };
+}
+
+/**
+ * A Teams Workflows webhook's message: an Adaptive Card with the state, counts, environment,
+ * branch, commit, the failures labelled (new first) and buttons to the run and the CI job: what
+ * Slack's message says. The chat account a Slack message mentions is Slack's: a card mentions nobody.
+ */
+export function teamsMessage(story: RunStory, routedTo: string[] | null = null): TeamsMessage {
+  const { run, failures } = story;
+  const place = [
+    `**${teamsText(run.environment_name)}**`,
+    run.branch ? `branch ${teamsText(run.branch)}` : null,
+    run.commit ? `commit ${teamsText(run.commit.slice(0, 12))}` : null,
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  const counts = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky · ${run.skipped_count} skipped${run.snoozed_count ? ` (${run.snoozed_count} snoozed)` : ''}`;
+  const body: TextBlock[] = [
+    {
+      type: 'TextBlock',
+      text: `${TEAMS_STATE_ICON[run.state] ?? ''} **${teamsText(run.project_name)}**: run #${run.number} ${teamsText(run.state)}`.trim(),
+      wrap: true,
+      size: 'Medium',
+    },
+    { type: 'TextBlock', text: place, wrap: true, spacing: 'None' },
+    { type: 'TextBlock', text: counts, wrap: true, isSubtle: true, spacing: 'None' },
+  ];
+  if (routedTo) body.push({ type: 'TextBlock', text: teamsText(routedLine(routedTo), 1000), wrap: true, spacing: 'Small' });
+  if (failures.length > 0) {
+    body.push({ type: 'TextBlock', text: 'Failed tests', wrap: true, weight: 'Bolder', separator: true, spacing: 'Medium' });
+    // Up to 15 failures, fewer when their text (escaped, then in JSON) would take the post past its budget.
+    const lines = failures.slice(0, TEAMS_FAILURE_LIMIT).map(teamsFailureLine);
+    let room = TEAMS_BODY_BUDGET - Buffer.byteLength(JSON.stringify(body));
+    let listed = 0;
+    for (const line of lines) {
+      room -= Buffer.byteLength(JSON.stringify(line)) + 1;
+      if (room < 0) break;
+      listed++;
+    }
+    body.push(...lines.slice(0, listed));
+    if (failures.length > listed) body.push({ type: 'TextBlock', text: `and ${failures.length - listed} more`, wrap: true, isSubtle: true });
+  }
+  const ciJob = ciJobUrl(story);
+  const actions: OpenUrl[] = [{ type: 'Action.OpenUrl', title: 'Open the run', url: run.summary_url }];
+  if (ciJob) actions.push({ type: 'Action.OpenUrl', title: 'CI job', url: ciJob });
+  return {
+    type: 'message',
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: { $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: TEAMS_CARD_VERSION, body, actions },
+      },
+    ],
+  };
 }

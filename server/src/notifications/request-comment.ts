@@ -1,5 +1,6 @@
 import { markdownCode, markdownText } from '@proctor/reporter/markdown';
 import type { LabelledFailure, RunStory } from './compose.ts';
+import type { VisualLine } from './visual-status-store.ts';
 
 // The comment a GitHub destination keeps on a pull request and a GitLab one as a note on a merge
 // request: one per request, a section per environment, each run's failures labelled and held against
@@ -30,6 +31,20 @@ function commitText(commit: string): string {
   return /^[0-9a-f]+$/i.test(short) ? short : markdownCode(short);
 }
 
+/** A user or team as GitHub and GitLab mention them (`@user`, `@org/team`, `@group/subgroup`); anything else is no mention. */
+const MENTIONABLE = /^@[A-Za-z0-9][A-Za-z0-9_.-]*(\/[A-Za-z0-9][A-Za-z0-9_.-]*)*$/;
+
+/**
+ * The owners of the failures the branch brought (of every failure when there is no run of the base
+ * branch to compare with), each mentioned once; owners that are no mention (an e-mail address, a
+ * GitLab role) are named as text.
+ */
+function ownersLine(failures: LabelledFailure[]): string | null {
+  const owners = [...new Set(failures.flatMap((failure) => failure.owners))];
+  if (owners.length === 0) return null;
+  return `Owners of these failures: ${owners.map((owner) => (MENTIONABLE.test(owner) ? owner : markdownCode(owner))).join(' ')}`;
+}
+
 function failureItem(failure: LabelledFailure, brought: boolean | null, host: Host): string {
   const where = [failure.file_path, failure.runner_project].filter(Boolean).map(markdownText).join(' · ');
   const origin = brought === null ? '' : brought ? ' · **brought by this branch**' : ` · also fails on ${host.base}`;
@@ -38,7 +53,25 @@ function failureItem(failure: LabelledFailure, brought: boolean | null, host: Ho
   return `- **${failure.label}** ${markdownText(failure.title)}${where ? ` (${where})` : ''}${kind}${what}${origin}`;
 }
 
-export function section(story: RunStory, baseBranch: string, onBase: { runNumber: number; failed: Set<string> } | null, host: Host): string {
+/**
+ * The run's visual changes as the visual review last told them (`visual`) (how many await review, were
+ * approved, rejected; the committed baselines' proof), with the review page's link. The visual
+ * review writes the text (numbers, a commit's hexadecimal name, run numbers): no quoting is needed.
+ */
+function visualLine(story: RunStory, visual: VisualLine): string {
+  const own = visual.run_id === story.run.id;
+  // Another run's line (an earlier run of the branch, whose baselines this one may prove): its review page, its number.
+  const reviewUrl = story.visual_review_url ? story.visual_review_url.replace(/\/runs\/\d+\/visual$/, `/runs/${visual.run_id}/visual`) : null;
+  return `**Visual changes${own ? '' : ` of run ${markdownText(`#${visual.run_number}`)}`}:** ${visual.line}${reviewUrl ? ` ([review](${reviewUrl}))` : ''}.`;
+}
+
+export function section(
+  story: RunStory,
+  baseBranch: string,
+  onBase: { runNumber: number; failed: Set<string> } | null,
+  host: Host,
+  visual: VisualLine | null = null,
+): string {
   const { run, failures } = story;
   const lines = [
     `### ${markdownText(run.environment_name)}: ${run.state}`,
@@ -55,7 +88,10 @@ export function section(story: RunStory, baseBranch: string, onBase: { runNumber
       ...failures.slice(0, COMMENT_FAILURE_LIMIT).map((f) => failureItem(f, onBase && f.label !== 'flaky' ? !onBase.failed.has(f.test_case_id) : null, host)),
     );
     if (failures.length > COMMENT_FAILURE_LIMIT) lines.push(`- and ${failures.length - COMMENT_FAILURE_LIMIT} more`);
+    const owners = ownersLine(onBase ? failing.filter((f) => !onBase.failed.has(f.test_case_id)) : failing);
+    if (owners) lines.push('', owners);
   }
+  if (visual) lines.push('', visualLine(story, visual));
   return lines.join('\n');
 }
 

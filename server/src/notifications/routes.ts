@@ -29,7 +29,8 @@ export function notificationRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'get',
     path: PATH,
     tag: TAG,
-    summary: "The project's notification destinations (Slack, webhooks, GitHub, GitLab, email), oldest first; secrets and tokens are never shown",
+    summary:
+      "The project's notification destinations (Slack, Microsoft Teams, webhooks, GitHub, GitLab, email), oldest first; secrets and tokens are never shown",
     query: destinationListQuery,
     response: destinationListResponse,
     handler: async ({ query, scope }) => {

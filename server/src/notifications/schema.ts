@@ -4,8 +4,8 @@ import { pagination } from '../http/openapi.ts';
 import { positiveId } from '../http/fields.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
-export const DESTINATION_TYPES = ['slack', 'webhook', 'github', 'gitlab', 'email'] as const;
-export const NOTIFY_WHEN = ['always', 'failed', 'changed'] as const;
+export const DESTINATION_TYPES = ['slack', 'webhook', 'github', 'gitlab', 'email', 'teams'] as const;
+export const NOTIFY_WHEN = ['always', 'failed', 'changed', 'never'] as const;
 export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 
 const receiverUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000);
@@ -25,7 +25,7 @@ export const destinationSchema = z
       .string()
       .nullable()
       .describe(
-        "the Slack incoming webhook or the webhook receiver, shown with its scheme and host only (the rest may carry a credential), unless the destination's type says which part is public: Slack's own hooks show `/services/T…/B…/••••`; null for GitHub, GitLab and email",
+        "the Slack incoming webhook, the Microsoft Teams Workflows webhook or the webhook receiver, shown with its scheme and host only (the rest may carry a credential, such as a Teams URL's `sig`), unless the destination's type says which part is public: Slack's own hooks show `/services/T…/B…/••••`; null for GitHub, GitLab and email",
       ),
     repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
     project: z.string().nullable().describe("the project's path (group/name) or id, for GitLab; null otherwise"),
@@ -33,7 +33,9 @@ export const destinationSchema = z
     environments: z.array(z.string()).describe('environment slugs whose runs are told; empty: every environment'),
     when: z
       .enum(NOTIFY_WHEN)
-      .describe("always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch"),
+      .describe(
+        "always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch; never: no run's end (only digests and owners' failures routed here)",
+      ),
     has_secret: z.boolean().describe('a webhook secret, a GitHub or GitLab token or a credential in the URL is set'),
     created_at: z.string(),
   })
@@ -79,6 +81,7 @@ export const deliverySchema = z
     id: z.number().int(),
     destination_id: z.number().int(),
     test_run_id: z.number().int(),
+    kind: z.enum(['run', 'owners']).describe("run: the run's ending; owners: the run's failures an owner's routing rule sent to this destination"),
     event_id: z.string().describe('the same at every attempt: a receiver drops a repeat by it'),
     state: z.enum(DELIVERY_STATES),
     attempts: z.number().int(),

@@ -53,6 +53,13 @@ export async function listDestinations(sql: Tx, projectId: number, limit: number
   return { rows, total: count?.total ?? 0 };
 }
 
+/** The project's GitHub and GitLab destinations, GitHub's first, in the order they were made. */
+export async function forgeDestinationRows(sql: Tx, projectId: number): Promise<StoredDestination[]> {
+  return sql<StoredDestination[]>`
+    select ${destinationColumns(sql)} from notification_destinations
+    where project_id = ${projectId} and type in ('github', 'gitlab') order by type, id`;
+}
+
 export async function getDestination(sql: Tx, projectId: number, id: number): Promise<StoredDestination | null> {
   const [row] = await sql<StoredDestination[]>`
     select ${destinationColumns(sql)} from notification_destinations where project_id = ${projectId} and id = ${id}`;
@@ -100,13 +107,14 @@ export async function listDeliveries(sql: Tx, projectId: number, runId: number, 
   const [count] = await sql<{ total: number }[]>`
     select count(*)::int as total from notification_deliveries where project_id = ${projectId} and test_run_id = ${runId}`;
   const rows = await sql<Delivery[]>`
-    select id::int as id, destination_id, test_run_id, event_id::text as event_id, state, attempts, last_error
+    select id::int as id, destination_id, test_run_id, kind, event_id::text as event_id, state, attempts, last_error
     from notification_deliveries where project_id = ${projectId} and test_run_id = ${runId}
     order by id limit ${limit} offset ${offset}`;
   return { rows, total: count?.total ?? 0 };
 }
 
-// The outbox: a delivery per destination told of a run's ending, attempted until it goes through.
+// The outbox: a delivery per destination told of a run's ending (and, rules-store.ts, of owners'
+// failures and digests), attempted until it goes through.
 
 /** A run that has ended, as the outbox reads it. */
 export interface EndedRun {
@@ -129,7 +137,7 @@ export async function endedRunToTell(sql: Tx, runId: number): Promise<EndedRun |
 /** The project's destinations, as an ending picks those it tells. */
 export async function destinationsToTell(sql: Tx, projectId: number): Promise<Pick<StoredDestination, 'id' | 'environments' | 'when'>[]> {
   return sql<Pick<StoredDestination, 'id' | 'environments' | 'when'>[]>`
-    select id, environments, "when" from notification_destinations where project_id = ${projectId} order by id`;
+    select id, environments, "when" from notification_destinations where project_id = ${projectId} and "when" <> 'never' order by id`;
 }
 
 /** The state the previous run of the environment and branch ended in, of `states` (a cancelled one skipped); null for the first. */
@@ -148,13 +156,21 @@ export async function queueDeliveries(sql: Tx, run: Pick<EndedRun, 'id' | 'proje
     insert into notification_deliveries (project_id, destination_id, test_run_id, event_id, state, next_attempt_at, created_at)
     select ${run.project_id}, destination_id, ${run.id}, event_id::uuid, 'pending', ${now}, ${now}
     from unnest(${destinationIds}::int[], ${destinationIds.map(() => randomUUID())}::text[]) as t (destination_id, event_id)
-    on conflict (destination_id, test_run_id) do nothing`;
+    on conflict (destination_id, test_run_id, kind) do nothing`;
 }
 
 export interface DueDelivery {
   id: number;
   event_id: string;
-  test_run_id: number;
+  /** run: a run's ending; owners: the failures of a run routed to their owners' destination; digest: a scheduled digest. */
+  kind: 'run' | 'owners' | 'digest';
+  /** The run told of; null for a digest. */
+  test_run_id: number | null;
+  /** An owners delivery: the owner patterns of the rules that routed it. */
+  owners: string[] | null;
+  /** A digest: its subscription and the moment it was due. */
+  digest_subscription_id: number | null;
+  due_at: Date | null;
   attempts: number;
   /** The JSON body, once composed. */
   payload: string | null;
@@ -167,7 +183,7 @@ export interface DueDelivery {
 /** The next delivery due that no other process holds, with its destination, locked until the transaction ends. */
 export async function takeDue(sql: Tx, now: Date): Promise<DueDelivery | null> {
   const [row] = await sql<(Omit<DueDelivery, 'destination'> & { destination: StoredDestination })[]>`
-    select d.id::int as id, d.event_id::text as event_id, d.test_run_id, d.attempts, d.payload, d.steps_done, d.created_at,
+    select d.id::int as id, d.event_id::text as event_id, d.kind, d.test_run_id, d.owners, d.digest_subscription_id, d.due_at, d.attempts, d.payload, d.steps_done, d.created_at,
            to_jsonb(t) as destination
     from notification_deliveries d
     join lateral (select ${destinationColumns(sql)} from notification_destinations where id = d.destination_id) t on true
@@ -310,6 +326,8 @@ export interface RunFailureRow {
   failure_group_title: string | null;
   failed_steps: FailedStep[] | null;
   seen_before: boolean;
+  /** The test's owners (CODEOWNERS and `owner` annotations, as its latest listing found them). */
+  owners: string[];
 }
 
 /**
@@ -320,7 +338,7 @@ export async function failuresOfRun(sql: Tx, projectId: number, environmentId: n
   return sql<RunFailureRow[]>`
     select t.test_case_id, coalesce(l.title, t.test_case_id) as title, coalesce(l.file_path, '') as file_path,
            coalesce(l.runner_project, '') as runner_project, t.outcome, t.snoozed, t.final_error_message as error_message, t.failure_group_id,
-           g.title as failure_group_title, t.failed_steps,
+           g.title as failure_group_title, t.failed_steps, coalesce(tc.owners, '{}') as owners,
            case when t.failure_group_id is not null then exists (
                   select 1 from failure_group_events ev
                   where ev.project_id = ${projectId} and ev.group_id = t.failure_group_id and ev.test_run_id < ${runId}
@@ -334,5 +352,6 @@ export async function failuresOfRun(sql: Tx, projectId: number, environmentId: n
     from test_results t
     left join test_run_tests l on l.test_run_id = t.test_run_id and l.test_case_id = t.test_case_id
     left join failure_groups g on t.failure_group_id is not null and g.project_id = ${projectId} and g.id = t.failure_group_id
+    left join test_cases tc on tc.project_id = ${projectId} and tc.id = t.test_case_id
     where t.test_run_id = ${runId} and t.is_final and t.outcome in ('failed', 'flaky')`;
 }

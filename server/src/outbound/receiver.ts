@@ -10,7 +10,7 @@ const USER_AGENT = 'Proctor-Notifications';
 export type Sent = { ok: true } | { ok: false; error: string; permanent: boolean };
 
 /** The connection goes to the address that was checked, whatever the name would resolve to now. */
-function pinnedLookup(pinned: ResolvedAddress): LookupFunction {
+export function pinnedLookup(pinned: ResolvedAddress): LookupFunction {
   return (_host, options, callback) => {
     if ((options as { all?: boolean }).all) (callback as (error: null, addresses: ResolvedAddress[]) => void)(null, [pinned]);
     else callback(null, pinned.address, pinned.family);

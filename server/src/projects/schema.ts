@@ -17,6 +17,16 @@ export const projectSchema = z
     create_environments_on_first_use: z
       .boolean()
       .describe('a report, a JUnit upload or an agent naming an environment the project lacks makes it (its slug as its name); false: it is refused'),
+    baselines_to_default_branch: z
+      .boolean()
+      .describe("approved screenshot baselines may be committed to the repository's default branch; false: only to other branches"),
+    visual_noise_ratio: z
+      .number()
+      .nullable()
+      .describe(
+        'a visual change whose share of changed pixels is at most this (0 to 1), with small diffs of the same screenshot in other places in recent runs, is noise: not offered as a baseline; null: off',
+      ),
+    visual_noise_runs: z.number().int().describe("the environment's recent runs holding the test (the run itself included) the noise rule looks at"),
     created_at: z.string(),
   })
   .openapi('Project');
@@ -41,6 +51,15 @@ export const projectUpdateSchema = z
     repo_url: repoUrl.nullable().optional().describe('the test repository triggered runs check out; null: none (the project only receives reports)'),
     repo_name: repoName.optional().describe('owner/name; by default from repo_url'),
     create_environments_on_first_use: z.boolean().optional(),
+    baselines_to_default_branch: z.boolean().optional().describe("approved screenshot baselines may be committed to the repository's default branch"),
+    visual_noise_ratio: z
+      .number()
+      .min(0)
+      .lt(1)
+      .nullable()
+      .optional()
+      .describe('share of changed pixels (0 to 1) at or under which a screenshot diff repeating in other places in recent runs is noise; null: off'),
+    visual_noise_runs: z.number().int().min(2).max(50).optional().describe('recent runs the noise rule looks at (2 to 50)'),
   })
   .strict()
   .openapi('ProjectUpdate');

@@ -10,10 +10,17 @@ export interface Project {
   repo_name: string;
   /** A report, a JUnit upload or an agent naming an environment the project lacks makes it. */
   create_environments_on_first_use: boolean;
+  /** Approved screenshot baselines may be committed to the repository's default branch. */
+  baselines_to_default_branch: boolean;
+  /** A visual change whose share of changed pixels is at most this, repeating in other places, is noise; null: off. */
+  visual_noise_ratio: number | null;
+  /** The recent runs (this one included) the noise rule looks at. */
+  visual_noise_runs: number;
   created_at: Date;
 }
 
-const columns = (sql: Tx) => sql`id, name, repo_url, repo_name, create_environments_on_first_use, created_at`;
+const columns = (sql: Tx) =>
+  sql`id, name, repo_url, repo_name, create_environments_on_first_use, baselines_to_default_branch, visual_noise_ratio, visual_noise_runs, created_at`;
 
 export async function createProject(sql: Tx, input: { name: string; repoUrl: string | null; repoName: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
@@ -33,6 +40,9 @@ export interface ProjectUpdate {
   repo_url?: string | null;
   repo_name?: string;
   create_environments_on_first_use?: boolean;
+  baselines_to_default_branch?: boolean;
+  visual_noise_ratio?: number | null;
+  visual_noise_runs?: number;
 }
 
 /** Sets the fields given; null when there is no such project. */
@@ -127,7 +137,7 @@ export async function userProjectIds(sql: Tx, userId: string): Promise<number[]>
 /** The projects a person belongs to, by name. */
 export async function projectsOfUser(sql: Tx, userId: string): Promise<Project[]> {
   return sql<Project[]>`
-    select p.id, p.name, p.repo_url, p.repo_name, p.create_environments_on_first_use, p.created_at
+    select p.id, p.name, p.repo_url, p.repo_name, p.create_environments_on_first_use, p.baselines_to_default_branch, p.visual_noise_ratio, p.visual_noise_runs, p.created_at
     from projects p join memberships m on m.project_id = p.id
     where m.user_id = ${userId} order by p.name, p.id`;
 }

@@ -7,6 +7,7 @@ import { countResults, deleteDetailsChunk, DETAILS_CHUNK, lockUnpinned, markArti
 import type { BlobStorage } from '../storage/blobs.ts';
 import type { RetentionPolicy } from './schema.ts';
 import { type Expiry, expiredRuns, getPolicy, projectIds } from './store.ts';
+import { retentionResultsDeleted } from '../metrics.ts';
 
 /** The least an audit trail keeps, whatever the policy. */
 const AUDIT_DAYS = 365;
@@ -140,6 +141,7 @@ async function deleteDetails(deps: RetentionDeps, runId: number, report: Project
       return { done: true, results: chunk.results, freed };
     });
     report.results += step.results;
+    retentionResultsDeleted.inc(step.results);
     if (step.freed) {
       addFreed(report, step.freed);
       report.runs += 1;

@@ -1,6 +1,7 @@
 import { enqueueRollup } from '../analytics/index.ts';
 import { deleteRunKeys } from '../auth/index.ts';
 import { enqueueNotifications } from '../notifications/index.ts';
+import { queueFollow } from '../trackers/index.ts';
 import type { Sql, Tx } from '../db.ts';
 import { NotFoundError, PreconditionFailedError } from '../errors.ts';
 import { isTerminal } from '../states.ts';
@@ -19,7 +20,7 @@ export type RunEnding =
 
 /**
  * Ends a run that has not ended, the one way every ending goes: its end state and counts, its
- * rollup and its notifications queued (jobs write and send them right after), its reporter key gone, and after a whole-suite run
+ * rollup, its notifications and its tracker follow-up queued (jobs write and send them right after), its reporter key gone, and after a whole-suite run
  * the tests it no longer lists inactive. Returns false when the run had ended already (or does not
  * exist).
  */
@@ -34,6 +35,8 @@ export async function finishRun(sql: Tx, runId: number, ending: RunEnding, now: 
   }
   await enqueueRollup(sql, runId, run.project_id, now);
   await enqueueNotifications(sql, runId, now);
+  // Its tracker issues move once it is rolled up (a job follows it then).
+  await queueFollow(sql, runId, now);
   // The key the executor made for this run's reporter ends with the run, in the same transaction.
   await deleteRunKeys(sql, runId);
   return true;
@@ -89,7 +92,9 @@ function errorReason(shards: ShardOutcome[], totalShards: number, failedCount: n
 }
 
 function coversWholeSuite(run: EndingRun, shards: ShardOutcome[]): boolean {
-  return shards.length === run.total_shards && shards.every((s) => s.complete) && run.tags.length === 0 && run.test_case_ids.length === 0;
+  return (
+    shards.length === run.total_shards && shards.every((s) => s.complete) && run.tags.length === 0 && run.test_case_ids.length === 0 && !run.left_tests_out
+  );
 }
 
 /** After a run over the whole suite: tests of its runner projects that it no longer listed are inactive. */

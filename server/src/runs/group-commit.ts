@@ -1,6 +1,7 @@
 import { isDatabaseUnavailable, pipelinedTransaction, retryingConflicts, type Sql, takesCopyFromStdin } from '../db.ts';
 import { copyBatches, isStoredAlready, recordResultBatch, type ResultBatch } from './results.ts';
 import type { Attempt } from './schema.ts';
+import { groupCommitAttempts, groupCommitBatches, groupCommitSeconds } from '../metrics.ts';
 
 // Group commit. A reporter sends a batch a second per shard, often of one or two attempts: at a
 // thousand shards the cost is per request (a transaction, its COMMIT's flush to disk, half a dozen
@@ -27,13 +28,21 @@ const GROUP_ATTEMPTS = 5000;
 /**
  * How a server writes result batches: grouped (`PROCTOR_GROUP_COMMIT`, on by default) where the
  * database takes COPY, else each batch in a transaction of its own. The database is asked on the
- * first batch, not at start.
+ * first batch, not at start, and again after a batch that could not ask it.
  */
 export function resultWriter(sql: Sql, groupCommit: boolean): ResultWriter {
   let grouped: Promise<ResultWriter | null> | null = null;
   return {
     record: async (projectId, runId, shard, attempts, now) => {
-      grouped ??= groupCommit ? takesCopyFromStdin(sql).then((copy) => (copy ? groupCommitWriter(sql) : null)) : Promise.resolve(null);
+      if (!grouped) {
+        const asked = groupCommit ? takesCopyFromStdin(sql).then((copy) => (copy ? groupCommitWriter(sql) : null)) : Promise.resolve(null);
+        // Asked while the database was down: asked again by the next batch. Kept, the failure
+        // answered every later batch 503 for the life of the process, the database long back.
+        asked.catch(() => {
+          if (grouped === asked) grouped = null;
+        });
+        grouped = asked;
+      }
       const writer = await grouped;
       return writer ? writer.record(projectId, runId, shard, attempts, now) : recordResultBatch(sql, { projectId, runId, shard, attempts, now });
     },
@@ -54,6 +63,8 @@ export function groupCommitWriter(sql: Sql): ResultWriter {
       attempts += batch.attempts.length;
       group.push(batch);
     }
+    groupCommitBatches.observe(group.length);
+    groupCommitAttempts.observe(attempts);
     return group;
   }
 
@@ -95,7 +106,9 @@ export function groupCommitWriter(sql: Sql): ResultWriter {
  */
 async function writeGroup(sql: Sql, group: PendingBatch[]): Promise<void> {
   try {
+    const started = performance.now();
     const { refusals } = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyBatches(tx, group)));
+    groupCommitSeconds.observe((performance.now() - started) / 1000);
     for (const batch of group) {
       const refusal = refusals.get(batch);
       if (refusal) batch.reject(refusal);

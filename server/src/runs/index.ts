@@ -2,6 +2,7 @@
 // and the runs of a project as the API lists them.
 export { branchNote, resolveBranch, shownBranch } from './branch.ts';
 export { failRun } from './finish.ts';
+export { handOverLostRuns, type LostRunsHandled } from './takeover.ts';
 export { endShard } from './ingest.ts';
 export {
   type ClaimedRun,
@@ -11,7 +12,6 @@ export {
   distributeToAgents,
   findOrCreateAgentRun,
   heartbeat,
-  lostRunIds,
   markArtifactsDeleted,
   markDetailsDeleted,
   recordBranch,
@@ -26,7 +26,9 @@ export { commitsCompareUrl } from './repository.ts';
 export { formatDuration } from './page.ts';
 export { RUN_NUMBER, type SummaryDetail } from './schema.ts';
 export { failureLocations, getRunById, listRuns, previousRun, runNumbers, type RunRow } from './store.ts';
-export { triggerRun } from './trigger.ts';
+export { laneTimeline, type RunTimeline, type TimelineAttempt, type TimelineLane } from './timeline.ts';
+export { TIMELINE_ATTEMPTS, timelineAttempts } from './timeline-store.ts';
+export { triggerBaselineRerun, triggerRun } from './trigger.ts';
 export { triggerSchema } from './schema.ts';
 export { countResults, DETAILS_CHUNK, deleteDetailsChunk, lockUnpinned } from './expire-store.ts';
 export { getRun } from './store.ts';
@@ -35,3 +37,5 @@ export { startedNoLaterThan } from './record.ts';
 export { type UploadCounts, uploadedResults } from './store.ts';
 export { type ResultWrite } from './results.ts';
 export { type Attempt, isStorableStartedAt } from './schema.ts';
+export { livePosition, presentProgress } from './live.ts';
+export { endLiveStreams, liveQuery, streamClient, streamRun, streamRunsList } from './live-routes.ts';

@@ -1,5 +1,6 @@
 import { pipelinedTransaction, type PipelinedWork, retryingConflicts, type Sql, type Tx } from '../db.ts';
 import { upsertTestCases } from '../testcases/index.ts';
+import { recordSnapshotLayout } from '../visual/index.ts';
 import { finishRun } from './finish.ts';
 import { lockOpenRun, openRunForShard } from './open-run.ts';
 import { markRunning, touchRun } from './record.ts';
@@ -36,6 +37,7 @@ async function recordShardBegin(
     markRunning(sql, runId, startedAt, body.commit, now),
     upsertTestCases(sql, projectId, body.tests, body.commit, now),
     listRunTests(sql, projectId, runId, body.tests),
+    body.snapshots ? recordSnapshotLayout(sql, projectId, runId, body.snapshots, now) : null,
   ]);
   // A refused run fails these too (the transaction is aborted): the lock's refusal is the answer.
   written.catch(() => undefined);
@@ -56,8 +58,17 @@ export async function listUploadedTests(
   tests: ShardBegin['tests'],
   options: { commit: string | null; now: Date; copy: boolean },
 ): Promise<void> {
-  await upsertTestCases(sql, projectId, tests, options.commit, options.now);
-  await (options.copy ? copyRunTests : listRunTests)(sql, projectId, runId, tests);
+  // A report file names no owners: the tests keep those their reporter's runs gave them.
+  const upserted = upsertTestCases(sql, projectId, tests, options.commit, options.now, { keepOwners: true });
+  // The run's list goes out right behind the inventory's upsert, not after its answer: the
+  // database goes from one to the other without waiting for this server (busy reading the next
+  // batch) to take the answer and send the list. (Nothing may follow a COPY before its end: it is
+  // last.) A failed upsert fails the list too, in an aborted transaction: its error says why.
+  upserted.catch(() => undefined);
+  const listed = (options.copy ? copyRunTests : listRunTests)(sql, projectId, runId, tests);
+  const [upsert, list] = await Promise.allSettled([upserted, listed]);
+  if (upsert.status === 'rejected') throw upsert.reason;
+  if (list.status === 'rejected') throw list.reason;
 }
 
 type ShardEndInput = [projectId: number, runId: number, shard: number, end: { status: ShardEndStatus; errors: string[] }, now: Date];

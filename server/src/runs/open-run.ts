@@ -42,7 +42,7 @@ export async function lockRunsForBatches(sql: Tx, runIds: readonly number[]): Pr
 /** Why results cannot go into a run (none in the project, or ended); null when they can. */
 export function closedRunRefusal(run: { state: RunState } | undefined, runId: number): NotFoundError | RunEndedError | null {
   if (!run) return new NotFoundError('test run not found');
-  if (isTerminal(run.state)) return new RunEndedError(`test run ${runId} is already ${run.state}`);
+  if (isTerminal(run.state)) return new RunEndedError(`test run ${runId} is already ${run.state}`, run.state);
   return null;
 }
 
@@ -68,7 +68,7 @@ function shardRefusal(error: unknown, runId: number): NotFoundError | RunEndedEr
     case 'PRNF0':
       return new NotFoundError('test run not found');
     case 'PREN0':
-      return new RunEndedError(`test run ${runId} is already ${pgError.detail}`);
+      return new RunEndedError(`test run ${runId} is already ${pgError.detail}`, pgError.detail ?? null);
     case 'PRSH0':
       return new InvalidInputError(`path.shard: this run has ${pgError.detail} shard(s)`);
     default:

@@ -6,6 +6,7 @@ import type { RunPageDetails } from './details.ts';
 import { branchNote, shownBranch } from './branch.ts';
 import { repositoryUrl } from './repository.ts';
 import type { ProjectCount, RunRow } from './store.ts';
+import { describeSelection } from '../selection/index.ts';
 
 /** A run state's colour, wherever a run is shown. */
 export const STATE_COLOURS: Record<string, string> = {
@@ -29,6 +30,13 @@ function branchOf(run: RunRow): string {
 function noteOnBranch(run: RunRow): string {
   const note = branchNote(run);
   return note ? `<p class="note branch-note">${e(note)}</p>` : '';
+}
+
+/** How the server handed the run's units out (issue 56); nothing where Playwright chose the order. */
+function orderOf(run: RunRow): string {
+  if (run.order_strategy === null) return '';
+  const label = run.order_strategy === 'failures-first' ? 'likely failures first' : 'longest first';
+  return ` · order <strong class="order-strategy" data-order-strategy="${e(run.order_strategy)}">${label}</strong>`;
 }
 
 /** The CI job that asked for the run. */
@@ -127,17 +135,19 @@ function testRow(t: SummaryDetail, actions: ReportActions, previous: RunPageDeta
   const kind =
     t.failure_category && t.failure_category !== 'unknown' ? ` <span class="tag kind" title="the kind of failure">${e(t.failure_category)}</span>` : '';
   const error = t.error_message ? `<pre class="error" tabindex="0">${e(t.error_message)}</pre>` : '';
+  const owners = t.owners.length > 0 ? `<div class="owners">Owners: ${t.owners.map((owner) => e(owner)).join(' ')}</div>` : '';
   const skipped = t.status === 'skipped' && t.skip_reason ? `<div class="skip-reason">Skipped: ${e(t.skip_reason)}</div>` : '';
   const attachments = t.status === 'failed' || t.status === 'flaky' ? attachmentsBlock(t.attachments) : '';
   return `<tr class="${e(t.status)}" data-test="${e(t.test_case_id)}"><td class="status"><span class="tag ${e(t.status)}">${e(t.status)}</span>${sincePrevious(t, previous)}${kind}${snoozed}</td>
-<td class="test"><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${skipped}${error}${attachments}${action ? action(t) : ''}</td>
+<td class="test"><strong>${e(t.title)}</strong><div class="file">${e(t.file_path)}${t.runner_project ? ` · ${e(t.runner_project)}` : ''}</div>${owners}${skipped}${error}${attachments}${action ? action(t) : ''}</td>
 <td class="duration" data-label="Duration">${e(formatDuration(t.duration))}</td><td class="retries" data-label="Retries">${t.retries}</td><td class="group" data-label="Failure group">${group}</td></tr>`;
 }
 
 function section(title: string, tests: SummaryDetail[], actions: ReportActions = {}, previous: RunPageDetails['previous'] = null): string {
   if (tests.length === 0) return '';
+  // A live run's page adds rows to the section its results belong to (dashboard/client/live.ts).
   return `<h2>${e(title)} (${tests.length})</h2>
-<table class="tests"><thead><tr><th scope="col">Status</th><th scope="col">Test</th><th scope="col">Duration</th><th scope="col">Retries</th><th scope="col">Failure group</th></tr></thead>
+<table class="tests" data-section="${e(title)}"><thead><tr><th scope="col">Status</th><th scope="col">Test</th><th scope="col">Duration</th><th scope="col">Retries</th><th scope="col">Failure group</th></tr></thead>
 <tbody>${tests.map((t) => testRow(t, actions, previous)).join('\n')}</tbody></table>`;
 }
 
@@ -220,11 +230,12 @@ export function runReport(project: Project, run: RunRow, details: RunPageDetails
   return `<h1>Run #${run.number} <span class="state state-${e(run.state)}">${e(run.state)}</span></h1>
 <div class="meta">${e(project.name)} (${e(project.repo_name)}) · environment <strong>${e(run.environment_name)}</strong> (${e(run.environment_slug)})
 ${branchOf(run)}${run.test_run_head_sha ? ` · commit ${e(run.test_run_head_sha.slice(0, 12))}` : ''}
-${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${buildLink(run.build_url)}${ciJobLink(run.ci_build_url)}</div>
+${pullRequestLink(project.repo_url, run.pull_request)} · duration ${e(formatDuration(run.duration))}${orderOf(run)}${buildLink(run.build_url)}${ciJobLink(run.ci_build_url)}</div>
 ${noteOnBranch(run)}
 ${actions.run ?? ''}
 ${details.previous && actions.compareLink ? `<p class="compare"><a href="${e(actions.compareLink(details.previous.id))}">Compare with run #${details.previous.number}</a> <span class="muted">(the previous of this environment and branch)</span></p>` : ''}
 ${retentionNote(run)}
+${run.selection ? `<p class="notice" data-selection="${e(run.selection.mode)}">${e(describeSelection(run.selection))}</p>` : ''}
 ${reason ? `<pre class="reason">${e(reason)}</pre>` : ''}
 <div class="counts">${counts.map(([label, n]) => `<div class="count" data-count="${e(label.toLowerCase())}"><b>${n}</b>${e(label)}</div>`).join('')}</div>
 ${section('Failed', failed, actions, details.previous)}

@@ -65,7 +65,10 @@ export function presentRun(row: RunRow, publicUrl: string, secret: string, now: 
     rerun_source_id: row.rerun_source_id,
     error_reason: row.error_reason,
     cancel_reason: row.cancel_reason,
+    cancelled_by: row.cancelled_by,
     max_failures: row.max_failures,
+    order_strategy: row.order_strategy,
+    selection: row.selection,
     pinned: row.pinned,
     details_deleted: row.details_deleted_at !== null,
   };

@@ -1,3 +1,4 @@
+import type { OrderStrategy } from '@proctor/reporter/runs/order';
 import type { Tx } from '../db.ts';
 import type { Trigger } from './schema.ts';
 
@@ -22,6 +23,8 @@ export interface NewRun {
   scheduledFor: Date | null;
   /** Fail fast: the run stops after this many failures; null: the environment's limit. */
   maxFailures: number | null;
+  /** Run only the tests a change can break (the executor chooses them); absent: every test. */
+  affected?: boolean;
 }
 
 /** A run waiting for an executor. Returns null when a scheduled tick already made its run. */
@@ -29,12 +32,12 @@ export async function createPendingRun(sql: Tx, projectId: number, run: NewRun, 
   const [row] = await sql<{ id: number; number: number; state: 'pending'; test_run_branch: string | null; created_at: Date }[]>`
     insert into test_runs (project_id, environment_id, state, origin, distribution, test_run_branch, build, build_url, build_branch, "commit",
                            metadata, environment_variables_overrides, tags, test_case_ids, send_notifications, total_shards,
-                           rerun_source_id, rerun_only_failed, scm_actor, scheduled_for, max_failures, created_at)
+                           rerun_source_id, rerun_only_failed, scm_actor, scheduled_for, max_failures, affected, created_at)
     values (${projectId}, ${run.environmentId}, 'pending', ${run.origin}, ${run.distribution}, ${run.branch}, ${run.build ? sql.json(run.build) : null},
             ${run.build?.url ?? null}, ${run.build?.branch ?? null}, ${run.build?.commit ?? null}, ${sql.json(run.metadata)},
             ${sql.json(run.overrides)}, ${run.tags}, ${run.testCaseIds}, ${run.sendNotifications}, ${run.totalShards},
             ${run.rerunSourceId}, ${run.rerunOnlyFailed}, ${run.scmActor}, ${run.scheduledFor},
-            coalesce(${run.maxFailures}::int, (select max_failures from environments where id = ${run.environmentId})), ${now})
+            coalesce(${run.maxFailures}::int, (select max_failures from environments where id = ${run.environmentId})), ${run.affected ?? false}, ${now})
     on conflict (environment_id, scheduled_for) where scheduled_for is not null do nothing
     returning id, number, state, test_run_branch, created_at`;
   return row ?? null;
@@ -67,6 +70,20 @@ async function runOfKey(sql: Tx, projectId: number, runKey: string): Promise<Rep
   const [existing] = await sql<Omit<ReportRun, 'created'>[]>`
     select id, number, environment_id, state from test_runs where project_id = ${projectId} and run_key = ${runKey}`;
   return { ...(existing as Omit<ReportRun, 'created'>), created: false };
+}
+
+/**
+ * The run a run key names already, found by a shard that joins it, when the environment its report
+ * names by slug is that run's and usable (not disabled). One read, no write: a build's shards but
+ * its first join a run made already. Null otherwise (no such run, another environment, one
+ * disabled or not made yet): the report then takes the path that finds or makes both, and refuses.
+ */
+export async function joinableRunOfKey(sql: Tx, projectId: number, runKey: string, environmentSlug: string): Promise<ReportRun | null> {
+  const [run] = await sql<Omit<ReportRun, 'created'>[]>`
+    select r.id, r.number, r.environment_id, r.state from test_runs r
+    join environments e on e.id = r.environment_id and e.project_id = r.project_id
+    where r.project_id = ${projectId} and r.run_key = ${runKey} and e.slug = ${environmentSlug} and not coalesce(e.is_disabled, false)`;
+  return run ? { ...run, created: false } : null;
 }
 
 /**
@@ -126,8 +143,9 @@ export async function distributeToAgents(sql: Tx, projectId: number, runId: numb
 
 /**
  * The first plan of a run of agents: its units are its shards. The commit its agent listed is the
- * one the others check out; it and the branch are the run's where the CI named none. False when
- * another agent planned it first.
+ * one the others check out; it and the branch are the run's where the CI named none. Answers the
+ * strategy its units are to be ordered by and the branch it is for; null when another agent
+ * planned it first.
  */
 export async function recordPlan(
   sql: Tx,
@@ -135,13 +153,15 @@ export async function recordPlan(
   units: number,
   checkout: { commit: string | null; branch: string | null },
   now: Date,
-): Promise<boolean> {
-  const rows = await sql`
+): Promise<{ order_strategy: OrderStrategy; branch: string | null } | null> {
+  // The environment's order strategy now is the one the run's units are ordered by (issue 56).
+  const [row] = await sql<{ order_strategy: OrderStrategy; branch: string | null }[]>`
     update test_runs set total_shards = greatest(1, ${units}::int), planned_at = ${now},
                          test_run_head_sha = coalesce(test_run_head_sha, ${checkout.commit}), "commit" = coalesce("commit", ${checkout.commit}),
-                         test_run_branch = coalesce(test_run_branch, build_branch, ${checkout.branch}), last_activity_at = ${now}
-    where id = ${runId} and planned_at is null returning id`;
-  return rows.length > 0;
+                         test_run_branch = coalesce(test_run_branch, build_branch, ${checkout.branch}), last_activity_at = ${now},
+                         order_strategy = (select e.order_strategy from environments e where e.id = test_runs.environment_id)
+    where id = ${runId} and planned_at is null returning order_strategy, coalesce(build_branch, test_run_branch) as branch`;
+  return row ?? null;
 }
 
 export interface ClaimedRun {
@@ -211,12 +231,31 @@ export async function heartbeat(sql: Tx, runId: number, now: Date): Promise<stri
   return row?.state ?? null;
 }
 
-/** Runs whose executor stopped beating (its server died): they end as `error`. */
-export async function lostRunIds(sql: Tx, now: Date, staleMs: number): Promise<number[]> {
-  const rows = await sql<{ id: number }[]>`
-    select id from test_runs
+/**
+ * A lost run handed back to the executors: pending again, unclaimed, to run `testCaseIds` (the
+ * tests it listed that have no final result yet; unchanged when none was listed). Only while
+ * it is still claimed by the lost executor, so two sweepers hand it back once.
+ */
+export async function requeueRun(sql: Tx, runId: number, lostBy: string, testCaseIds: string[] | null): Promise<boolean> {
+  const rows = await sql`
+    update test_runs set state = 'pending', claimed_by = null, heartbeat_at = null,
+      test_case_ids = coalesce(${testCaseIds}::text[], test_case_ids)
+    where id = ${runId} and claimed_by = ${lostBy} and state in ('queued', 'running')
+    returning id`;
+  return rows.length === 1;
+}
+
+export interface LostRun {
+  id: number;
+  claimed_by: string;
+  executions: number;
+}
+
+/** The runs whose executor stopped beating, with who held them and how often they were executed. */
+export async function lostRuns(sql: Tx, now: Date, staleMs: number): Promise<LostRun[]> {
+  return sql<LostRun[]>`
+    select id, claimed_by, executions from test_runs
     where state in ('queued', 'running') and claimed_by is not null and heartbeat_at < ${new Date(now.getTime() - staleMs)}`;
-  return rows.map((row) => row.id);
 }
 
 /** The branch the executor resolved for a run that named none. */
@@ -233,6 +272,8 @@ export async function recordHeadSha(sql: Tx, runId: number, headSha: string | nu
 export async function markRunning(sql: Tx, runId: number, startedAt: Date, commit: string | null, now: Date): Promise<void> {
   // A run's shards begin together: a begin that would change nothing but a moment of its activity
   // leaves the row alone, so that they do not queue for its lock (the sweeper counts silence in minutes).
+  // Nor does it wait for the row to mark an activity older than that: a transaction that holds the
+  // row (a group of batches adding to its counts, a shard's end) is marking it (SKIP LOCKED).
   await sql`
     update test_runs set
       state = 'running',
@@ -241,7 +282,9 @@ export async function markRunning(sql: Tx, runId: number, startedAt: Date, commi
       last_activity_at = ${now}
     where id = ${runId}
       and (state <> 'running' or run_started_at is null or (test_run_head_sha is null and ${commit}::text is not null)
-           or last_activity_at is null or last_activity_at < ${now}::timestamptz - interval '5 seconds')`;
+           or last_activity_at is null
+           or (last_activity_at < ${now}::timestamptz - interval '5 seconds'
+               and exists (select 1 from test_runs free where free.id = ${runId} for no key update skip locked)))`;
 }
 
 /**
@@ -305,11 +348,14 @@ export interface EndingRun {
   tags: string[];
   test_case_ids: string[];
   error_reason: string | null;
+  /** An affected run that left tests out: it does not cover the whole suite. */
+  left_tests_out: boolean;
 }
 
 export async function lockRun(sql: Tx, runId: number): Promise<EndingRun | null> {
   const [run] = await sql<EndingRun[]>`
-    select state, project_id, total_shards, tags, test_case_ids, error_reason from test_runs where id = ${runId} for update`;
+    select state, project_id, total_shards, tags, test_case_ids, error_reason, coalesce(selection->>'mode' = 'affected', false) as left_tests_out
+    from test_runs where id = ${runId} for update`;
   return run ?? null;
 }
 

@@ -54,6 +54,7 @@ const RESULT_COLUMN_TYPES = {
   skip_reason: 'text',
   failed_steps: 'jsonb',
   stack_frames: 'jsonb',
+  parallel_index: 'int',
 } as const;
 export const RESULT_COLUMNS = Object.keys(RESULT_COLUMN_TYPES) as (keyof typeof RESULT_COLUMN_TYPES)[];
 /** The insert's column list and its reading of `resultRow`'s values back from a JSON array `r`: from the constants above alone. */
@@ -90,6 +91,7 @@ export function resultRow(runId: number, shard: number, a: Attempt, snoozed: Rea
     a.final?.outcome === 'skipped' ? (a.final.skip_reason ?? null) : null,
     a.final?.failed_steps && a.final.failed_steps.length > 0 ? JSON.stringify(a.final.failed_steps) : null,
     a.final?.stack_frames && a.final.stack_frames.length > 0 ? JSON.stringify(a.final.stack_frames) : null,
+    a.parallel_index ?? null,
   ];
 }
 
@@ -223,4 +225,15 @@ export async function insertResults(sql: Tx, batch: ResultBatch): Promise<number
     counted as (${addToCounts(sql, batch.runId, 'counts', batch.now)})
     select recorded from counts`;
   return result?.recorded ?? 0;
+}
+
+/**
+ * The attempts of a run's tests that have no final attempt: what a lost executor left half done.
+ * The run that takes over runs those tests again from their first attempt.
+ */
+export async function dropUnfinishedAttempts(sql: Tx, runId: number): Promise<void> {
+  await sql`
+    delete from test_results t
+    where t.test_run_id = ${runId}
+      and not exists (select 1 from test_results f where f.test_run_id = t.test_run_id and f.test_case_id = t.test_case_id and f.is_final)`;
 }

@@ -4,11 +4,11 @@ import { actorOf } from '../audit/index.ts';
 import { notFound } from '../http/errors.ts';
 import { offsetOf, paginate } from '../http/pagination.ts';
 import { addRoute, type RouteContext } from '../http/route.ts';
-import { OPTIONAL_FINAL_FIELDS } from '@proctor/reporter/wire';
+import { OPTIONAL_ATTEMPT_FIELDS, OPTIONAL_FINAL_FIELDS } from '@proctor/reporter/wire';
 import { getProject } from '../projects/index.ts';
 import { runDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
-import { stopAtFailureLimit } from './fail-fast.ts';
+import { STOPPED_BY_FAILURES, stopAtFailureLimit } from './fail-fast.ts';
 import { resultWriter } from './group-commit.ts';
 import { presentRun } from './present.ts';
 import { actingUserId } from '../http/access.ts';
@@ -21,6 +21,7 @@ import {
   triggerResponse,
   triggerSchema,
   reportRunSchema,
+  resultBatchResponse,
   resultBatchSchema,
   runListQuery,
   runListResponse,
@@ -32,6 +33,7 @@ import {
   shardParams,
 } from './schema.ts';
 import * as store from './store.ts';
+import { resultsIngested } from '../metrics.ts';
 
 const TAG = 'Test runs';
 
@@ -116,11 +118,11 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     params: runParams,
     body: cancelSchema,
     response: z.object({ message: z.string() }),
-    handler: async ({ params, body, scope }) => {
+    handler: async ({ params, body, scope, res }) => {
       const cancelledBy = actingUserId(scope) ?? `key:${scope.principal.keyId}`;
       await cancelRun(sql, scope.projectId, params.id, body.reason ?? null, cancelledBy, clock());
       deps.jobs?.runEnded();
-      await deps.jobs?.stopRun(params.id);
+      await deps.jobs?.stopRun(params.id, res.locals.requestId as string | undefined);
       return { message: `test run ${params.id} cancelled` };
     },
   });
@@ -156,12 +158,15 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
         accepts_final_fields: z
           .array(z.enum(OPTIONAL_FINAL_FIELDS))
           .describe("The optional fields of a result's `final` this server takes (`skip_reason`, `failed_steps`, `stack_frames`); a reporter sends no other"),
+        accepts_attempt_fields: z
+          .array(z.enum(OPTIONAL_ATTEMPT_FIELDS))
+          .describe('The optional fields of a result this server takes (`parallel_index`, the Playwright worker slot that ran it); a reporter sends no other'),
         number: RUN_NUMBER,
       }),
     }),
     handler: async ({ params, body, scope }) => {
       const number = await beginShard(sql, scope.projectId, params.id, params.shard, body, clock());
-      return { data: { success: true, accepts_final_fields: [...OPTIONAL_FINAL_FIELDS], number } };
+      return { data: { success: true, accepts_final_fields: [...OPTIONAL_FINAL_FIELDS], accepts_attempt_fields: [...OPTIONAL_ATTEMPT_FIELDS], number } };
     },
   });
 
@@ -174,12 +179,19 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     summary: 'A batch of test attempts (gzip accepted); idempotent per run, test and retry',
     params: runParams,
     body: resultBatchSchema,
-    response: z.object({ data: z.object({ received: z.number().int(), recorded: z.number().int() }) }),
+    response: resultBatchResponse,
     handler: async ({ params, body, scope }) => {
       const recorded = await results.record(scope.projectId, params.id, body.shard, body.results, clock());
+      resultsIngested.inc({ source: 'batch' }, recorded);
       // Fail fast: only a batch that brought a failure can take the run to its limit.
-      if (recorded > 0 && body.results.some((a) => a.final?.outcome === 'unexpected')) await stopAtFailureLimit(sql, params.id, clock());
-      return { data: { received: body.results.length, recorded } };
+      const stopped = recorded > 0 && body.results.some((a) => a.final?.outcome === 'unexpected') && (await stopAtFailureLimit(sql, params.id, clock()));
+      if (stopped) {
+        // As a cancel does: the executor's shards of this run are stopped now, not at their heartbeat.
+        deps.jobs?.runEnded();
+        await deps.jobs?.stopRun(params.id);
+      }
+      const testRun = stopped ? { state: 'cancelled' as const, cancelled_by: STOPPED_BY_FAILURES } : { state: 'running' as const, cancelled_by: null };
+      return { data: { received: body.results.length, recorded, test_run: testRun } };
     },
   });
 

@@ -1,13 +1,16 @@
 import { z } from 'zod';
+import { ORDER_STRATEGIES } from '@proctor/reporter/runs/order';
 import { refusedOverride } from '@proctor/reporter/toolchain/overrides';
 import { attachmentViewSchema } from '../artifacts/schema.ts';
 import { bodyId, decimalInteger, MAX_INT4, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
-import { pagination } from '../http/openapi.ts';
+import { generalError, pagination } from '../http/openapi.ts';
 import { listedTestSchema } from '../testcases/schema.ts';
 import { paginationQuery } from '../http/pagination.ts';
 import {
   type ReportRunBody,
+  type ResultBatchAnswer,
   type ResultBatchBody,
+  type WireErrorFields,
   type ShardBeginBody,
   type ShardEndBody,
   WIRE_LIMITS as LIMIT,
@@ -16,6 +19,7 @@ import {
 
 import { type RunView, TERMINAL_RUN_STATES, type TriggerBody } from '@proctor/reporter/runs';
 import { FAILURE_CATEGORIES } from '../failuregroups/index.ts';
+import { runSelectionSchema } from '../selection/index.ts';
 import { OUTCOMES, RUN_STATES, TERMINAL_STATES } from '../states.ts';
 
 export { isTerminal, RUN_STATES, type RunState } from '../states.ts';
@@ -37,6 +41,11 @@ export const summaryDetailSchema = z
     failure_group_id: z.string().nullable(),
     failure_group_title: z.string().nullable().describe("The failure group's title (null until the group is made, or without a group)"),
     skip_reason: z.string().nullable().describe('Why a skipped test was skipped, as its test said (`test.skip(condition, reason)`)'),
+    owners: z
+      .array(z.string())
+      .describe(
+        "The test's owners (`@org/team`, `@user`, an e-mail address): from the repository's CODEOWNERS and its `owner` annotations, as its latest listing found them",
+      ),
     failure_category: z
       .enum(FAILURE_CATEGORIES)
       .nullable()
@@ -75,7 +84,20 @@ export const testRunSchema = z
     rerun_source_id: z.number().int().nullable(),
     error_reason: z.string().nullable(),
     cancel_reason: z.string().nullable(),
+    cancelled_by: z
+      .string()
+      .nullable()
+      .describe(
+        "who cancelled the run: `max_failures` when fail fast stopped it (its `cancel_reason` names the failures), else a user's id or `key:<id>`; null when not cancelled",
+      ),
     max_failures: z.number().int().nullable().describe('fail fast: the run stops once this many tests failed that no snooze covers (null: no limit)'),
+    order_strategy: z
+      .enum(ORDER_STRATEGIES)
+      .nullable()
+      .describe(
+        "how the server handed the run's units out, its environment's strategy when it was planned: `duration` (longest first) or `failures-first` (likeliest to fail first); null where Playwright chose the order (a reporter's run, static shards)",
+      ),
+    selection: runSelectionSchema.nullable().describe('which tests a run made with `affected` ran, and why; null for a run that did not ask'),
     pinned: z.boolean().describe('kept, details and attachments, whatever the retention policy, until unpinned'),
     details_deleted: z.boolean().describe("the retention policy deleted the run's results and attachments: its counts stay, flattenedSummaryDetails is empty"),
   })
@@ -125,13 +147,48 @@ export const reportRunSchema = z
   .strict()
   .openapi('ReportRun');
 
+const snapshotPath = z.string().max(LIMIT.snapshotPath);
+const snapshotLayoutSchema = z
+  .object({
+    platform: z.string().min(1).max(50).describe("`process.platform` of the machine that ran the tests: Playwright's default snapshot suffix"),
+    config_dir: snapshotPath.describe("the config's folder relative to the repository's root (`.`: the root)"),
+    projects: z
+      .array(
+        z
+          .object({
+            name: z.string().max(LIMIT.runnerProject),
+            test_dir: snapshotPath.describe("the project's testDir, relative to the config's folder"),
+            snapshot_dir: snapshotPath.describe("the project's snapshotDir, relative to the config's folder"),
+            path_template: snapshotPath.nullable().describe("`expect.toHaveScreenshot.pathTemplate`, else `snapshotPathTemplate`; null: Playwright's default"),
+          })
+          .strict(),
+      )
+      .max(LIMIT.snapshotProjects),
+  })
+  .strict()
+  .openapi('SnapshotLayout');
+
 export const shardBeginSchema = z
   .object({
-    tests: z.array(listedTestSchema).max(LIMIT.testsPerBegin),
+    tests: z
+      .array(listedTestSchema)
+      .max(LIMIT.testsPerBegin)
+      .superRefine((tests, ctx) => {
+        // A test is one row of the suite: listed twice, its row would be written twice in one statement.
+        const first = new Map<string, number>();
+        tests.forEach((test, index) => {
+          const seen = first.get(test.id);
+          if (seen === undefined) first.set(test.id, index);
+          else ctx.addIssue({ code: 'custom', path: [index, 'id'], message: `test "${test.id}" is listed already, as tests.${seen}` });
+        });
+      }),
     commit: z.string().max(LIMIT.commit).nullable().default(null),
     /** True when the shard's list is the whole suite's share (no grep, project or file filter). */
     complete: z.boolean().default(false),
     started_at: timestamp.optional(),
+    snapshots: snapshotLayoutSchema
+      .optional()
+      .describe("where the suite's Playwright keeps its screenshot baselines: what an approved screenshot's path in the repository is computed from"),
   })
   .strict()
   .openapi('ShardBegin');
@@ -166,6 +223,14 @@ export const attemptSchema = z
     stdout_tail: z.string().max(LIMIT.outputTail).nullable(),
     stderr_tail: z.string().max(LIMIT.outputTail).nullable(),
     started_at: timestamp.nullable(),
+    parallel_index: z
+      .number()
+      .int()
+      .min(0)
+      .max(LIMIT.workers)
+      .nullable()
+      .optional()
+      .describe('the Playwright worker slot (`parallelIndex`) that ran the attempt'),
     final: finalOutcomeSchema.nullable(),
   })
   .strict();
@@ -185,6 +250,21 @@ export const shardEndSchema = z
   .strict()
   .openapi('ShardEnd');
 
+export const resultBatchResponse = z.object({
+  data: z.object({
+    received: z.number().int(),
+    recorded: z.number().int(),
+    test_run: z
+      .object({
+        state: z.enum(RUN_STATES),
+        cancelled_by: z.string().nullable().describe("`max_failures` when this batch's failures reached the run's limit"),
+      })
+      .describe(
+        "the run after this batch: `cancelled` when the batch stopped it (fail fast), and the reporter then stops its tests; later batches are refused with `code: 'run_ended'`",
+      ),
+  }),
+});
+
 /**
  * The wire format is the reporter's (reporter/src/api/wire.ts): what it sends must pass these schemas,
  * and what they give the server must be what it sends. A change on either side fails the type check.
@@ -198,6 +278,14 @@ const wireAgrees: [
   Accepts<typeof shardEndSchema, ShardEndBody>,
 ] = [true, true, true, true, true];
 void wireAgrees;
+
+/** What the reporter reads of the answers: a change of the server's that it would misread fails the type check. */
+type Reads<Answer, Wire> = [Answer] extends [Wire] ? true : false;
+const answersAgree: [Reads<z.output<typeof resultBatchResponse>, ResultBatchAnswer>, Reads<z.output<typeof generalError>['error'], WireErrorFields>] = [
+  true,
+  true,
+];
+void answersAgree;
 
 /**
  * Whether a result's `started_at` of this text is one the database stores: for attempts made by
@@ -258,6 +346,12 @@ export const triggerSchema = z
     max_failures: maxFailures
       .optional()
       .describe("fail fast: stop the run once this many tests failed that no snooze covers (default: the environment's limit)"),
+    affected: z
+      .boolean()
+      .optional()
+      .describe(
+        "run only the tests Playwright finds affected by the changes since the environment's last passing run on the branch, plus those that failed or were flaky since; every test when that cannot be told (the run's `selection` says why)",
+      ),
     scm_actor: z.string().max(200).optional(),
     distribution: z
       .enum(['shards', 'agents'])

@@ -70,3 +70,17 @@ export function shardOutcomes(sql: Tx, runId: number): Promise<ShardOutcome[]> {
 export function listedTestsOfRun(sql: Tx, runId: number): Promise<{ test_case_id: string; runner_project: string }[]> {
   return sql<{ test_case_id: string; runner_project: string }[]>`select test_case_id, runner_project from test_run_tests where test_run_id = ${runId}`;
 }
+
+/** A run handed to another executor begins its shards again: the lost execution's shards are forgotten. */
+export async function forgetShards(sql: Tx, runId: number): Promise<void> {
+  await sql`delete from test_run_shards where test_run_id = ${runId}`;
+}
+
+/** The tests a run listed, and those of them with no final result yet. */
+export async function unfinishedTests(sql: Tx, runId: number): Promise<{ listed: number; unfinished: string[] }> {
+  const rows = await sql<{ test_case_id: string; finished: boolean }[]>`
+    select l.test_case_id,
+      exists (select 1 from test_results t where t.test_run_id = l.test_run_id and t.test_case_id = l.test_case_id and t.is_final) as finished
+    from test_run_tests l where l.test_run_id = ${runId}`;
+  return { listed: rows.length, unfinished: rows.filter((row) => !row.finished).map((row) => row.test_case_id) };
+}

@@ -1,6 +1,8 @@
+import type { OrderStrategy } from '@proctor/reporter/runs/order';
 import type { Tx } from '../db.ts';
 import type { RunState } from '../states.ts';
 import { type OutcomeCounts, outcomeCountColumns } from './record.ts';
+import type { RunSelection } from '../selection/index.ts';
 import type { SummaryDetail, Trigger } from './schema.ts';
 
 export interface RunRow {
@@ -34,6 +36,10 @@ export interface RunRow {
   cancelled_by: string | null;
   /** Fail fast: the run stops after this many failures no snooze covers. */
   max_failures: number | null;
+  /** How its units were handed out (issue 56); null where Playwright chose. */
+  order_strategy: OrderStrategy | null;
+  /** Affected runs: which tests the run ran, and why (migration 060); null when it did not ask. */
+  selection: RunSelection | null;
   rerun_source_id: number | null;
   pinned: boolean;
   details_deleted_at: Date | null;
@@ -46,7 +52,7 @@ const columns = (sql: Tx) => sql`
   r.id, r.number, r.project_id, r.environment_id, e.slug as environment_slug, e.name as environment_name, r.state, r.origin,
   r.total_shards, r.test_run_branch, r.build_url, r.pull_request, r.build_branch, r.metadata->>'ci_build_url' as ci_build_url, r."commit", r.test_run_head_sha, r.total_count,
   r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
-  r.cancel_reason, r.cancelled_by, r.max_failures, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
+  r.cancel_reason, r.cancelled_by, r.max_failures, r.order_strategy, r.selection, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
 
 export async function getRun(sql: Tx, projectId: number, id: number): Promise<RunRow | null> {
   const [row] = await sql<RunRow[]>`
@@ -103,9 +109,10 @@ export async function getSummaryDetails(sql: Tx, runId: number, limit: number | 
   return sql<StoredDetail[]>`
     select r.test_case_id, t.title, t.file_path, t.runner_project, r.outcome as status, r.snoozed,
            r.total_duration as duration, r.retry as retries, r.final_error_message as error_message, r.failure_group_id,
-           g.title as failure_group_title, r.skip_reason, r.failed_steps
+           g.title as failure_group_title, r.skip_reason, r.failed_steps, coalesce(tc.owners, '{}') as owners
     from test_results r
     join test_run_tests t on t.test_run_id = r.test_run_id and t.test_case_id = r.test_case_id
+    left join test_cases tc on tc.project_id = t.project_id and tc.id = t.test_case_id
     left join failure_groups g on r.failure_group_id is not null and g.id = r.failure_group_id
       and g.project_id = (select project_id from test_runs where id = ${runId})
     where r.test_run_id = ${runId} and r.is_final

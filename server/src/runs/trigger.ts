@@ -1,7 +1,7 @@
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { checkLegacyProjectId, type Scope } from '../principals.ts';
 import type { BranchLookup } from '@proctor/reporter/toolchain/repository';
-import type { Sql } from '../db.ts';
+import type { Sql, Tx } from '../db.ts';
 import { environmentForRun } from '../environments/index.ts';
 import { getProject, requireRepository } from '../projects/index.ts';
 import { resolveBranch } from './branch.ts';
@@ -65,8 +65,48 @@ export async function triggerRun(sql: Sql, branches: BranchLookup, scope: Scope,
     scmActor: body.scm_actor ?? null,
     scheduledFor: null,
     maxFailures: body.max_failures ?? null,
+    affected: body.affected ?? false,
   };
+  // Agents list and pull the suite themselves: the selection is the executor's, for its shards.
+  if (run.affected && run.distribution === 'agents') throw new InvalidInputError('body.affected: affected runs are run as shards, not by agents');
   const created = await createPendingRun(sql, scope.projectId, run, now);
   if (!created) throw new Error('the run was not created');
   return created;
+}
+
+/**
+ * The rerun that proves approved baselines pushed to the project's repository (issue 57): the
+ * changed tests only, as a rerun of failed tests would, on the branch whose head is the new commit
+ * (its build names the commit, which the review page and the proof look the run up by).
+ */
+export async function triggerBaselineRerun(
+  sql: Tx,
+  rerun: { projectId: number; environmentId: number; sourceRunId: number; branch: string; commit: string; testCaseIds: string[] },
+  now: Date,
+): Promise<{ id: number; number: number } | null> {
+  if (rerun.testCaseIds.length === 0) return null;
+  const run = await createPendingRun(
+    sql,
+    rerun.projectId,
+    {
+      environmentId: rerun.environmentId,
+      origin: 'api',
+      distribution: 'shards',
+      branch: rerun.branch,
+      build: { branch: rerun.branch, commit: rerun.commit },
+      metadata: {},
+      overrides: [],
+      tags: [],
+      testCaseIds: rerun.testCaseIds,
+      sendNotifications: true,
+      totalShards: 1,
+      rerunSourceId: rerun.sourceRunId,
+      rerunOnlyFailed: true,
+      scmActor: null,
+      scheduledFor: null,
+      maxFailures: null,
+    },
+    now,
+  );
+  return run ? { id: run.id, number: run.number } : null;
 }

@@ -4,6 +4,9 @@ import { MAX_INT4, positiveId, runnerTestId, truncatedText } from '../http/field
 import { pagination } from '../http/openapi.ts';
 import { paginationQuery } from '../http/pagination.ts';
 
+/** `?owner=`: the tests one owner owns, named as CODEOWNERS or the annotation names them (`@org/team`). */
+export const ownerQuery = z.string().min(1).max(LIMIT.owner).optional().describe('one owner, as CODEOWNERS names it (`@org/team`, `@user`, an e-mail address)');
+
 export const testCaseSchema = z
   .object({
     id: z.string(),
@@ -12,6 +15,11 @@ export const testCaseSchema = z
     suites: z.array(z.string()),
     runner_project: z.string(),
     tags: z.array(z.string()),
+    owners: z
+      .array(z.string())
+      .describe(
+        "its owners (`@user`, `@org/team`, an e-mail address): from the repository's CODEOWNERS at the last listing's commit and its `owner` annotations",
+      ),
     created_at: z.string(),
     updated_at: z.string(),
     first_seen_commit_sha: z.string().nullable(),
@@ -25,6 +33,7 @@ export const testCaseListQuery = z
     file_path: z.string().min(1).optional().describe('prefix match'),
     runner_project: z.string().min(1).optional(),
     tags: z.string().optional().describe('comma-separated; a test with any of them matches; @smoke and smoke alike'),
+    owner: ownerQuery,
     first_seen_commit_sha: z.string().min(1).optional(),
     last_seen_commit_sha: z.string().min(1).optional(),
     is_active: z.enum(['true', 'false']).default('true'),
@@ -60,6 +69,7 @@ export const listedTestSchema = z
     tags: z.array(z.string().max(LIMIT.tag)).max(LIMIT.tagsPerTest),
     line: z.number().int().min(0).max(MAX_INT4).nullable(),
     column: z.number().int().min(0).max(MAX_INT4).nullable(),
+    owners: z.array(truncatedText(LIMIT.owner)).max(LIMIT.ownersPerTest).optional(),
   })
   .strict();
 

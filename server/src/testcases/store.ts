@@ -11,36 +11,51 @@ export interface TestCaseRow {
   suites: string[];
   runner_project: string;
   tags: string[];
+  owners: string[];
   created_at: Date;
   updated_at: Date;
   first_seen_commit_sha: string | null;
   last_seen_commit_sha: string | null;
 }
 
-const columns = (sql: Tx) => sql`id, name, file_path, suites, runner_project, tags, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
+const columns = (sql: Tx) =>
+  sql`id, name, file_path, suites, runner_project, tags, owners, created_at, updated_at, first_seen_commit_sha, last_seen_commit_sha`;
 
-/** Adds or refreshes the listed tests in the project's inventory, in one statement. */
-export async function upsertTestCases(sql: Tx, projectId: number, tests: ListedTest[], commit: string | null, now: Date): Promise<void> {
+/**
+ * Adds or refreshes the listed tests in the project's inventory, in one statement. `keepOwners`:
+ * the listing cannot know owners (a JUnit or JSON report, a sync's listing), so a known test keeps
+ * the ones the reporter last sent; the reporter's own listing replaces them (none sent: none now).
+ */
+export async function upsertTestCases(
+  sql: Tx,
+  projectId: number,
+  tests: ListedTest[],
+  commit: string | null,
+  now: Date,
+  options: { keepOwners?: boolean } = {},
+): Promise<void> {
   if (tests.length === 0) return;
   // Each column as one array (unnest: PostgreSQL parses 8 arrays faster than an object a test),
   // lists of titles as one text each, split in the statement: a subquery per row and list to read
   // them from JSON arrays costs PostgreSQL a third of the statement at 100,000 tests.
   await sql`
-    insert into test_cases as tc (project_id, id, name, file_path, suites, runner_project, tags, line, "column",
+    insert into test_cases as tc (project_id, id, name, file_path, suites, runner_project, tags, owners, line, "column",
                                   is_active, first_seen_commit_sha, last_seen_commit_sha, created_at, updated_at)
     select ${projectId}, x.id, x.name, x.file_path, string_to_array(x.suites, ${LIST_SEPARATOR}), x.runner_project,
-           string_to_array(x.tags, ${LIST_SEPARATOR}), x.line, x."column",
+           string_to_array(x.tags, ${LIST_SEPARATOR}), string_to_array(x.owners, ${LIST_SEPARATOR}), x.line, x."column",
            true, ${commit}, ${commit}, ${now}, ${now}
     from unnest(${tests.map((t) => t.id)}::text[], ${tests.map((t) => t.title)}::text[], ${tests.map((t) => t.file_path)}::text[],
                 ${tests.map((t) => joinList(t.suites))}::text[], ${tests.map((t) => t.runner_project)}::text[],
-                ${tests.map((t) => joinList(t.tags))}::text[], ${tests.map((t) => t.line)}::int[], ${tests.map((t) => t.column)}::int[])
-         as x(id, name, file_path, suites, runner_project, tags, line, "column")
+                ${tests.map((t) => joinList(t.tags))}::text[], ${tests.map((t) => joinList(t.owners ?? []))}::text[],
+                ${tests.map((t) => t.line)}::int[], ${tests.map((t) => t.column)}::int[])
+         as x(id, name, file_path, suites, runner_project, tags, owners, line, "column")
     on conflict (project_id, id) do update set
       name = excluded.name,
       file_path = excluded.file_path,
       suites = excluded.suites,
       runner_project = excluded.runner_project,
       tags = case when tc.tags_set_by_hand then tc.tags else excluded.tags end,
+      owners = ${options.keepOwners ? sql`tc.owners` : sql`excluded.owners`},
       line = excluded.line,
       "column" = excluded."column",
       is_active = true,
@@ -81,6 +96,7 @@ export async function listTestCases(sql: Tx, projectId: number, q: TestCaseListQ
     ${q.file_path ? sql`and file_path like ${`${escapeLike(q.file_path)}%`}` : sql``}
     ${q.runner_project ? sql`and runner_project = ${q.runner_project}` : sql``}
     ${tags.length > 0 ? sql`and tags && ${tags}::text[]` : sql``}
+    ${q.owner ? sql`and owners @> ${[q.owner]}::text[]` : sql``}
     ${q.first_seen_commit_sha ? sql`and first_seen_commit_sha = ${q.first_seen_commit_sha}` : sql``}
     ${q.last_seen_commit_sha ? sql`and last_seen_commit_sha = ${q.last_seen_commit_sha}` : sql``}
     ${search ? sql`and (lower(name) like ${search} or lower(file_path) like ${search} or lower(array_to_string(suites, ' ')) like ${search})` : sql``}`;
@@ -130,13 +146,20 @@ export async function testTitles(sql: Tx, projectId: number, ids: string[]): Pro
  * title, file or suites (what a form that picks tests searches). Tests no longer listed are found
  * too: one environment's run may list fewer tests than another's.
  */
-export async function findTests(sql: Tx, projectId: number, words: string, limit: number): Promise<{ rows: TestCaseRow[]; total: number }> {
+export async function findTests(
+  sql: Tx,
+  projectId: number,
+  words: string,
+  limit: number,
+  owner: string | null = null,
+): Promise<{ rows: TestCaseRow[]; total: number }> {
   const text = words.trim();
   const byTag = text.startsWith('@');
   return listTestCases(sql, projectId, {
     project_id: projectId,
     is_active: 'false',
-    ...(byTag ? { tags: text } : { search: text }),
+    ...(owner ? { owner } : {}),
+    ...(text === '' ? {} : byTag ? { tags: text } : { search: text }),
     page: 1,
     per_page: limit,
   });

@@ -7,10 +7,16 @@ import { sendActionForms } from './actions.ts';
 import { labelCells } from './cards.ts';
 import { watchLiveParts } from './live.ts';
 import { foldNavigation } from './menu.ts';
+import { enhanceCharts } from './charts.ts';
+import { bindShortcuts } from './shortcuts.ts';
 import { showFieldsOfChosenType } from './type-fields.ts';
+import { reviewVisualChanges } from './visual.ts';
 
 foldNavigation(document);
 labelCells(document);
 watchLiveParts(document);
 sendActionForms(document);
 showFieldsOfChosenType(document);
+reviewVisualChanges(document);
+bindShortcuts(document);
+enhanceCharts(document);

@@ -1,0 +1,209 @@
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { AppDeps, Clock } from '../context.ts';
+import { addRoute, type RouteContext } from '../http/route.ts';
+import type { Sql } from '../db.ts';
+import { HttpError, notFound } from '../http/errors.ts';
+import { isTerminal } from '../states.ts';
+import { advance, formatPosition, parsePosition, presentProgress } from './live.ts';
+import { resultsAfter, runCountsOf, runProgress, runPulse } from './live-store.ts';
+import { runParams } from './schema.ts';
+import * as store from './store.ts';
+
+/** Where a live stream starts, when no Last-Event-ID says: a page's position (`data-live-from`). */
+export const liveQuery = z
+  .object({
+    from: z
+      .string()
+      .max(50_000)
+      .regex(/^\d{1,20}(\.\d{1,20})*$/)
+      .optional()
+      .describe("the position to start from (an event's id); Last-Event-ID, when sent, wins; absent: from the run's first result"),
+  })
+  .strict();
+
+/** Who holds a stream, for the limit of streams at once: the key, else the person of the session. */
+export function streamClient(principal: { kind: string; keyId?: string | null; userId?: string }): string {
+  return principal.keyId ? `key:${principal.keyId}` : `user:${principal.userId ?? ''}`;
+}
+
+export function liveRoutes(ctx: RouteContext, deps: AppDeps): void {
+  const { sql } = deps;
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/test-runs/:id/events',
+    run: ({ params }) => params.id,
+    tag: 'Test runs',
+    summary:
+      "A run's results as they are stored, as server-sent events: `progress` events (the results stored since the last, and the run's progress: tests done of total, failures, time left), each with an id that Last-Event-ID resumes from without loss or repeat; an `end` event when the run ends, then the stream closes",
+    params: runParams,
+    query: liveQuery,
+    produces: 'text/event-stream',
+    fails: { 429: 'This key or person holds as many live streams at once as it may' },
+    handler: async ({ params, query, scope, req, res }) => {
+      const run = await store.getRunById(sql, params.id);
+      if (!run || run.project_id !== scope.projectId) throw notFound('test run');
+      await streamRun(deps, req, res, streamClient(scope.principal), run.id, query.from);
+    },
+  });
+}
+
+// The streams themselves: server-sent events written to the response (see live.ts for positions).
+
+export const LIVE_POLL_MS = 250;
+export const HEARTBEAT_MS = 15_000;
+/** Streams one client (a person, a key) may hold open in one server process: a page each. */
+export const STREAMS_PER_CLIENT = 8;
+
+const open = new Map<string, number>();
+const responses = new Set<Response>();
+
+/** Every stream of this process ended (the server is closing): their clients reconnect elsewhere. */
+export function endLiveStreams(): void {
+  for (const res of responses) res.end();
+  responses.clear();
+}
+
+interface Stream {
+  write(event: string | null, data: unknown, id?: string): void;
+  wait(ms: number): Promise<void>;
+  closed(): boolean;
+  end(): void;
+}
+
+/** Opens an event stream on `res` for `client`; refused when the client holds its share of streams already. */
+function openStream(client: string, req: Request, res: Response): Stream {
+  const count = open.get(client) ?? 0;
+  if (count >= STREAMS_PER_CLIENT) {
+    throw new HttpError(429, `at most ${STREAMS_PER_CLIENT} live streams at once per person or key: close a page showing a run under way`);
+  }
+  open.set(client, count + 1);
+  responses.add(res);
+  let closed = false;
+  let wake: (() => void) | null = null;
+  let lastWrite = Date.now();
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    responses.delete(res);
+    const left = (open.get(client) ?? 1) - 1;
+    if (left > 0) open.set(client, left);
+    else open.delete(client);
+    wake?.();
+  };
+  req.on('close', close);
+  res.on('close', close);
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    // A proxy that buffers answers (nginx) passes this one on as it comes.
+    'x-accel-buffering': 'no',
+    connection: 'keep-alive',
+  });
+  // A client reconnects a second after a disconnect, with the last event's id.
+  res.write('retry: 1000\n\n');
+  return {
+    write(event, data, id) {
+      if (closed) return;
+      res.write(`${id !== undefined ? `id: ${id}\n` : ''}${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+      lastWrite = Date.now();
+    },
+    async wait(ms) {
+      if (!closed && Date.now() - lastWrite >= HEARTBEAT_MS) {
+        // A comment: proxies see traffic and keep the connection; EventSource ignores it.
+        res.write(': keep-alive\n\n');
+        lastWrite = Date.now();
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    },
+    closed: () => closed,
+    end() {
+      res.end();
+      close();
+    },
+  };
+}
+
+export interface LiveDeps {
+  sql: Sql;
+  clock: Clock;
+}
+
+/**
+ * A run's stream: `progress` events, each with the results stored since the last and the run's
+ * progress, an id naming the position; an `end` event once the run ended, then the stream closes.
+ * Starts at `Last-Event-ID`, else at `from` (a page's position), else at the run's first result.
+ */
+export async function streamRun(deps: LiveDeps, req: Request, res: Response, client: string, runId: number, from: string | undefined): Promise<void> {
+  const given = req.get('last-event-id') ?? from;
+  let position = given === undefined ? { horizon: '0', seen: [] } : parsePosition(given);
+  if (!position) throw new HttpError(400, 'header.last-event-id: not a position this stream gave (digits separated by dots)');
+  const stream = openStream(client, req, res);
+  let shown = '';
+  try {
+    while (!stream.closed()) {
+      const pulse = await runPulse(deps.sql, runId);
+      if (!pulse) break;
+      const moved = `${pulse.state}:${pulse.total_count}:${pulse.failed_count}:${pulse.last_activity_at?.getTime() ?? ''}`;
+      if (moved !== shown) {
+        shown = moved;
+        const read = await resultsAfter(deps.sql, runId, position.horizon, position.seen);
+        const progress = await runProgress(deps.sql, runId, deps.clock());
+        position = advance(position, read.horizon, read.results);
+        stream.write(
+          'progress',
+          { results: read.results.map(({ xid: _, ...result }) => result), progress: progress && presentProgress(progress) },
+          formatPosition(position),
+        );
+        // The run's end waits for the batches under way, so that what ended shows every result.
+        if (isTerminal(pulse.state)) {
+          stream.write('end', { state: pulse.state });
+          break;
+        }
+      }
+      await stream.wait(LIVE_POLL_MS);
+    }
+  } catch (error) {
+    // The client reconnects and resumes from its last event; the error is the log's.
+    (res.locals.log as Logger | undefined)?.warn({ err: error, runId }, 'live run stream failed');
+  } finally {
+    stream.end();
+  }
+}
+
+/**
+ * The runs list's stream: a `run` event with a listed run's state and counts each time they move,
+ * an `end` event once none of them is under way. Each event says it all: a reconnect needs no id.
+ */
+export async function streamRunsList(deps: LiveDeps, req: Request, res: Response, client: string, projectId: number, runIds: number[]): Promise<void> {
+  const stream = openStream(client, req, res);
+  const shown = new Map<number, string>();
+  try {
+    while (!stream.closed()) {
+      const runs = await runCountsOf(deps.sql, projectId, runIds);
+      for (const run of runs) {
+        const now = `${run.state}:${run.success_count}:${run.failed_count}:${run.flaky_count}:${run.total_count}`;
+        if (shown.get(run.id) === now) continue;
+        shown.set(run.id, now);
+        stream.write('run', run);
+      }
+      if (runs.every((run) => isTerminal(run.state))) {
+        stream.write('end', {});
+        break;
+      }
+      await stream.wait(LIVE_POLL_MS * 4);
+    }
+  } catch (error) {
+    (res.locals.log as Logger | undefined)?.warn({ err: error, projectId }, 'live runs list stream failed');
+  } finally {
+    stream.end();
+  }
+}

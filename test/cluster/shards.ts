@@ -1,0 +1,97 @@
+import { gzipSync } from 'node:zlib';
+import type { WireAttempt } from '../../reporter/src/api/wire.ts';
+import { attempt, attemptsOf, listedTest } from '../helpers/attempts.ts';
+import { testId } from '../helpers/server.ts';
+
+// CI shards reporting through the balancer as the reporter does: a run joined by its build's run
+// key, the shard's tests listed, a gzipped batch of attempts at a time, then its end; each request
+// sent again, unchanged, when it is refused at the door, cut off or answered 502/503/504 (the
+// reporter's rule), so that what a client was told is stored can be held against the database.
+
+export interface ShardLoad {
+  runs: number;
+  shardsPerRun: number;
+  testsPerShard: number;
+  /** The pause between a shard's batches. */
+  batchMs: number;
+  batchSize: number;
+}
+
+export interface Offered {
+  /** Per run key: its run's id and the attempts whose batch was answered 2xx, as `test_id:retry`. */
+  acknowledged: Map<string, { runId: number; attempts: Set<string>; tests: number }>;
+  requests: number;
+  /** Requests sent again after a refusal, a cut or a 502/503/504. */
+  retried: number;
+  /** Requests that never got a 2xx (with what they got last). */
+  failed: string[];
+}
+
+const RETRYABLE = new Set([0, 502, 503, 504]);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function offerShards(url: string, key: string, load: ShardLoad, label: string): Promise<Offered> {
+  const offered: Offered = { acknowledged: new Map(), requests: 0, retried: 0, failed: [] };
+
+  const send = async (path: string, body: unknown, gzip = false): Promise<{ status: number; json: any }> => {
+    const raw = Buffer.from(JSON.stringify(body));
+    const payload = gzip ? gzipSync(raw) : raw;
+    const deadline = Date.now() + 90_000;
+    let last = 'not sent';
+    for (let attemptNo = 0; Date.now() < deadline; attemptNo++) {
+      if (attemptNo > 0) {
+        offered.retried++;
+        await sleep(Math.min(2000, 200 * attemptNo));
+      }
+      offered.requests++;
+      let status = 0;
+      try {
+        const response = await fetch(`${url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(gzip ? { 'content-encoding': 'gzip' } : {}) },
+          body: payload,
+          signal: AbortSignal.timeout(20_000),
+        });
+        status = response.status;
+        const text = await response.text();
+        if (status >= 200 && status < 300) return { status, json: JSON.parse(text) };
+        last = `${status} ${text.slice(0, 200)}`;
+      } catch (error) {
+        last = `no answer: ${(error as Error).message}`;
+      }
+      if (!RETRYABLE.has(status)) break;
+    }
+    offered.failed.push(`${path}: ${last}`);
+    return { status: -1, json: null };
+  };
+
+  const shard = async (run: number, shardNo: number) => {
+    const runKey = `${label}-${run}`;
+    const ids = Array.from({ length: load.testsPerShard }, (_, i) => testId(run * 100_000 + shardNo * 1000 + i));
+    const attempts: WireAttempt[] = ids.flatMap((id, i) =>
+      i % 10 === 3 ? attemptsOf(id, 'unexpected') : i % 10 === 7 ? attemptsOf(id, 'flaky') : [attempt(id)],
+    );
+    const joined = await send('/api/test-runs/report', { environment: 'cluster', run_key: runKey, total_shards: load.shardsPerRun });
+    if (!joined.json) return;
+    const runId = joined.json.data.test_run.id as number;
+    const entry = offered.acknowledged.get(runKey) ?? { runId, attempts: new Set<string>(), tests: 0 };
+    offered.acknowledged.set(runKey, entry);
+    const begun = await send(`/api/test-runs/${runId}/shards/${shardNo}/begin`, { tests: ids.map((id) => listedTest(id)), complete: false });
+    if (!begun.json) return;
+    entry.tests += ids.length;
+    for (let i = 0; i < attempts.length; i += load.batchSize) {
+      const batch = attempts.slice(i, i + load.batchSize);
+      const stored = await send(`/api/test-runs/${runId}/results`, { shard: shardNo, results: batch }, true);
+      if (stored.json) for (const a of batch) entry.attempts.add(`${a.test_id}:${a.retry}`);
+      await sleep(load.batchMs);
+    }
+    await send(`/api/test-runs/${runId}/shards/${shardNo}/end`, { status: 'failed' });
+  };
+
+  const shards: Promise<void>[] = [];
+  for (let run = 0; run < load.runs; run++) {
+    for (let s = 1; s <= load.shardsPerRun; s++) shards.push(sleep(Math.random() * 1000).then(() => shard(run, s)));
+  }
+  await Promise.all(shards);
+  return offered;
+}

@@ -1,0 +1,326 @@
+import type { ListedKey } from '../../server/src/auth/index.ts';
+import type { FailureGroupRow } from '../../server/src/failuregroups/index.ts';
+import type { Project } from '../../server/src/projects/index.ts';
+import type { Viewer } from '../../server/src/dashboard/layout.ts';
+
+// Every page written as components, rendered with a hostile text in every field a person, a test
+// suite or a CI supplies (names, titles, files, tags, owners, branches, commits, reasons, searches):
+// what jsx-hostile.test.ts parses in Chromium. The page functions are passed in, so that the same
+// data renders any version of the pages.
+
+export const HOSTILE = `"><img src=x onerror=alert(1)><script>alert(2)</script>'`;
+const h = (field: string) => `${field}${HOSTILE}`;
+
+const at = new Date('2026-11-20T10:00:00Z');
+const now = new Date('2026-11-25T10:00:00Z');
+
+export const viewer: Viewer = { userId: 'u1', name: h('name'), email: h('mail'), csrfToken: h('csrf') };
+
+export const project: Project = {
+  id: 7,
+  name: h('project'),
+  repo_url: 'https://git.example.test/acme/shop',
+  repo_name: h('repo'),
+  create_environments_on_first_use: true,
+  baselines_to_default_branch: false,
+  visual_noise_ratio: null,
+  visual_noise_runs: 5,
+  created_at: at,
+};
+
+const testId = h('test-id');
+const point = (n: number, commit: string | null) => ({ test_run_id: 100 + n, test_run_number: n, commit, run_at: at });
+const history = (n: number, outcome: 'passed' | 'failed' | 'flaky' | 'skipped') => ({
+  test_case_id: testId,
+  test_run_id: 100 + n,
+  test_run_number: n,
+  environment_id: 1,
+  run_at: at,
+  started_at: at,
+  outcome,
+  total_duration: 1200,
+  retry: 0,
+});
+
+const metrics = {
+  test_case_id: testId,
+  test_name: h('title'),
+  file_path: h('file'),
+  project_name: h('runner'),
+  tags: [h('@tag')],
+  owners: [h('@owner')],
+  last_run_at: at,
+  total_runs: 10,
+  pass_count: 7,
+  fail_count: 2,
+  flaky_count: 1,
+  mean_duration: 1500,
+};
+
+const group: FailureGroupRow = {
+  id: h('group-id'),
+  title: h('group'),
+  category: 'assertion',
+  status: 'open',
+  diagnosis: { category: h('category'), summary: h('summary'), created_at: at.toISOString() } as unknown as FailureGroupRow['diagnosis'],
+  first_seen_at: at,
+  last_seen_at: at,
+  last_test_run_id: 101,
+  member_count: 2,
+  occurrence_count: 3,
+  created_at: at,
+  updated_at: at,
+  issue: null,
+};
+
+const snooze = (id: number, source: 'user' | 'auto', testIds: string[]) => ({
+  id,
+  test_ids: testIds,
+  snooze_until: new Date('2026-12-01T00:00:00Z'),
+  description: h('reason'),
+  created_from_test_run_id: null,
+  created_by: 'u1',
+  created_at: at,
+  updated_at: at,
+  scoped_to_environment_id: source === 'auto' ? 1 : null,
+  source,
+});
+
+const key = (id: string, name: string | null, runNumber: number | null): ListedKey =>
+  ({
+    id,
+    name,
+    kind: 'project',
+    scope: 'report',
+    test_run_id: runNumber === null ? null : 100 + runNumber,
+    test_run_number: runNumber,
+    created_by: { id: 'u1', name: h('maker') },
+    created_at: at,
+    last_used_at: runNumber === null ? now : null,
+  }) as ListedKey;
+
+/** The page functions as the dashboard exports them. */
+export interface PageModules {
+  testsPage: typeof import('../../server/src/dashboard/tests-page.tsx').testsPage;
+  testPage: typeof import('../../server/src/dashboard/tests-page.tsx').testPage;
+  flakyTestsPage: typeof import('../../server/src/dashboard/flaky-page.tsx').flakyTestsPage;
+  groupsPage: typeof import('../../server/src/dashboard/groups-page.tsx').groupsPage;
+  groupPage: typeof import('../../server/src/dashboard/groups-page.tsx').groupPage;
+  snoozesPage: typeof import('../../server/src/dashboard/snoozes-page.tsx').snoozesPage;
+  searchPage: typeof import('../../server/src/dashboard/search-page.tsx').searchPage;
+  analyticsPage: typeof import('../../server/src/dashboard/analytics-page.tsx').analyticsPage;
+  environmentsPage: typeof import('../../server/src/dashboard/environments-page.tsx').environmentsPage;
+  membersPage: typeof import('../../server/src/dashboard/team-pages.tsx').membersPage;
+  keysPage: typeof import('../../server/src/dashboard/team-pages.tsx').keysPage;
+  auditPage: typeof import('../../server/src/dashboard/team-pages.tsx').auditPage;
+}
+
+/** Each page, by a name, rendered with hostile values (several states of a page where its parts differ). */
+export function hostilePages(m: PageModules): Record<string, string> {
+  const flakyRow = {
+    test_case_id: testId,
+    environment_id: 1,
+    title: h('title'),
+    file_path: h('file'),
+    runner_project: h('runner'),
+    owners: [h('@owner')],
+    runs_counted: 12,
+    flaky_runs: 3,
+    failed_runs: 1,
+    score: 0.25,
+    class: 'flaky' as const,
+    last_flaky_run_id: 103,
+    last_flaky_run_number: 3,
+    quarantined: false,
+  };
+  const flakyView = {
+    filter: { environmentId: 1, class: 'flaky-broken' as const, search: h('search'), owner: h('@owner'), days: 14 },
+    environments: [{ id: 1, name: h('env') }],
+    rows: [flakyRow, { ...flakyRow, test_case_id: h('other'), class: 'unknown' as const, runs_counted: 4, environment_id: 1 }],
+    total: 3,
+    days: ['2026-11-24', '2026-11-25'],
+    trends: new Map([[`1:${testId}`, [{ environment_id: 1, test_case_id: testId, day: '2026-11-25', counted_runs: 2, flaky_runs: 1 }]]]),
+    dayRuns: new Map([['1:2026-11-25', { environment_id: 1, day: '2026-11-25', id: 104, number: 4 }]]),
+    quarantines: new Map([[`1:${testId}`, snooze(9, 'auto', [testId, h('another')])]]),
+    authors: new Map([['u1', h('author')]]),
+    events: [{ test_case_id: testId, environment_id: 1, action: 'quarantined' as const, reason: h('why'), snooze_id: 9, created_at: at }],
+    titles: new Map([[testId, h('title')]]),
+    policy: { mode: 'suggest' as const, threshold: 0.2, cap_percent: 5, expiry_days: 14, release_after_clean_runs: 10 },
+    counted: { tests: 3, mostRuns: 12 },
+    now,
+  } as unknown as Parameters<PageModules['flakyTestsPage']>[2];
+  const found = {
+    tests: [{ test_case_id: testId, title: h('title'), file_path: h('file'), runner_project: h('runner'), is_active: false }],
+    runs: [
+      {
+        id: 101,
+        number: 1,
+        state: h('state'),
+        environment_name: h('env'),
+        branch: h('branch'),
+        commit: h('commit'),
+        created_at: at.toISOString(),
+        matched: 'branch' as const,
+      },
+    ],
+    failure_groups: [{ id: h('group-id'), title: h('group'), category: h('category'), status: h('status') }],
+  };
+  const environment = {
+    id: 1,
+    slug: h('slug'),
+    name: h('env'),
+    runner_projects_match: [h('match')],
+    runner_projects_ignore: [h('ignore')],
+    scheduled_trigger: h('cron'),
+    burn_in_repeats: 2,
+    playwright_args: [h('--arg')],
+    max_failures: 10,
+    order_strategy: 'duration',
+    full_run_every: null,
+    is_disabled: true,
+  };
+  return {
+    tests: m.testsPage(viewer, project, {
+      rows: [metrics],
+      history: new Map([[testId, [history(2, 'failed'), history(1, 'passed')]]]),
+      filter: { search: h('search'), tag: h('tag'), owner: h('owner'), order_by: 'flaky_rate', days: 30 },
+    }),
+    test: m.testPage(viewer, project, {
+      id: testId,
+      title: h('title'),
+      file: h('file'),
+      runnerProject: h('runner'),
+      owners: [h('@owner')],
+      history: [history(3, 'failed'), history(2, 'passed')],
+      broke: [
+        {
+          environment_id: 1,
+          environment_name: h('env'),
+          branch: h('branch'),
+          latest: { ...point(3, h('commit')), outcome: 'failed' },
+          last_pass: point(2, 'aaaaaaaaaaaaaaaa'),
+          first_failure: point(3, 'bbbbbbbbbbbbbbbb'),
+          failed_runs: 1,
+        },
+        {
+          environment_id: 2,
+          environment_name: h('env2'),
+          branch: null,
+          latest: { ...point(3, h('commit')), outcome: 'passed' },
+          last_pass: point(3, null),
+          first_failure: null,
+          failed_runs: 0,
+        },
+      ],
+      groupsSeen: [{ failure_group_id: h('group-id'), title: h('group'), first: point(2, null), last: point(3, null), runs: 2 }],
+      groups: [{ ...group, id: h('older-group') }],
+      slower: [
+        {
+          test_case_id: testId,
+          title: h('title'),
+          file_path: h('file'),
+          runner_project: h('runner'),
+          environment_id: 1,
+          environment_name: h('env'),
+          started_run_id: 103,
+          started_run_number: 3,
+          baseline_ms: 100,
+          recent_ms: 200,
+          z: 4,
+          runs_counted: 10,
+          detected_at: at,
+        },
+      ] as unknown as Parameters<PageModules['testPage']>[2]['slower'],
+      snoozes: [{ id: 1, snooze_until: new Date('2026-12-01T00:00:00Z'), description: h('reason'), source: 'auto' }],
+      issue: null,
+      hasTracker: false,
+      now,
+    }),
+    flaky: m.flakyTestsPage(viewer, project, flakyView),
+    'flaky, none listed, searched by owner': m.flakyTestsPage(viewer, project, { ...flakyView, rows: [], total: 0, counted: { tests: 3, mostRuns: 2 } }),
+    'flaky, none listed, searched': m.flakyTestsPage(viewer, project, {
+      ...flakyView,
+      rows: [],
+      total: 0,
+      filter: { ...flakyView.filter, owner: '', class: 'flaky' },
+    }),
+    groups: m.groupsPage(viewer, project, [group], 'open'),
+    group: m.groupPage(
+      viewer,
+      project,
+      group,
+      [
+        { test_case_id: testId, state: 'active', source: 'human', sighting_count: 2, last_seen_at: at.toISOString(), last_test_run_id: 101 },
+        { test_case_id: h('gone'), state: 'detached', source: 'machine', sighting_count: 1, last_seen_at: at.toISOString(), last_test_run_id: null },
+      ],
+      new Map([[testId, h('title')]]),
+      new Map([[101, 1]]),
+      [{ test_run_id: 101, number: 1, at, tests: 2 }],
+    ),
+    snoozes: m.snoozesPage(viewer, project, {
+      status: 'active',
+      snoozes: [snooze(1, 'user', [testId]), { ...snooze(2, 'auto', [h('unknown-test')]), created_by: null }],
+      environments: new Map([[1, h('env')]]),
+      titles: new Map([[testId, h('title')]]),
+      authors: new Map([['u1', h('author')]]),
+      found: { words: h('words'), tests: [{ id: testId, name: h('title'), file_path: h('file'), runner_project: h('runner'), tags: [h('@tag')] }], total: 4 },
+      now,
+    }),
+    search: m.searchPage(viewer, project, h('q'), found, 1),
+    'search, nothing found': m.searchPage(viewer, project, h('q'), { tests: [], runs: [], failure_groups: [] }, 5),
+    analytics: m.analyticsPage(viewer, project, {
+      days: ['2026-11-24', '2026-11-25'],
+      windowDays: 14,
+      environmentId: 1,
+      environments: [{ id: 1, name: h('env') }],
+      runs: [
+        {
+          day: '2026-11-25',
+          run_count: 2,
+          passed_runs: 1,
+          failed_runs: 1,
+          error_runs: 0,
+          cancelled_runs: 0,
+          rerun_count: 0,
+          total_tests: 10,
+          passed_tests: 8,
+          failed_tests: 2,
+          failed_tests_after_snooze: 0,
+          flaky_tests: 1,
+        },
+      ],
+      testCounts: [{ day: '2026-11-25', test_count: 10 }],
+      flakiest: [metrics],
+      failing: [],
+      dayRuns: new Map([['2026-11-25', { environment_id: 1, day: '2026-11-25', id: 104, number: 4 }]]),
+    }),
+    environments: m.environmentsPage(
+      viewer,
+      project,
+      [environment, { ...environment, id: 2, scheduled_trigger: null, is_disabled: false }],
+      'https://proctor.example.test',
+    ),
+    members: m.membersPage(viewer, project, {
+      members: [{ user_id: 'u1', email: h('mail'), name: h('name'), role: 'admin', joined_at: at.toISOString() }],
+      invitations: [{ id: 1, email: h('invited'), role: 'member', created_by: h('inviter'), expires_at: now.toISOString() }],
+      mail: false,
+    }),
+    keys: m.keysPage(viewer, project, [key('k1', h('key'), null), key('k2', null, 3)]),
+    audit: m.auditPage(viewer, project, {
+      events: [
+        {
+          at: at.toISOString(),
+          actor: { kind: 'user', name: h('actor') },
+          action: h('action'),
+          target: h('target'),
+          before: { name: h('before'), nested: { deep: h('deep') } },
+          after: { name: h('after'), nested: { deep: h('deep') } },
+        },
+        { at: at.toISOString(), actor: { kind: 'cli', name: h('cli') }, action: 'key.revoked', target: 'k1', before: { scope: h('scope') }, after: null },
+      ],
+      action: h('filter'),
+      page: 1,
+      pages: 2,
+    }),
+  };
+}

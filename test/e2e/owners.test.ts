@@ -1,0 +1,140 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from '../helpers/http.ts';
+import { reporterEnv, ROOT, runSampleSuite } from '../helpers/playwright.ts';
+import { runIdLinkedIn, waitForRollups } from '../helpers/runs.ts';
+import { seedEnvironment, seedProject, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+
+// A repository of its own (git init) whose CODEOWNERS (GitHub's place for it) gives every test to
+// @acme/qa and the admin folder to @acme/admin, and one test that names its owner in an annotation:
+// real Playwright with the reporter lists each test's owners, and every list answers them.
+const CODEOWNERS = `# Owners of the end-to-end tests
+*                @acme/qa
+/tests/admin/    @acme/admin
+`;
+const CART = `
+import { test, expect } from '@playwright/test';
+test('adds to the cart', async () => { expect(1).toBe(1); });
+test('pays by card', { annotation: { type: 'owner', description: '@alice' } }, async () => { expect(2, 'the payment fails').toBe(3); });
+`;
+const ADMIN = `
+import { test, expect } from '@playwright/test';
+test('lists users', async () => { expect('none', 'the admin list fails').toBe('some'); });
+`;
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let projectId: number;
+let key: string;
+let suiteDir: string;
+let runId: number;
+
+beforeAll(async () => {
+  server = await startTestServer({ clock: new TestClock('live') });
+  const project = await seedProject(server.sql);
+  projectId = project.projectId;
+  key = project.key;
+  api = client(server.url, project.key);
+  await seedEnvironment(server.sql, projectId, 'local');
+  fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
+  suiteDir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'owners-'));
+  expect(spawnSync('git', ['init', '-q'], { cwd: suiteDir }).status).toBe(0);
+  fs.mkdirSync(path.join(suiteDir, '.github'));
+  fs.mkdirSync(path.join(suiteDir, 'tests', 'admin'), { recursive: true });
+  fs.writeFileSync(path.join(suiteDir, '.github', 'CODEOWNERS'), CODEOWNERS);
+  fs.writeFileSync(path.join(suiteDir, 'playwright.config.ts'), "export default { testDir: 'tests', retries: 0 };\n");
+  fs.writeFileSync(path.join(suiteDir, 'tests', 'cart.spec.ts'), CART);
+  fs.writeFileSync(path.join(suiteDir, 'tests', 'admin', 'users.spec.ts'), ADMIN);
+});
+afterAll(async () => {
+  await server?.close();
+  if (suiteDir) fs.rmSync(suiteDir, { recursive: true, force: true });
+});
+
+const EXPECTED = { 'adds to the cart': ['@acme/qa'], 'pays by card': ['@alice', '@acme/qa'], 'lists users': ['@acme/admin'] };
+
+describe('owners from CODEOWNERS and annotations', () => {
+  it('when a suite runs with the reporter in a repository with CODEOWNERS, then each test case has its owners, annotations first', async () => {
+    const run = await runSampleSuite({ env: reporterEnv(server.url, key, 'local'), cwd: suiteDir });
+    expect(run.exitCode, run.output).toBe(1);
+    runId = runIdLinkedIn(run.output, /\[proctor\] \d+\/\d+ results delivered to /);
+    const listed = (await api.get(`/api/test-cases/v2?project_id=${projectId}`)).body.data.test_cases as { name: string; owners: string[] }[];
+    expect(Object.fromEntries(listed.map((test) => [test.name, test.owners]))).toEqual(EXPECTED);
+  });
+
+  it('when the test cases are listed by owner, then only that owner’s tests come', async () => {
+    const names = async (owner: string) =>
+      ((await api.get(`/api/test-cases/v2?project_id=${projectId}&owner=${encodeURIComponent(owner)}`)).body.data.test_cases as { name: string }[])
+        .map((test) => test.name)
+        .sort();
+    expect(await names('@acme/qa')).toEqual(['adds to the cart', 'pays by card']);
+    expect(await names('@acme/admin')).toEqual(['lists users']);
+    expect(await names('@alice')).toEqual(['pays by card']);
+    expect(await names('@nobody')).toEqual([]);
+  });
+
+  it("when the run is read, then each failure carries its test's owners", async () => {
+    const details = (await api.get(`/api/test-runs/${runId}`)).body.data.test_run.flattenedSummaryDetails as {
+      title: string;
+      status: string;
+      owners: string[];
+    }[];
+    expect(Object.fromEntries(details.map((detail) => [detail.title, detail.owners]))).toEqual(EXPECTED);
+    expect(
+      details
+        .filter((detail) => detail.status === 'failed')
+        .map((detail) => detail.title)
+        .sort(),
+    ).toEqual(['lists users', 'pays by card']);
+  });
+
+  it('when flaky tests are listed by owner, then only that owner’s tests come, with their owners', async () => {
+    await waitForRollups(server.sql);
+    const tests = async (owner: string) =>
+      ((await api.get(`/api/flaky-tests?owner=${encodeURIComponent(owner)}`)).body.data.tests as { title: string; owners: string[] }[]).map((test) => [
+        test.title,
+        test.owners,
+      ]);
+    expect(await tests('@acme/admin')).toEqual([['lists users', ['@acme/admin']]]);
+    expect((await tests('@acme/qa')).map(([title]) => title).sort()).toEqual(['adds to the cart', 'pays by card']);
+  });
+
+  it('when an assistant asks MCP for one owner’s failures, tests and flaky tests, then each answer holds theirs alone, with owners', async () => {
+    const mcp = new Client({ name: 'proctor-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    try {
+      const call = async (name: string, args: Record<string, unknown>): Promise<any> => {
+        const result = (await mcp.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+        expect(result.isError, result.content[0]?.text).toBeFalsy();
+        return JSON.parse(result.content[0]?.text ?? '');
+      };
+      const run = await call('get_run', { run_id: runId, owner: '@alice' });
+      expect(run.failures.map((f: { title: string; owners: string[] }) => [f.title, f.owners])).toEqual([['pays by card', ['@alice', '@acme/qa']]]);
+      expect(run.failures_total).toBe(1);
+      const found = await call('search_tests', { query: '', owner: '@acme/admin' });
+      expect(found.tests.map((t: { title: string; owners: string[] }) => [t.title, t.owners])).toEqual([['lists users', ['@acme/admin']]]);
+      const flaky = await call('list_flaky_tests', { owner: '@acme/admin' });
+      expect(flaky.tests.map((t: { title: string; owners: string[] }) => [t.title, t.owners])).toEqual([['lists users', ['@acme/admin']]]);
+      const test = await call('get_test', { test_case_id: found.tests[0].id });
+      expect(test.test.owners).toEqual(['@acme/admin']);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('when a test loses its CODEOWNERS line, then the next run leaves it without owners', async () => {
+    fs.writeFileSync(path.join(suiteDir, '.github', 'CODEOWNERS'), '/tests/admin/ @acme/admin\n');
+    const run = await runSampleSuite({ env: reporterEnv(server.url, key, 'local'), cwd: suiteDir });
+    expect(run.exitCode, run.output).toBe(1);
+    const listed = (await api.get(`/api/test-cases/v2?project_id=${projectId}`)).body.data.test_cases as { name: string; owners: string[] }[];
+    expect(Object.fromEntries(listed.map((test) => [test.name, test.owners]))).toEqual({
+      'adds to the cart': [],
+      'pays by card': ['@alice'],
+      'lists users': ['@acme/admin'],
+    });
+  });
+});
