@@ -189,6 +189,17 @@ describe.skipIf(!canRun)('PostgreSQL with a synchronous standby under Patroni, b
     const promotedAt = Date.now();
     const offered = await load;
     const gap = await probe.stop();
+    // On a failure, the nodes' first errors say why.
+    if (offered.failed.length > 0)
+      for (const node of nodes)
+        console.log(
+          node
+            .output()
+            .split('\n')
+            .filter((line) => line.includes('"level":50'))
+            .slice(0, 3)
+            .join('\n'),
+        );
     const figures = await expectNothingLost(offered);
     expect(figures.rows).toBe(figures.acknowledged);
     console.log(
