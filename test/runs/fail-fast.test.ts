@@ -134,6 +134,17 @@ describe('fail fast', () => {
     }
   });
 
+  it('when a run without a limit has taken batches with failures, then it keeps running, and a run with one beside it still stops at its limit', async () => {
+    // The server remembers the runs it found without a limit (a run's limit never changes): the
+    // memory is of those runs alone.
+    const unlimited = await reportRun();
+    for (const n of [0, 1, 2]) expect((await api.post(`/api/test-runs/${unlimited}/results`, { shard: 1, results: failing(n) })).status).toBe(200);
+    expect((await runOf(unlimited)).state).toBe('running');
+    const limited = await reportRun({ max_failures: 1 });
+    expect((await api.post(`/api/test-runs/${limited}/results`, { shard: 1, results: failing(0) })).status).toBe(200);
+    expect((await runOf(limited)).state).toBe('cancelled');
+    expect((await runOf(unlimited)).state).toBe('running');
+  });
   it('when a limit is not a whole number of at least 1, then the report and the environment refuse it naming the field', async () => {
     const report = await api.post('/api/test-runs/report', { environment: 'ci', max_failures: 0 });
     expect(report.status).toBe(400);

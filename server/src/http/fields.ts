@@ -12,6 +12,9 @@ export const MAX_INT4 = 2_147_483_647;
  * refuses the year 0000 as written even when its offset moves the instant into the year 1.
  */
 function inStorableYears(text: string): boolean {
+  // Most texts say a year an offset (under a day) cannot carry out of 1 to 9999: no Date to make.
+  const written = /^(\d{4})-/.exec(text)?.[1];
+  if (written !== undefined && written >= '0002' && written <= '9998') return true;
   const year = new Date(text).getUTCFullYear();
   return year >= 1 && year <= 9999 && !text.startsWith('0000');
 }

@@ -14,16 +14,33 @@ export const STOPPED_BY_FAILURES = 'max_failures';
 /** How many of the failures a reason names; the rest are counted. */
 const NAMED = 10;
 
+/** Runs remembered as having no limit, at most: past it the memory starts again. */
+const LIMITLESS_REMEMBERED = 10_000;
+
+/** Stops a run at its failure limit: see `failFast`. */
+export type StopAtFailureLimit = (runId: number, now: Date) => Promise<boolean>;
+
 /**
  * After a batch with failures is committed: the run is cancelled if its failures reached its
- * limit. True when this call stopped it (a batch beside it may have, first).
+ * limit. True when this call stopped it (a batch beside it may have, first). A run's limit is set
+ * when it is made and never after: a run found without one is not asked about again, so that
+ * its later batches with failures (in a big suite, most of them) cost no statement more.
  */
-export async function stopAtFailureLimit(sql: Sql, runId: number, now: Date): Promise<boolean> {
-  const reached = await failureLimitReached(sql, runId);
-  if (!reached) return false;
-  const failures = await unsnoozedFailures(sql, runId, NAMED);
-  const named = failures.map((failure) => failure.title).join('; ');
-  const more = reached.failing > failures.length ? `; and ${reached.failing - failures.length} more` : '';
-  const reason = `stopped after ${reached.failing} failed test${reached.failing === 1 ? '' : 's'} (max_failures ${reached.max_failures}): ${named}${more}`;
-  return retryingConflicts(() => sql.begin((tx) => finishRun(tx, runId, { kind: 'cancelled', reason, by: STOPPED_BY_FAILURES }, now)));
+export function failFast(sql: Sql): StopAtFailureLimit {
+  const limitless = new Set<number>();
+  return async (runId, now) => {
+    if (limitless.has(runId)) return false;
+    const reached = await failureLimitReached(sql, runId);
+    if (reached === 'limitless') {
+      if (limitless.size >= LIMITLESS_REMEMBERED) limitless.clear();
+      limitless.add(runId);
+      return false;
+    }
+    if (!reached) return false;
+    const failures = await unsnoozedFailures(sql, runId, NAMED);
+    const named = failures.map((failure) => failure.title).join('; ');
+    const more = reached.failing > failures.length ? `; and ${reached.failing - failures.length} more` : '';
+    const reason = `stopped after ${reached.failing} failed test${reached.failing === 1 ? '' : 's'} (max_failures ${reached.max_failures}): ${named}${more}`;
+    return retryingConflicts(() => sql.begin((tx) => finishRun(tx, runId, { kind: 'cancelled', reason, by: STOPPED_BY_FAILURES }, now)));
+  };
 }

@@ -8,7 +8,7 @@ import { OPTIONAL_ATTEMPT_FIELDS, OPTIONAL_FINAL_FIELDS } from '@proctor/reporte
 import { getProject } from '../projects/index.ts';
 import { runDetails } from './details.ts';
 import { beginShard, endShard } from './ingest.ts';
-import { STOPPED_BY_FAILURES, stopAtFailureLimit } from './fail-fast.ts';
+import { failFast, STOPPED_BY_FAILURES } from './fail-fast.ts';
 import { resultWriter } from './group-commit.ts';
 import { presentRun } from './present.ts';
 import { actingUserId } from '../http/access.ts';
@@ -43,6 +43,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql, clock, config, signingSecret } = deps;
   const present = (row: store.RunRow) => presentRun(row, config.publicUrl, signingSecret, clock());
   const results = resultWriter(sql, config.groupCommit);
+  const stopAtFailureLimit = failFast(sql);
 
   addRoute(ctx, {
     method: 'get',
@@ -184,7 +185,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       const recorded = await results.record(scope.projectId, params.id, body.shard, body.results, clock());
       resultsIngested.inc({ source: 'batch' }, recorded);
       // Fail fast: only a batch that brought a failure can take the run to its limit.
-      const stopped = recorded > 0 && body.results.some((a) => a.final?.outcome === 'unexpected') && (await stopAtFailureLimit(sql, params.id, clock()));
+      const stopped = recorded > 0 && body.results.some((a) => a.final?.outcome === 'unexpected') && (await stopAtFailureLimit(params.id, clock()));
       if (stopped) {
         // As a cancel does: the executor's shards of this run are stopped now, not at their heartbeat.
         deps.jobs?.runEnded();

@@ -255,12 +255,18 @@ export async function getSourceRun(sql: Tx, projectId: number, runId: number): P
   return source ?? null;
 }
 
-/** A running run whose failures no snooze covers have reached its `max_failures`; null otherwise. */
-export async function failureLimitReached(sql: Tx, runId: number): Promise<{ failing: number; max_failures: number } | null> {
-  const [run] = await sql<{ failing: number; max_failures: number }[]>`
-    select failed_count - snoozed_count as failing, max_failures from test_runs
-    where id = ${runId} and state = 'running' and max_failures is not null and failed_count - snoozed_count >= max_failures`;
-  return run ?? null;
+/**
+ * A running run whose failures no snooze covers have reached its `max_failures`: `reached`; null
+ * otherwise. `limitless` when the run has no `max_failures` (set when a run is made, never after).
+ */
+export async function failureLimitReached(sql: Tx, runId: number): Promise<{ failing: number; max_failures: number } | 'limitless' | null> {
+  const [run] = await sql<{ failing: number; max_failures: number | null; reached: boolean }[]>`
+    select failed_count - snoozed_count as failing, max_failures,
+           state = 'running' and failed_count - snoozed_count >= max_failures as reached
+    from test_runs where id = ${runId}`;
+  if (!run) return null;
+  if (run.max_failures === null) return 'limitless';
+  return run.reached ? { failing: run.failing, max_failures: run.max_failures } : null;
 }
 
 /** The run's first failures that no snooze covers, in the order they were recorded, with their titles. */
