@@ -13,8 +13,9 @@ export default tseslint.config(
     },
   },
   {
-    // The dashboard's pages: escaped by their renderer; raw markup only with a reason (docs/decisions/server-jsx.md).
-    files: ['server/src/dashboard/**/*.ts', 'server/src/dashboard/**/*.tsx'],
+    // The pages (the dashboard's, and every component elsewhere, such as the run report): escaped by
+    // their renderer; raw markup only with a reason (docs/decisions/server-jsx.md).
+    files: ['server/src/dashboard/**/*.ts', 'server/src/**/*.tsx'],
     ignores: ['server/src/dashboard/client/**'],
     plugins: { proctor: trustedHtml },
     rules: { 'proctor/trusted-html': 'error' },

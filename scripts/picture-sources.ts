@@ -29,14 +29,14 @@ export const PICTURES: Picture[] = [
     alt: 'A run of the demo: its failures first, each try with its screenshot and trace',
     width: 1280,
     height: 1400,
-    entries: ['server/src/dashboard/run-page.ts', 'server/src/runs/page.ts', STYLESHEET],
+    entries: ['server/src/dashboard/run-page.tsx', 'server/src/runs/page.tsx', STYLESHEET],
   },
   {
     file: 'compare.png',
     alt: 'Two runs of the demo compared',
     width: 1280,
     height: 900,
-    entries: ['server/src/dashboard/compare-page.ts', STYLESHEET],
+    entries: ['server/src/dashboard/compare-page.tsx', STYLESHEET],
   },
   {
     file: 'failure-group.png',
@@ -50,7 +50,7 @@ export const PICTURES: Picture[] = [
     alt: 'The same run on a phone',
     width: 390,
     height: 844,
-    entries: ['server/src/dashboard/run-page.ts', 'server/src/runs/page.ts', STYLESHEET],
+    entries: ['server/src/dashboard/run-page.tsx', 'server/src/runs/page.tsx', STYLESHEET],
   },
 ];
 

@@ -2,6 +2,8 @@ import type { ListedKey } from '../../server/src/auth/index.ts';
 import type { FailureGroupRow } from '../../server/src/failuregroups/index.ts';
 import type { Project } from '../../server/src/projects/index.ts';
 import type { Viewer } from '../../server/src/dashboard/layout.ts';
+import type { RunPageDetails, RunRow, RunTimeline, SummaryDetail } from '../../server/src/runs/index.ts';
+import type { ComparedTest, Comparison } from '../../server/src/comparisons/index.ts';
 
 // Every page written as components, rendered with a hostile text in every field a person, a test
 // suite or a CI supplies (names, titles, files, tags, owners, branches, commits, reasons, searches):
@@ -113,7 +115,161 @@ export interface PageModules {
   membersPage: typeof import('../../server/src/dashboard/team-pages.tsx').membersPage;
   keysPage: typeof import('../../server/src/dashboard/team-pages.tsx').keysPage;
   auditPage: typeof import('../../server/src/dashboard/team-pages.tsx').auditPage;
+  runPage: typeof import('../../server/src/dashboard/run-page.tsx').runPage;
+  comparePage: typeof import('../../server/src/dashboard/compare-page.tsx').comparePage;
 }
+
+const run: RunRow = {
+  id: 105,
+  number: 5,
+  project_id: 7,
+  environment_id: 1,
+  environment_slug: h('slug'),
+  environment_name: h('env'),
+  state: 'failed',
+  origin: 'api',
+  total_shards: 2,
+  test_run_branch: h('ran-branch'),
+  build_url: h('javascript:build'),
+  pull_request: 12,
+  build_branch: h('branch'),
+  ci_build_url: `https://ci.example.test/job?x=${HOSTILE}`,
+  commit: h('commit'),
+  test_run_head_sha: h('sha'),
+  total_count: 5,
+  success_count: 1,
+  failed_count: 2,
+  skipped_count: 1,
+  flaky_count: 1,
+  snoozed_count: 0,
+  duration: 65_000,
+  error_reason: h('error-reason'),
+  cancel_reason: null,
+  cancelled_by: null,
+  max_failures: null,
+  order_strategy: 'failures-first',
+  selection: { mode: 'all', base_commit: h('base'), base_run_id: 104, reason: h('selection-reason'), left_out: 0 },
+  rerun_source_id: null,
+  pinned: true,
+  details_deleted_at: null,
+  created_at: at,
+  run_started_at: at,
+  run_ended_at: now,
+};
+
+const attachment = (retry: number, name: string, contentType: string) => ({
+  retry,
+  name,
+  content_type: contentType,
+  size_bytes: 10,
+  url: `https://proctor.example.test/attachments/${retry}?name=${encodeURIComponent(name)}&raw=${HOSTILE}`,
+});
+
+const detail = (status: SummaryDetail['status'], id: string, more: Partial<SummaryDetail> = {}): SummaryDetail => ({
+  test_case_id: id,
+  title: h(`title-${status}`),
+  file_path: h('file'),
+  runner_project: h('runner'),
+  status,
+  snoozed: false,
+  duration: 1500,
+  retries: status === 'flaky' ? 1 : 0,
+  error_message: status === 'failed' || status === 'flaky' ? h('error\n  at line') : null,
+  failure_group_id: status === 'failed' ? h('group-id') : null,
+  failure_group_title: status === 'failed' ? h('group') : null,
+  skip_reason: status === 'skipped' ? h('skip-reason') : null,
+  owners: [h('@owner'), '@team'],
+  failure_category: status === 'failed' || status === 'flaky' ? 'assertion' : null,
+  attachments: [],
+  ...more,
+});
+
+const runDetails: RunPageDetails = {
+  tests: [
+    detail('failed', testId, {
+      attachments: [
+        attachment(0, h('screenshot'), 'image/png'),
+        attachment(0, h('video'), 'video/webm'),
+        attachment(0, 'trace', 'application/zip'),
+        attachment(1, h('log'), 'text/plain'),
+      ],
+    }),
+    detail('failed', h('second'), { failure_group_id: null, failure_group_title: null, failure_category: 'timeout', owners: [] }),
+    detail('flaky', h('flaky-id')),
+    detail('passed', h('passed-id')),
+    detail('skipped', h('skipped-id')),
+  ],
+  hidden: 3,
+  breakdown: [
+    { runner_project: h('runner'), status: 'failed', count: 2 },
+    { runner_project: h('runner'), status: 'passed', count: 1 },
+    { runner_project: 'webkit', status: 'skipped', count: 1 },
+  ],
+  previous: { id: 104, number: 4, failed: new Set([testId]) },
+};
+
+const timelineAttempt = (shard: number, retry: number, offset: number) => ({
+  test_case_id: testId,
+  title: h('timeline-title'),
+  shard,
+  agent_id: null,
+  agent: null,
+  parallel_index: 0,
+  retry,
+  status: retry > 0 ? 'passed' : 'failed',
+  started_at: new Date(at.getTime() + offset),
+  duration: 2000,
+});
+
+const timeline: RunTimeline = {
+  origin: at,
+  span: 8000,
+  total: 3,
+  lanes: [
+    {
+      place: 'shard 1',
+      kind: 'shard',
+      order: 1,
+      worker: 0,
+      packed: false,
+      attempts: [timelineAttempt(1, 0, 0), timelineAttempt(1, 1, 2500)],
+      start: 0,
+      end: 4500,
+      busy: 4000,
+    },
+    { place: 'shard 2', kind: 'shard', order: 2, worker: 0, packed: false, attempts: [timelineAttempt(2, 0, 6000)], start: 6000, end: 8000, busy: 2000 },
+  ],
+};
+
+const compared = (status: ComparedTest['status'], base: ComparedTest['base_status'], more: Partial<ComparedTest> = {}): ComparedTest => ({
+  test_case_id: testId,
+  title: h('title'),
+  file_path: h('file'),
+  runner_project: h('runner'),
+  status,
+  base_status: base,
+  duration: 2000,
+  base_duration: 1000,
+  error_message: status === 'failed' ? h('\n  error') : null,
+  failure_group_id: null,
+  failure_group_title: null,
+  ...more,
+});
+
+const comparison: Comparison = {
+  run: { id: 105, number: 5, state: 'failed', environment_slug: h('slug'), branch: h('branch'), commit: h('commit'), created_at: at.toISOString() },
+  base: { id: 104, number: 4, state: 'passed', environment_slug: h('slug'), branch: null, commit: null, created_at: at.toISOString() },
+  new_failures: {
+    total: 3,
+    tests: [compared('failed', 'passed'), compared('failed', null, { failure_group_id: h('group-id'), failure_group_title: h('group') })],
+  },
+  fixed: { total: 1, tests: [compared('passed', 'failed')] },
+  still_failing: { total: 0, tests: [] },
+  added: { total: 1, tests: [compared('passed', null, { runner_project: '' })] },
+  removed: { total: 1, tests: [compared(null, 'skipped')] },
+  flaky: { total: 1, tests: [compared('flaky', 'passed')] },
+  duration_changes: { total: 2, tests: [compared('passed', 'passed'), compared('passed', 'flaky', { test_case_id: h('faster'), duration: 500 })] },
+};
 
 /** Each page, by a name, rendered with hostile values (several states of a page where its parts differ). */
 export function hostilePages(m: PageModules): Record<string, string> {
@@ -306,6 +462,61 @@ export function hostilePages(m: PageModules): Record<string, string> {
       mail: false,
     }),
     keys: m.keysPage(viewer, project, [key('k1', h('key'), null), key('k2', null, 3)]),
+    run: m.runPage(viewer, project, run, runDetails, now, null, null, { total: 3, pending: 1, approved: 1, rejected: 0, flaky: 1, noise: 0 }, timeline),
+    'run, by kind and owner': m.runPage(
+      viewer,
+      project,
+      { ...run, pinned: false, build_url: `https://ci.example.test/build?${HOSTILE}` },
+      runDetails,
+      now,
+      'assertion',
+      h('@owner'),
+    ),
+    'run, under way': m.runPage(
+      viewer,
+      project,
+      {
+        ...run,
+        state: 'running',
+        error_reason: null,
+        cancel_reason: h('cancel'),
+        order_strategy: 'duration',
+        selection: null,
+        origin: 'reporter',
+        pull_request: null,
+      },
+      { ...runDetails, previous: null, hidden: 0 },
+      now,
+      null,
+      null,
+      null,
+      null,
+      h('position'),
+    ),
+    'run, results deleted': m.runPage(
+      viewer,
+      project,
+      { ...run, details_deleted_at: now, pinned: false, selection: { ...run.selection!, mode: 'affected', reason: null, left_out: 4 } },
+      { tests: [], hidden: 0, breakdown: [], previous: null },
+      now,
+    ),
+    compare: m.comparePage(
+      viewer,
+      project,
+      comparison,
+      new Map([[testId, { test_case_id: testId, started_run_id: 103, started_run_number: 3, baseline_ms: 1000, recent_ms: 2000 }]]),
+    ),
+    'compare, commits linked': m.comparePage(
+      viewer,
+      { ...project, repo_url: 'https://github.com/acme/shop' },
+      {
+        ...comparison,
+        run: { ...comparison.run, commit: 'aaaaaaaaaaaaaaaa' },
+        base: { ...comparison.base, commit: 'bbbbbbbbbbbbbbbb' },
+        duration_changes: { total: 5, tests: [compared('passed', 'passed', { base_duration: null })] },
+      },
+      new Map([[testId, { test_case_id: testId, started_run_id: null, started_run_number: 3, baseline_ms: 0, recent_ms: 2000 }]]),
+    ),
     audit: m.auditPage(viewer, project, {
       events: [
         {

@@ -55,8 +55,20 @@ describe('the trusted-html lint rule', () => {
     expect(await problems(code, 'server/src/dashboard/example-page.ts')).toEqual(['4: Trusted puts markup in as it is']);
   });
 
-  it("when the dashboard's own files are linted, then none breaks the rule", async () => {
-    const results = await eslint.lintFiles(['server/src/dashboard/**/*.tsx', 'server/src/dashboard/**/*.ts']);
+  it('when a component lives outside the dashboard (the run report of runs/), then it is held to the rule too', async () => {
+    const code = [
+      "import { escapeXml } from '../xml.ts';",
+      'export const A = (props: { html: string }) => <style dangerouslySetInnerHTML={{ __html: escapeXml(props.html) }} />;',
+    ].join('\n');
+    expect(await problems(code, 'server/src/runs/example.tsx')).toEqual([
+      '1: escapeXml in a component',
+      '2: dangerouslySetInnerHTML puts markup in as it is',
+      '2: escapeXml in a component',
+    ]);
+  });
+
+  it("when the dashboard's own files and the other components are linted, then none breaks the rule", async () => {
+    const results = await eslint.lintFiles(['server/src/dashboard/**/*.tsx', 'server/src/dashboard/**/*.ts', 'server/src/**/*.tsx']);
     const broken = results.flatMap((r) => r.messages.filter((m) => m.ruleId === 'proctor/trusted-html').map((m) => `${r.filePath}:${m.line}`));
     expect(results.filter((r) => r.filePath.endsWith('.tsx')).length).toBeGreaterThanOrEqual(11);
     expect(broken).toEqual([]);

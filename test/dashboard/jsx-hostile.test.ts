@@ -2,10 +2,12 @@ import { type Browser, chromium } from '@playwright/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderAs } from '../../server/src/dashboard/permissions.ts';
 import * as analytics from '../../server/src/dashboard/analytics-page.tsx';
+import * as compare from '../../server/src/dashboard/compare-page.tsx';
 import * as environments from '../../server/src/dashboard/environments-page.tsx';
 import * as flaky from '../../server/src/dashboard/flaky-page.tsx';
 import * as groups from '../../server/src/dashboard/groups-page.tsx';
 import * as search from '../../server/src/dashboard/search-page.tsx';
+import * as run from '../../server/src/dashboard/run-page.tsx';
 import * as snoozes from '../../server/src/dashboard/snoozes-page.tsx';
 import * as team from '../../server/src/dashboard/team-pages.tsx';
 import * as tests from '../../server/src/dashboard/tests-page.tsx';
@@ -30,6 +32,8 @@ const modules: PageModules = {
   membersPage: team.membersPage,
   keysPage: team.keysPage,
   auditPage: team.auditPage,
+  runPage: run.runPage,
+  comparePage: compare.comparePage,
 };
 
 let browser: Browser;
@@ -92,9 +96,15 @@ describe('the pages written as components, given hostile values', () => {
       for (const [name, html] of Object.entries(pages)) {
         const { found, dialogs } = await inspect(html);
         expect(dialogs, name).toEqual([]);
-        // The only script is the dashboard's own file; the only images the environments' badges.
+        // The only script is the dashboard's own file; the only images the environments' badges and
+        // the run's screenshots (their signed URLs, the hostile text percent-encoded in the query).
         expect(
-          found.sources.filter((source) => !/^script \/assets\/dashboard-[\w-]+\.js$/.test(source) && !/^img \/badges\/7\//.test(source)),
+          found.sources.filter(
+            (source) =>
+              !/^script \/assets\/dashboard-[\w-]+\.js$/.test(source) &&
+              !/^img \/badges\/7\//.test(source) &&
+              !/^img \/attachments\/\d\?[^<>"' ]+$/.test(source),
+          ),
           name,
         ).toEqual([]);
         expect(

@@ -33,17 +33,19 @@ describe("the README's pictures", () => {
     const shot = manifest.pictures[run?.file as string] as Manifest['pictures'][string];
     const edited: Manifest = {
       ...manifest,
-      pictures: { ...manifest.pictures, 'run.png': { ...shot, sources: { ...shot.sources, 'server/src/runs/page.ts': '0'.repeat(64) } } },
+      pictures: { ...manifest.pictures, 'run.png': { ...shot, sources: { ...shot.sources, 'server/src/runs/page.tsx': '0'.repeat(64) } } },
     };
     expect(staleness(run as Picture, edited)).toBe(
-      'docs/pictures/run.png is older than server/src/runs/page.ts: run `npm run pictures` and commit docs/pictures/',
+      'docs/pictures/run.png is older than server/src/runs/page.tsx: run `npm run pictures` and commit docs/pictures/',
     );
   });
 
   it("when a page imports a dashboard module, then that module is among its sources; another feature's modules are not followed", () => {
     const sources = sourcesOf(PICTURES.find((picture) => picture.file === 'run.png') as Picture);
-    expect(sources).toEqual(expect.arrayContaining(['server/src/dashboard/run-page.ts', 'server/src/dashboard/layout.ts', 'server/src/dashboard/forms.ts']));
-    expect(sources).toContain('server/src/runs/page.ts');
+    expect(sources).toEqual(
+      expect.arrayContaining(['server/src/dashboard/run-page.tsx', 'server/src/dashboard/components/page.tsx', 'server/src/dashboard/components/forms.tsx']),
+    );
+    expect(sources).toContain('server/src/runs/page.tsx');
     expect(sources).not.toContain('server/src/runs/branch.ts');
     // The stylesheet and what it @imports: the pictures show their rules.
     expect(sources).toEqual(expect.arrayContaining(['server/src/dashboard/client/styles/dashboard.css', 'server/src/dashboard/client/styles/tokens.css']));

@@ -24,7 +24,7 @@ import { memberProject, requireViewer } from './viewer.ts';
 import { dashboardAssets, IMMUTABLE } from './assets.ts';
 import { dashboardPolicy, FAVICON_SVG } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
-import { runPage } from './run-page.ts';
+import { runPage } from './run-page.tsx';
 import { visualPage } from './visual-page.ts';
 import { presentCommit, runCommits, runVisualChanges, visualCounts } from '../visual/index.ts';
 import type { Mailer } from '../mail/index.ts';

@@ -15,7 +15,7 @@ import { getRunById, previousRun } from '../runs/index.ts';
 import { activeSnoozesOfTests, type SnoozeRow } from '../snoozes/index.ts';
 import { testTitles } from '../testcases/index.ts';
 import { userNames } from '../users/index.ts';
-import { comparePage } from './compare-page.ts';
+import { comparePage } from './compare-page.tsx';
 import { digestPage } from './digest-page.ts';
 import { searchPage } from './search-page.tsx';
 import { CLASS_CHOICES, type ClassChoice, flakyTestsPage, trendKey } from './flaky-page.tsx';

@@ -20,10 +20,10 @@ export {
   setPinned,
 } from './record.ts';
 export { runDetails, type RunPageDetails, runPageDetails } from './details.ts';
-export { RUN_REPORT_STYLE, runReport, STATE_COLOURS } from './page.ts';
+export { RUN_REPORT_STYLE, RunReport, type ReportActions, STATE_COLOURS } from './page.tsx';
 export { presentRun, summaryUrl } from './present.ts';
 export { commitsCompareUrl } from './repository.ts';
-export { formatDuration } from './page.ts';
+export { formatDuration } from './page.tsx';
 export { RUN_NUMBER, type SummaryDetail } from './schema.ts';
 export { failureLocations, getRunById, listRuns, previousRun, runNumbers, type RunRow } from './store.ts';
 export { laneTimeline, type RunTimeline, type TimelineAttempt, type TimelineLane } from './timeline.ts';

@@ -6,7 +6,7 @@ import type { RouteContext } from '../http/route.ts';
 import { addRoute } from '../http/route.ts';
 import { getProject } from '../projects/index.ts';
 import { runPageDetails } from './details.ts';
-import { renderRunPage } from './page.ts';
+import { renderRunPage } from './page.tsx';
 import { checkSummaryToken, SUMMARY_LINK_DAYS } from './present.ts';
 import { runParams } from './schema.ts';
 import * as store from './store.ts';

@@ -57,7 +57,7 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, className: strin
   return node;
 }
 
-/** As the server writes a duration (runs/page.ts formatDuration). */
+/** As the server writes a duration (runs/page.tsx formatDuration). */
 export function formatDuration(ms: number | null): string {
   if (ms === null) return '–';
   if (ms < 1000) return `${ms} ms`;
