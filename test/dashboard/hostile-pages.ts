@@ -73,6 +73,7 @@ const group: FailureGroupRow = {
   created_at: at,
   updated_at: at,
   issue: null,
+  owners: [h('@owner')],
 };
 
 const snooze = (id: number, source: 'user' | 'auto', testIds: string[]) => ({
@@ -400,7 +401,7 @@ export function hostilePages(m: PageModules): Record<string, string> {
       total: 0,
       filter: { ...flakyView.filter, owner: '', class: 'flaky' },
     }),
-    groups: m.groupsPage(viewer, project, [group], 'open'),
+    groups: m.groupsPage(viewer, project, [group], 'open', h('@owner')),
     group: m.groupPage(
       viewer,
       project,

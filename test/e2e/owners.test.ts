@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
 import { reporterEnv, ROOT, runSampleSuite } from '../helpers/playwright.ts';
 import { runIdLinkedIn, waitForRollups } from '../helpers/runs.ts';
-import { seedEnvironment, seedProject, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+import { createLoginLink } from '../../server/src/sessions/store.ts';
+import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 
 // A repository of its own (git init) whose CODEOWNERS (GitHub's place for it) gives every test to
 // @acme/qa and the admin folder to @acme/admin, and one test that names its owner in an annotation:
@@ -124,6 +125,32 @@ describe('owners from CODEOWNERS and annotations', () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  it("when a member opens the tests page and the run page by owner, then each shows that owner's tests or failures alone, every owner a link to its filter", async () => {
+    const { userId } = await seedUser(server.sql, [projectId], { role: 'member' });
+    const signIn = await fetch(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, userId, server.clock.now)}`, { redirect: 'manual' });
+    const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string;
+    const page = async (path: string) => {
+      const response = await fetch(`${server.url}/projects/${projectId}${path}`, { headers: { cookie } });
+      expect(response.status, path).toBe(200);
+      return response.text();
+    };
+    const tests = await page(`/tests?days=30&owner=${encodeURIComponent('@acme/admin')}`);
+    expect(tests).toContain('lists users');
+    expect(tests).not.toContain('adds to the cart');
+    expect(tests).not.toContain('pays by card');
+    expect(tests).toContain(`<a class="owner" href="/projects/${projectId}/tests?owner=%40acme%2Fadmin">@acme/admin</a>`);
+    const all = await page('/tests?days=30');
+    expect(all).toContain(`<a class="owner" href="/projects/${projectId}/tests?owner=%40alice">@alice</a>`);
+
+    const run = await page(`/runs/${runId}?owner=${encodeURIComponent('@alice')}`);
+    expect(run).toContain('<strong aria-current="page">@alice (1)</strong>');
+    expect(run).toContain(`<a href="/projects/${projectId}/runs/${runId}?owner=%40acme%2Fadmin">@acme/admin (1)</a>`);
+    // Its failures table holds @alice's failure alone (the run's other parts still name the rest).
+    expect(run).toContain('<td class="test"><strong>pays by card</strong>');
+    expect(run).not.toContain('<td class="test"><strong>lists users</strong>');
+    expect(await page(`/runs/${runId}`)).toContain('<td class="test"><strong>lists users</strong>');
   });
 
   it('when a test loses its CODEOWNERS line, then the next run leaves it without owners', async () => {

@@ -9,10 +9,10 @@ import { testId } from './server.ts';
 type Api = ReturnType<typeof client>;
 
 /** A run of `branch` at `commit`, its `failing` tests failing on retry, each in a failure group of its own. */
-export async function reportRun(api: Api, branch: string, commit: string, failing: number[]): Promise<number> {
+export async function reportRun(api: Api, branch: string, commit: string, failing: number[], owners: Record<number, string[]> = {}): Promise<number> {
   const runId = (await api.post('/api/test-runs/report', { environment: 'staging', branch, commit })).body.data.test_run.id as number;
   const tests = [1, 2, 4];
-  await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: tests.map((n) => listedTest(testId(n), { title: `test ${n}` })) });
+  await api.post(`/api/test-runs/${runId}/shards/1/begin`, { tests: tests.map((n) => listedTest(testId(n), { title: `test ${n}`, owners: owners[n] })) });
   const results = tests.flatMap((n) =>
     failing.includes(n)
       ? [

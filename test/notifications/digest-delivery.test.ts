@@ -333,6 +333,39 @@ describe("owners' routing rules", () => {
     expect(searchMail.text).not.toContain(NAMES[steady2]);
     expect(teams.requests).toHaveLength(before.teams);
   });
+
+  it("when an owner's rule names a Teams channel, then its Workflows webhook gets one card the schema takes, with that owner's failures alone", async () => {
+    const made = await api.post('/api/owner-routes', { owner: '@acme/qa', destination_id: destinations.teams });
+    expect(made.status, made.text).toBe(201);
+    const before = teams.requests.length;
+    clock.now = new Date('2026-11-05T10:00:00Z');
+    const runId = await reportRun({
+      [broke]: { outcome: 'unexpected', duration: 200 },
+      [steady1]: { outcome: 'unexpected', duration: 200 },
+      [steady2]: { outcome: 'unexpected', duration: 300 },
+    });
+    await waitUntil(
+      async () => {
+        const rows = await server.sql<{ state: string }[]>`select state from notification_deliveries where test_run_id = ${runId}`;
+        return rows.length === 3 && rows.every((row) => row.state === 'delivered');
+      },
+      20_000,
+      "the owners' deliveries",
+    );
+    const kinds = (await api.get(`/api/notification-deliveries?test_run_id=${runId}`)).body.data.deliveries.map(
+      (d: { destination_id: number; kind: string }) => [d.destination_id, d.kind],
+    );
+    expect(kinds).toContainEqual([destinations.teams, 'owners']);
+    expect(teams.requests.slice(before).map((r) => r.problems)).toEqual([[]]);
+    const card = teams.cards().at(-1)!;
+    expect(cardProblems(card)).toEqual([]);
+    const text = card.body.map((block) => block.text).join('\n');
+    expect(text).toContain('Failures owned by @acme/qa');
+    expect(text).toContain(NAMES[steady2]);
+    expect(text).not.toContain(NAMES[steady1]);
+    expect(text).not.toContain('broke');
+    expect(card.actions[0]?.url).toMatch(new RegExp(`/runs/${runId}\\?token=`));
+  });
 });
 
 describe('the settings page', () => {

@@ -68,6 +68,17 @@ describe('GitHub', () => {
     expect(github.statuses.at(-1)).toMatchObject({ sha: 'c'.repeat(40), state: 'success' });
   });
 
+  it("when the pull request's failures have owners, then the delivered comment mentions the owners of the failures the branch brought alone", async () => {
+    const owners = { 2: ['@acme/payments'], 4: ['@acme/checkout', 'carol@example.com'] };
+    const runId = await reportRun(api, 'feature-x', 'd'.repeat(40), [2, 4], owners);
+    expect(await settled(runId)).toMatchObject({ state: 'delivered' });
+    expect(github.comments).toHaveLength(1);
+    const body = github.comments[0]?.body ?? '';
+    expect(body).toContain(`[Run #${await runNumber(server.sql, runId)}]`);
+    expect(body).toContain('Owners of these failures: @acme/checkout `carol@example.com`');
+    expect(body).not.toContain('@acme/payments');
+  });
+
   it("when every request Proctor made is checked against GitHub's published OpenAPI description, then each is a valid call of its operation, with the token", () => {
     expect(github.requests.length).toBeGreaterThanOrEqual(8);
     expect(github.requests.flatMap(problemsWithGitHubRequest)).toEqual([]);

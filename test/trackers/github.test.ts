@@ -170,6 +170,24 @@ describe('GitHub Issues', () => {
     expect(unlinked).toContain('Link an existing issue');
   }, 60_000);
 
+  it('when the project does not close resolved issues and a group passes two runs, then its issue is commented on once and left open', async () => {
+    const settings = (await api.get('/api/tracker-settings')).body.data.tracker_settings;
+    expect((await api.put('/api/tracker-settings', { ...settings, updated_at: undefined, close_when_resolved: false })).status).toBe(200);
+    expect((await api.post('/api/tracker-links', { failure_group_id: 'fg-4' })).status).toBe(201);
+    await trackersSettled(server);
+    const number = Number((await linkOfGroup('fg-4')).key);
+    const changes = () => github.requests.filter((r) => r.method === 'PATCH' && r.path === `/repos/acme/shop/issues/${number}`);
+    for (let run = 0; run < 3; run++) {
+      await reportOutcomes(api, 'main', {});
+      await trackersSettled(server);
+    }
+    expect(commentsOn(number)).toHaveLength(1);
+    expect(commentsOn(number)[0]?.body).toMatch(/^This failure's tests passed the last 2 runs of `main` in a row/);
+    expect(changes()).toEqual([]);
+    expect(github.issues.find((i) => i.number === number)?.state).toBe('open');
+    expect(await linkOfGroup('fg-4')).toMatchObject({ state: 'open' });
+  }, 90_000);
+
   it("when every request Proctor made is checked against GitHub's published OpenAPI description, then each is a valid call of its operation", () => {
     const onIssues = github.requests.filter((r) => r.path.includes('/issues'));
     expect(onIssues.length).toBeGreaterThan(15);

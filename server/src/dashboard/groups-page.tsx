@@ -6,6 +6,7 @@ import { Trusted } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
 import { Empty, Table, Tabs } from './components/table.tsx';
 import { issueSection } from './issue-section.ts';
+import { Owners } from './tests-page.tsx';
 
 export type GroupStatus = FailureGroupRow['status'];
 const STATUSES: GroupStatus[] = ['open', 'resolved', 'ignored'];
@@ -50,8 +51,13 @@ export function occurrencesByRun(events: MemberEvent[], numbers: Map<number, num
 const when = (date: Date | string) => new Date(date).toISOString().slice(0, 16).replace('T', ' ');
 const groupPath = (project: Project, id: string) => `/projects/${project.id}/failure-groups/${encodeURIComponent(id)}`;
 
-export function groupsPage(viewer: Viewer, project: Project, groups: FailureGroupRow[], status: GroupStatus | undefined): string {
-  const tabs = [{ name: 'all', href: '?', current: !status }, ...STATUSES.map((s) => ({ name: s, href: `?status=${s}`, current: s === status }))];
+export function groupsPage(viewer: Viewer, project: Project, groups: FailureGroupRow[], status: GroupStatus | undefined, owner: string | null = null): string {
+  const byOwner = owner ? `owner=${encodeURIComponent(owner)}` : '';
+  const tabs = [
+    { name: 'all', href: `?${byOwner}`, current: !status },
+    ...STATUSES.map((s) => ({ name: s, href: `?status=${s}${byOwner ? `&${byOwner}` : ''}`, current: s === status })),
+  ];
+  const listPath = `/projects/${project.id}/failure-groups`;
   const rows = groups.map((g) => (
     <tr data-group={g.id}>
       <td>
@@ -60,6 +66,7 @@ export function groupsPage(viewer: Viewer, project: Project, groups: FailureGrou
           <code>{g.id}</code>
           {g.diagnosis ? ` · ${g.diagnosis.category}: ${g.diagnosis.summary}` : null}
         </div>
+        <Owners owners={g.owners} listPath={listPath} />
       </td>
       <td>{g.status}</td>
       <td>{g.member_count}</td>
@@ -75,8 +82,13 @@ export function groupsPage(viewer: Viewer, project: Project, groups: FailureGrou
       <>
         <h1>Failure groups of {project.name}</h1>
         <Tabs label="Which groups" tabs={tabs} />
+        {owner ? (
+          <p>
+            Groups with a test owned by <strong>{owner}</strong> · <a href={listPath}>every owner</a>
+          </p>
+        ) : null}
         {groups.length === 0 ? (
-          <Empty>No failure group here.</Empty>
+          <Empty>{owner ? `No failure group here has a test owned by ${owner}.` : 'No failure group here.'}</Empty>
         ) : (
           <Table head={['Failure group', 'Status', 'Tests', 'Seen', 'Last seen (UTC)']}>{rows}</Table>
         )}
@@ -173,6 +185,7 @@ export function groupPage(
         <p class="muted">
           <code>{group.id}</code> · {group.status} · seen {group.occurrence_count} times, first {when(group.first_seen_at)}, last {when(group.last_seen_at)}
         </p>
+        <Owners owners={group.owners} listPath={`/projects/${project.id}/failure-groups`} />
         {group.diagnosis ? (
           <p>
             <strong>{group.diagnosis.category}</strong>: {group.diagnosis.summary} <span class="muted">({when(group.diagnosis.created_at)})</span>

@@ -101,10 +101,11 @@ export function projectRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/projects/:projectId/failure-groups',
     summary: "A project's failure groups, most recently seen first",
     params: projectParams,
-    query: z.object({ status: z.enum(['open', 'resolved', 'ignored']).optional() }).strict(),
+    query: z.object({ status: z.enum(['open', 'resolved', 'ignored']).optional(), owner: z.string().max(200).optional() }).strict(),
     render: async ({ viewer, project, query }) => {
-      const { rows } = await listGroups(sql, project.id, { status: query.status, limit: 100, offset: 0 });
-      return groupsPage(viewer, project, rows, query.status);
+      const owner = query.owner?.trim() || null;
+      const { rows } = await listGroups(sql, project.id, { status: query.status, owner: owner ?? undefined, limit: 100, offset: 0 });
+      return groupsPage(viewer, project, rows, query.status, owner);
     },
   });
 

@@ -60,6 +60,7 @@ export function failureGroupRoutes(ctx: RouteContext, deps: AppDeps): void {
     handler: async ({ query, scope }) => {
       const { rows, total } = await store.listGroups(sql, scope.projectId, {
         status: query.status,
+        owner: query.owner,
         limit: query.per_page,
         offset: offsetOf(query.page, query.per_page),
       });

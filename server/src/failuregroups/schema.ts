@@ -79,6 +79,9 @@ export const failureGroupSchema = z
     created_at: z.string(),
     updated_at: z.string(),
     issue: linkedIssueSchema.nullable().openapi({ description: 'The tracker issue the group is linked to (POST /api/tracker-links); null when none' }),
+    owners: z.array(z.string()).openapi({
+      description: "The owners of its member tests (from the repository's CODEOWNERS and `owner` annotations, as their latest listings found them), sorted",
+    }),
   })
   .openapi('FailureGroup');
 
@@ -100,7 +103,18 @@ export const updateGroupSchema = z
   .strict()
   .openapi('UpdateFailureGroup');
 
-export const groupListQuery = z.object({ ...paginationQuery(20, 100), status: z.enum(['open', 'resolved', 'ignored']).optional() }).strict();
+export const groupListQuery = z
+  .object({
+    ...paginationQuery(20, 100),
+    status: z.enum(['open', 'resolved', 'ignored']).optional(),
+    owner: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('only the groups with a member test this owner owns, named as CODEOWNERS names it (`@org/team`, `@user`, an e-mail address)'),
+  })
+  .strict();
 
 export const memberResponse = z.object({ data: z.object({ member: memberSchema }) });
 export const groupResponse = z.object({ data: z.object({ failure_group: failureGroupSchema }) });

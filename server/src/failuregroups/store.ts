@@ -24,6 +24,8 @@ export interface FailureGroupRow {
   created_at: Date;
   updated_at: Date;
   issue: LinkedIssue | null;
+  /** The owners of its members (tests attached and not detached since), as their latest listings found them. */
+  owners: string[];
 }
 
 /** The tracker issue a group is linked to: `tracker_links` is the trackers' table, read here so that every answer of a group carries it. */
@@ -38,7 +40,16 @@ export interface LinkedIssue {
 const columns = (sql: Tx) =>
   sql`id, title, category, status, diagnosis, first_seen_at, last_seen_at, last_test_run_id, member_count, occurrence_count, created_at, updated_at,
       (select jsonb_build_object('link_id', l.id, 'tracker', l.tracker, 'key', l.issue_key, 'url', l.issue_url, 'state', l.issue_state)
-       from tracker_links l where l.project_id = failure_groups.project_id and l.subject_kind = 'failure_group' and l.subject_id = failure_groups.id) as issue`;
+       from tracker_links l where l.project_id = failure_groups.project_id and l.subject_kind = 'failure_group' and l.subject_id = failure_groups.id) as issue,
+      (select coalesce(array_agg(distinct o.owner order by o.owner), '{}') from test_cases tc cross join unnest(tc.owners) as o(owner)
+       where tc.project_id = failure_groups.project_id and tc.id in (${members(sql)})) as owners`;
+
+/** The ids of the group's members (attached, not detached since): for a `failure_groups` row in scope. */
+const members = (sql: Tx) => sql`
+  select e.test_case_id from failure_group_events e
+  where e.project_id = failure_groups.project_id and e.group_id = failure_groups.id and e.kind = 'attach'
+    and not exists (select 1 from failure_group_events d where d.project_id = e.project_id and d.group_id = e.group_id
+                    and d.test_case_id = e.test_case_id and d.kind = 'detach' and d.id > e.id)`;
 
 /**
  * The group's row, created on first sight with a title made from the failure and unique within the
@@ -237,9 +248,10 @@ export async function getGroup(sql: Tx, projectId: number, groupId: string): Pro
 export async function listGroups(
   sql: Tx,
   projectId: number,
-  filter: { status?: string; limit: number; offset: number },
+  filter: { status?: string; owner?: string; limit: number; offset: number },
 ): Promise<{ rows: FailureGroupRow[]; total: number }> {
-  const where = sql`project_id = ${projectId} ${filter.status ? sql`and status = ${filter.status}` : sql``}`;
+  const where = sql`project_id = ${projectId} ${filter.status ? sql`and status = ${filter.status}` : sql``}
+    ${filter.owner ? sql`and exists (select 1 from test_cases tc where tc.project_id = ${projectId} and tc.owners @> ${[filter.owner]}::text[] and tc.id in (${members(sql)}))` : sql``}`;
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from failure_groups where ${where}`;
   const rows = await sql<FailureGroupRow[]>`
     select ${columns(sql)} from failure_groups where ${where} order by last_seen_at desc, id limit ${filter.limit} offset ${filter.offset}`;

@@ -229,8 +229,17 @@ export async function readFlakyTests(
   return { window_days: WINDOW_DAYS, tests: rows.map(({ failed_runs: _failed, ...row }) => row), total, page: input.page };
 }
 
-export async function readFailureGroups(deps: Deps, projectId: number, input: { status?: 'open' | 'resolved' | 'ignored'; page: number; per_page: number }) {
-  const { rows, total } = await listGroups(deps.sql, projectId, { status: input.status, limit: input.per_page, offset: (input.page - 1) * input.per_page });
+export async function readFailureGroups(
+  deps: Deps,
+  projectId: number,
+  input: { status?: 'open' | 'resolved' | 'ignored'; owner?: string; page: number; per_page: number },
+) {
+  const { rows, total } = await listGroups(deps.sql, projectId, {
+    status: input.status,
+    owner: input.owner,
+    limit: input.per_page,
+    offset: (input.page - 1) * input.per_page,
+  });
   return {
     failure_groups: rows.map((group) => ({
       id: group.id,
@@ -243,6 +252,7 @@ export async function readFailureGroups(deps: Deps, projectId: number, input: { 
       last_run_id: group.last_test_run_id,
       diagnosis: group.diagnosis,
       issue: group.issue,
+      owners: group.owners,
     })),
     total,
     page: input.page,
@@ -268,6 +278,7 @@ export async function readFailureGroup(deps: Deps, projectId: number, input: { f
       first_seen_at: group.first_seen_at.toISOString(),
       last_seen_at: group.last_seen_at.toISOString(),
       issue: group.issue,
+      owners: group.owners,
     },
     tests: members.slice(0, 100).map((member) => ({
       test_case_id: member.test_case_id,

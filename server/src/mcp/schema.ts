@@ -34,7 +34,12 @@ export const TOOL_INPUTS = {
     environment_id: bodyId,
     period: z.enum(DIGEST_PERIODS).default('week').describe('the last day or the last 7 days (UTC), today included'),
   },
-  list_failure_groups: { status: groupStatus.optional(), page, per_page: perPage },
+  list_failure_groups: {
+    status: groupStatus.optional(),
+    owner: owner.describe('only the groups with a member test this owner owns, as CODEOWNERS names it (`@org/team`, `@user`)'),
+    page,
+    per_page: perPage,
+  },
   get_failure_group: { failure_group_id: groupId },
   compare_runs: { run_id: bodyId, other_run_id: bodyId.optional().describe('by default, the previous run of the same environment and branch') },
   snooze_test: {

@@ -92,7 +92,7 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
   server.registerTool(
     'list_failure_groups',
     {
-      description: 'Failure groups (failures of one kind across tests and runs), most recently seen first',
+      description: "Failure groups (failures of one kind across tests and runs), most recently seen first, each with its tests' owners; by owner",
       inputSchema: TOOL_INPUTS.list_failure_groups,
       annotations: readOnly,
     },

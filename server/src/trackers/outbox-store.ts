@@ -19,7 +19,12 @@ export interface ActionPayload {
   close?: boolean;
 }
 
-/** Queues an action on the link's issue, due now; none when one of its kind already waits. Answers whether it was queued. */
+/**
+ * Queues an action on the link's issue, due now; none when the link's newest waiting action is of
+ * its kind (a second failure while the first's check waits says nothing new). The link is locked
+ * first: its actions are numbered in the order their transactions commit, the order they are sent
+ * in. Answers whether it was queued.
+ */
 export async function queueAction(
   sql: Tx,
   link: Pick<LinkRow, 'id' | 'project_id'>,
@@ -28,12 +33,14 @@ export async function queueAction(
   runId: number | null,
   now: Date,
 ): Promise<boolean> {
-  const rows = await sql`
+  await sql`select 1 from tracker_links where id = ${link.id} for update`;
+  const [newest] = await sql<{ kind: ActionKind }[]>`
+    select kind from tracker_actions where link_id = ${link.id} and state = 'pending' order by id desc limit 1`;
+  if (newest?.kind === kind) return false;
+  await sql`
     insert into tracker_actions (project_id, link_id, kind, key, test_run_id, payload, next_attempt_at, created_at)
-    values (${link.project_id}, ${link.id}, ${kind}, ${randomUUID()}, ${runId}, ${sql.json(payload as Record<string, string | boolean>)}, ${now}, ${now})
-    on conflict (link_id, kind) where state = 'pending' do nothing
-    returning id`;
-  return rows.length > 0;
+    values (${link.project_id}, ${link.id}, ${kind}, ${randomUUID()}, ${runId}, ${sql.json(payload as Record<string, string | boolean>)}, ${now}, ${now})`;
+  return true;
 }
 
 export interface DueAction {
@@ -54,7 +61,8 @@ export interface DueAction {
 /**
  * The next action due that no other process holds, with its link and the destination its issue
  * lives on, locked until the transaction ends. An action waits while an earlier one of its link
- * does: an issue is commented on only once it exists.
+ * does, though another worker holds that one: an issue is commented on only once it exists, and
+ * closed and reopened in the order its runs came.
  */
 export async function takeDueAction(sql: Tx, now: Date): Promise<DueAction | null> {
   const [row] = await sql<
