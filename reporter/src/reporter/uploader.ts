@@ -1,12 +1,13 @@
 import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
 import { runName } from '../runs/name.ts';
-import { ConnectBudget, ApiError, postJson, type TransportOptions } from '../api/transport.ts';
+import { ConnectBudget, ApiError, getJson, isTransient, postJson, type TransportOptions } from '../api/transport.ts';
 import {
   type ReportRunAnswer,
   type ReportRunBody,
   type ResultBatchAnswer,
   type ResultBatchBody,
+  type RunStateAnswer,
   type ShardBeginAnswer,
   type ShardBeginBody,
   type WireSnapshotLayout,
@@ -55,6 +56,8 @@ export interface RunEnd {
   state: string | null;
   /** `max_failures` when fail fast stopped it; null when not said (a refusal's code names no canceller). */
   cancelledBy: string | null;
+  /** Why it was cancelled, when the answer said (the run's state check does). */
+  reason?: string | null;
 }
 
 /** Called once, on the first answer that says the run has ended. */
@@ -116,7 +119,10 @@ export class Uploader {
   private acceptedFinalFields: ReadonlySet<string> = new Set();
 
   /** Whether the listener heard of the run's end (it hears once). */
-  private endHeard = false;
+  private endHeard: RunEnd | null = null;
+  /** The next check of the run's state while the tests run (`watchRunState`); null when none is due. */
+  private watchTimer: NodeJS.Timeout | null = null;
+  private watching = false;
 
   constructor(
     private readonly settings: ReporterSettings,
@@ -190,6 +196,37 @@ export class Uploader {
     this.started = this.chain;
   }
 
+  /**
+   * Asks the run's state every `everyMs` while the tests run, from the run's start to `finish`: a
+   * cancel (a person's, or fail fast's once another shard's failures reached the limit) reaches the
+   * listener within about that, not at this shard's next upload, which a long test may hold back
+   * for minutes. One attempt per check, outside the connect budget: a check that fails is tried
+   * again at the next; a server without the route (a 404) or a key that may not read is asked
+   * no more.
+   */
+  watchRunState(everyMs: number): void {
+    if (everyMs <= 0) return;
+    const options: TransportOptions = { ...this.transport, maxAttempts: 1, budget: undefined };
+    const check = async () => {
+      this.watchTimer = null;
+      if (!this.watching || this.runId === null) return;
+      try {
+        const run = (await getJson<RunStateAnswer>(options, `/api/test-runs/${this.runId}/state`)).data.test_run;
+        if (ENDED_STATES.has(run.state)) return this.runEnded({ state: run.state, cancelledBy: run.cancelled_by, reason: run.cancel_reason });
+      } catch (error) {
+        // A run's own key is refused once its run has ended, with the answer's code saying so.
+        if (error instanceof ApiError && error.runEnded) return this.runEnded({ state: error.runEnded.state, cancelledBy: null });
+        if (error instanceof ApiError && !isTransient(error)) return;
+      }
+      if (this.watching) this.watchTimer = setTimeout(() => void check(), everyMs).unref();
+    };
+    void this.started.then(() => {
+      if (this.stopReason || this.runId === null || this.endHeard || this.watching) return;
+      this.watching = true;
+      this.watchTimer = setTimeout(() => void check(), everyMs).unref();
+    });
+  }
+
   add(attempt: Attempt): void {
     this.total++;
     this.pending.push(attempt);
@@ -198,6 +235,9 @@ export class Uploader {
   }
 
   async finish(status: ShardEndStatus, errors: string[]): Promise<DeliveryReport> {
+    this.watching = false;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    this.watchTimer = null;
     this.flush();
     // The end waits for the results, not for the attaches: the run's completion does not read them.
     this.enqueue(async () => {
@@ -218,7 +258,8 @@ export class Uploader {
       attached: this.attached,
       failures: [...this.failures].map(([reason, what]) => `could not ${namedTogether(what)}: ${reason}`),
       skipped: this.skipped,
-      state: this.endResponse?.state ?? null,
+      // A shard's end refused because the run had ended still says how it ended.
+      state: this.endResponse?.state ?? this.endHeard?.state ?? null,
       summaryUrl: this.endResponse?.summary_url ?? null,
       unreachable: this.transport.budget?.exhausted?.message ?? null,
     };
@@ -294,7 +335,8 @@ export class Uploader {
 
   private runEnded(end: RunEnd): void {
     if (this.endHeard) return;
-    this.endHeard = true;
+    this.endHeard = end;
+    this.watching = false;
     this.onRunEnded?.(end);
   }
 
