@@ -43,8 +43,10 @@ export interface DeliveryReport {
   attached: number;
   /** What failed, once for each reason: the requests that met the same one are named together. */
   failures: string[];
-  /** Requests not sent because an earlier one said the run takes nothing more (its reason is in `failures`). */
+  /** Requests not sent because an earlier one said the run takes nothing more (its reason is in `failures`, or `refusedAfterEnd`). */
   skipped: number;
+  /** Requests the server refused because the run had ended (a cancel, fail fast): not a fault of the delivery, said apart. */
+  refusedAfterEnd: string[];
   state: string | null;
   summaryUrl: string | null;
   /** Why nothing more was sent: the server could not be reached within the connect budget. */
@@ -109,6 +111,7 @@ export class Uploader {
   /** Each reason a request failed for, with what failed for it, in the order first met. */
   private readonly failures = new Map<string, string[]>();
   private skipped = 0;
+  private readonly refusedAfterEnd: string[] = [];
   private endResponse: { state: string; summary_url: string } | null = null;
   /** Attaches to failure groups, each after its result's batch: started in order, IN_FLIGHT at once. */
   private attachChain: Promise<void> = Promise.resolve();
@@ -258,6 +261,7 @@ export class Uploader {
       attached: this.attached,
       failures: [...this.failures].map(([reason, what]) => `could not ${namedTogether(what)}: ${reason}`),
       skipped: this.skipped,
+      refusedAfterEnd: this.refusedAfterEnd,
       // A shard's end refused because the run had ended still says how it ended.
       state: this.endResponse?.state ?? this.endHeard?.state ?? null,
       summaryUrl: this.endResponse?.summary_url ?? null,
@@ -323,10 +327,16 @@ export class Uploader {
       await work();
     } catch (error) {
       const message = (error as Error).message;
-      this.failures.set(message, [...(this.failures.get(message) ?? []), what]);
       const status = error instanceof ApiError ? error.status : null;
       // The run ended under the tests (a cancel, fail fast, another shard's failures): by the answer's code, never its words.
-      if (error instanceof ApiError && error.runEnded) this.runEnded({ state: error.runEnded.state, cancelledBy: null });
+      // What it refuses then is said apart from the delivery's failures: the run's end is the reason.
+      if (error instanceof ApiError && error.runEnded) {
+        this.refusedAfterEnd.push(what);
+        this.runEnded({ state: error.runEnded.state, cancelledBy: null });
+        if (mayStop) this.stopReason = message;
+        return;
+      }
+      this.failures.set(message, [...(this.failures.get(message) ?? []), what]);
       if (error instanceof ApiError && error.unreachable) this.stopReason = message;
       if (!mayStop) return;
       if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
@@ -371,8 +381,12 @@ export function describeDelivery(report: DeliveryReport): string {
   const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
   const state = report.state ? ` (${report.state})` : '';
   const groups = report.attached > 0 ? `, ${report.attached} failure(s) attached to failure groups` : '';
-  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}`;
-  const reasons = report.failures.slice(0, 5).join('; ');
   const skipped = report.skipped > 0 ? ` (${report.skipped} later request(s) not sent)` : '';
-  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}; not delivered: ${reasons}${skipped}`;
+  const ended =
+    report.refusedAfterEnd.length > 0
+      ? `; not taken once the run had ended: ${namedTogether(report.refusedAfterEnd)}${report.failures.length === 0 ? skipped : ''}`
+      : '';
+  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}${ended}`;
+  const reasons = report.failures.slice(0, 5).join('; ');
+  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}${ended}; not delivered: ${reasons}${skipped}`;
 }
