@@ -423,6 +423,28 @@ describe('environments and snoozes', () => {
     expect(await page.locator('.meta').textContent()).toContain('build https://preview-42.example.com');
   });
 
+  it('when "Only affected tests" is ticked before "Run now", then the run is triggered with affected, and without it the next is not', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/environments`);
+    expect(await seriousViolations(page)).toEqual([]);
+    const row = page.locator('tr[data-environment="staging"]');
+    const affected = row.getByRole('checkbox', { name: 'Only affected tests' });
+    expect(await affected.isChecked()).toBe(false);
+    await affected.check();
+    await row.getByRole('button', { name: 'Run now' }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/runs/\\d+$`));
+    const asked = Number(new URL(page.url()).pathname.split('/').pop());
+    await page.goto(`${server.url}/projects/${projectId}/environments`);
+    await row.getByRole('button', { name: 'Run now' }).click();
+    await page.waitForURL((url) => new RegExp(`/projects/${projectId}/runs/\\d+$`).test(url.pathname) && !url.pathname.endsWith(`/${asked}`));
+    const plain = Number(new URL(page.url()).pathname.split('/').pop());
+    const rows = await server.sql<{ id: number; affected: boolean }[]>`select id, affected from test_runs where id in (${asked}, ${plain}) order by id`;
+    expect(rows).toEqual([
+      { id: asked, affected: true },
+      { id: plain, affected: false },
+    ]);
+  });
+
   it('when a snooze is made, expired and deleted from the snoozes page, then the API follows each step', async () => {
     const page = await signedInPage();
     await page.goto(`${server.url}/projects/${projectId}/snoozes`);

@@ -195,6 +195,13 @@ export interface ResultBatchAnswer {
   };
 }
 
+/** `GET /api/test-runs/{id}/state`: what a reporter asks each second while its tests run, to hear a cancel at once. */
+export interface RunStateAnswer {
+  data: {
+    test_run: { state: string; cancelled_by: string | null; cancel_reason: string | null };
+  };
+}
+
 /** The error `code` of a request refused because its run has ended: a 409, or a 401 for a run's own key or an agent's token. */
 export const RUN_ENDED = 'run_ended';
 

@@ -70,6 +70,8 @@ export default class ProctorReporter implements Reporter {
       startedAt: new Date(),
       snapshots: snapshotLayout(config, this.rootDir),
     });
+    // A shard CI runs itself hears a cancel within a second; an agent's units hear it from their agent.
+    if (uploader instanceof Uploader) uploader.watchRunState(resolved.settings.cancelCheckMs);
     // Read once the run has started: joining it makes an environment used for the first time,
     // which has no snoozes yet but would answer 404 until then.
     if (forgiveSnoozed && environment) this.snoozes = uploader.runIdOnceStarted().then(() => readActiveSnoozes(uploader.transportOptions, environment));
@@ -128,7 +130,8 @@ export default class ProctorReporter implements Reporter {
    */
   private stopTests(end: RunEnd): void {
     const by = end.cancelledBy === 'max_failures' ? ' by fail fast: its failures reached max_failures' : '';
-    process.stdout.write(`[proctor] the run has ended (${end.state ?? 'ended'})${by}; stopping the tests: Playwright ends interrupted\n`);
+    const reason = end.reason ? `: ${end.reason}` : '';
+    process.stdout.write(`[proctor] the run has ended (${end.state ?? 'ended'})${by}${reason}; stopping the tests: Playwright ends interrupted\n`);
     process.kill(process.pid, 'SIGINT');
   }
 

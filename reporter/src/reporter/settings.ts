@@ -36,6 +36,12 @@ export interface ProctorReporterOptions {
    * its shards (PROCTOR_MAX_FAILURES; default: the environment's limit, if any).
    */
   maxFailures?: number;
+  /**
+   * How often, in ms, the reporter asks the run's state while its tests run, to stop them within
+   * about that once the run is cancelled (by a person, or by fail fast in another shard); 0 asks
+   * never, and a cancel is heard at the next upload only (default 1000; PROCTOR_CANCEL_CHECK_MS).
+   */
+  cancelCheckMs?: number;
 }
 
 export interface ReporterSettings {
@@ -65,6 +71,7 @@ export interface ReporterSettings {
   artifactWaitMs: number;
   forgiveSnoozed: boolean;
   maxFailures: number | null;
+  cancelCheckMs: number;
 }
 
 export type SettingsResult = { ok: true; settings: ReporterSettings } | { ok: false; reason: string };
@@ -121,6 +128,9 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
   const maxFailuresGiven = options.maxFailures !== undefined || Boolean(env.PROCTOR_MAX_FAILURES);
   if (maxFailuresGiven && !(maxFailures !== null && Number.isInteger(maxFailures) && maxFailures >= 1))
     return { ok: false, reason: 'PROCTOR_MAX_FAILURES (the maxFailures option) must be a whole number of at least 1' };
+  const cancelCheckMs = options.cancelCheckMs ?? (env.PROCTOR_CANCEL_CHECK_MS ? Number(env.PROCTOR_CANCEL_CHECK_MS) : 1000);
+  if (!(Number.isInteger(cancelCheckMs) && cancelCheckMs >= 0))
+    return { ok: false, reason: 'PROCTOR_CANCEL_CHECK_MS (the cancelCheckMs option) must be a whole number of ms, 0 to never ask' };
   const projectId = options.projectId ?? env.PROCTOR_PROJECT_ID;
   const runKey = ciRunKey(env);
   return {
@@ -147,6 +157,7 @@ export function resolveSettings(options: ProctorReporterOptions, env: NodeJS.Pro
       artifactWaitMs: options.artifactWaitMs ?? 120_000,
       forgiveSnoozed: options.forgiveSnoozed ?? env.PROCTOR_FORGIVE_SNOOZED !== 'false',
       maxFailures,
+      cancelCheckMs,
     },
   };
 }

@@ -109,6 +109,7 @@ export class UnitBatch {
       attached: sum('attached'),
       failures: [...new Set(reports.flatMap((report) => report.failures))],
       skipped: sum('skipped'),
+      refusedAfterEnd: reports.flatMap((report) => report.refusedAfterEnd),
       state: last.state,
       summaryUrl: last.summaryUrl,
       unreachable: reports.find((report) => report.unreachable)?.unreachable ?? null,

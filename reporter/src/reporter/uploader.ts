@@ -1,12 +1,13 @@
 import type { Attempt, ListedTest } from './collect.ts';
 import { type ReporterSettings, resolveRevision } from './settings.ts';
 import { runName } from '../runs/name.ts';
-import { ConnectBudget, ApiError, postJson, type TransportOptions } from '../api/transport.ts';
+import { ConnectBudget, ApiError, getJson, isTransient, postJson, type TransportOptions } from '../api/transport.ts';
 import {
   type ReportRunAnswer,
   type ReportRunBody,
   type ResultBatchAnswer,
   type ResultBatchBody,
+  type RunStateAnswer,
   type ShardBeginAnswer,
   type ShardBeginBody,
   type WireSnapshotLayout,
@@ -42,8 +43,10 @@ export interface DeliveryReport {
   attached: number;
   /** What failed, once for each reason: the requests that met the same one are named together. */
   failures: string[];
-  /** Requests not sent because an earlier one said the run takes nothing more (its reason is in `failures`). */
+  /** Requests not sent because an earlier one said the run takes nothing more (its reason is in `failures`, or `refusedAfterEnd`). */
   skipped: number;
+  /** Requests the server refused because the run had ended (a cancel, fail fast): not a fault of the delivery, said apart. */
+  refusedAfterEnd: string[];
   state: string | null;
   summaryUrl: string | null;
   /** Why nothing more was sent: the server could not be reached within the connect budget. */
@@ -55,6 +58,8 @@ export interface RunEnd {
   state: string | null;
   /** `max_failures` when fail fast stopped it; null when not said (a refusal's code names no canceller). */
   cancelledBy: string | null;
+  /** Why it was cancelled, when the answer said (the run's state check does). */
+  reason?: string | null;
 }
 
 /** Called once, on the first answer that says the run has ended. */
@@ -106,6 +111,7 @@ export class Uploader {
   /** Each reason a request failed for, with what failed for it, in the order first met. */
   private readonly failures = new Map<string, string[]>();
   private skipped = 0;
+  private readonly refusedAfterEnd: string[] = [];
   private endResponse: { state: string; summary_url: string } | null = null;
   /** Attaches to failure groups, each after its result's batch: started in order, IN_FLIGHT at once. */
   private attachChain: Promise<void> = Promise.resolve();
@@ -116,7 +122,10 @@ export class Uploader {
   private acceptedFinalFields: ReadonlySet<string> = new Set();
 
   /** Whether the listener heard of the run's end (it hears once). */
-  private endHeard = false;
+  private endHeard: RunEnd | null = null;
+  /** The next check of the run's state while the tests run (`watchRunState`); null when none is due. */
+  private watchTimer: NodeJS.Timeout | null = null;
+  private watching = false;
 
   constructor(
     private readonly settings: ReporterSettings,
@@ -190,6 +199,37 @@ export class Uploader {
     this.started = this.chain;
   }
 
+  /**
+   * Asks the run's state every `everyMs` while the tests run, from the run's start to `finish`: a
+   * cancel (a person's, or fail fast's once another shard's failures reached the limit) reaches the
+   * listener within about that, not at this shard's next upload, which a long test may hold back
+   * for minutes. One attempt per check, outside the connect budget: a check that fails is tried
+   * again at the next; a server without the route (a 404) or a key that may not read is asked
+   * no more.
+   */
+  watchRunState(everyMs: number): void {
+    if (everyMs <= 0) return;
+    const options: TransportOptions = { ...this.transport, maxAttempts: 1, budget: undefined };
+    const check = async () => {
+      this.watchTimer = null;
+      if (!this.watching || this.runId === null) return;
+      try {
+        const run = (await getJson<RunStateAnswer>(options, `/api/test-runs/${this.runId}/state`)).data.test_run;
+        if (ENDED_STATES.has(run.state)) return this.runEnded({ state: run.state, cancelledBy: run.cancelled_by, reason: run.cancel_reason });
+      } catch (error) {
+        // A run's own key is refused once its run has ended, with the answer's code saying so.
+        if (error instanceof ApiError && error.runEnded) return this.runEnded({ state: error.runEnded.state, cancelledBy: null });
+        if (error instanceof ApiError && !isTransient(error)) return;
+      }
+      if (this.watching) this.watchTimer = setTimeout(() => void check(), everyMs).unref();
+    };
+    void this.started.then(() => {
+      if (this.stopReason || this.runId === null || this.endHeard || this.watching) return;
+      this.watching = true;
+      this.watchTimer = setTimeout(() => void check(), everyMs).unref();
+    });
+  }
+
   add(attempt: Attempt): void {
     this.total++;
     this.pending.push(attempt);
@@ -198,6 +238,9 @@ export class Uploader {
   }
 
   async finish(status: ShardEndStatus, errors: string[]): Promise<DeliveryReport> {
+    this.watching = false;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    this.watchTimer = null;
     this.flush();
     // The end waits for the results, not for the attaches: the run's completion does not read them.
     this.enqueue(async () => {
@@ -218,7 +261,9 @@ export class Uploader {
       attached: this.attached,
       failures: [...this.failures].map(([reason, what]) => `could not ${namedTogether(what)}: ${reason}`),
       skipped: this.skipped,
-      state: this.endResponse?.state ?? null,
+      refusedAfterEnd: this.refusedAfterEnd,
+      // A shard's end refused because the run had ended still says how it ended.
+      state: this.endResponse?.state ?? this.endHeard?.state ?? null,
       summaryUrl: this.endResponse?.summary_url ?? null,
       unreachable: this.transport.budget?.exhausted?.message ?? null,
     };
@@ -282,10 +327,16 @@ export class Uploader {
       await work();
     } catch (error) {
       const message = (error as Error).message;
-      this.failures.set(message, [...(this.failures.get(message) ?? []), what]);
       const status = error instanceof ApiError ? error.status : null;
       // The run ended under the tests (a cancel, fail fast, another shard's failures): by the answer's code, never its words.
-      if (error instanceof ApiError && error.runEnded) this.runEnded({ state: error.runEnded.state, cancelledBy: null });
+      // What it refuses then is said apart from the delivery's failures: the run's end is the reason.
+      if (error instanceof ApiError && error.runEnded) {
+        this.refusedAfterEnd.push(what);
+        this.runEnded({ state: error.runEnded.state, cancelledBy: null });
+        if (mayStop) this.stopReason = message;
+        return;
+      }
+      this.failures.set(message, [...(this.failures.get(message) ?? []), what]);
       if (error instanceof ApiError && error.unreachable) this.stopReason = message;
       if (!mayStop) return;
       if (this.runId === null || status === 401 || status === 403 || status === 404 || status === 409) this.stopReason = message;
@@ -294,7 +345,8 @@ export class Uploader {
 
   private runEnded(end: RunEnd): void {
     if (this.endHeard) return;
-    this.endHeard = true;
+    this.endHeard = end;
+    this.watching = false;
     this.onRunEnded?.(end);
   }
 
@@ -329,8 +381,12 @@ export function describeDelivery(report: DeliveryReport): string {
   const link = report.summaryUrl ? ` ${report.summaryUrl}` : '';
   const state = report.state ? ` (${report.state})` : '';
   const groups = report.attached > 0 ? `, ${report.attached} failure(s) attached to failure groups` : '';
-  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}`;
-  const reasons = report.failures.slice(0, 5).join('; ');
   const skipped = report.skipped > 0 ? ` (${report.skipped} later request(s) not sent)` : '';
-  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}; not delivered: ${reasons}${skipped}`;
+  const ended =
+    report.refusedAfterEnd.length > 0
+      ? `; not taken once the run had ended: ${namedTogether(report.refusedAfterEnd)}${report.failures.length === 0 ? skipped : ''}`
+      : '';
+  if (report.failures.length === 0) return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}${ended}`;
+  const reasons = report.failures.slice(0, 5).join('; ');
+  return `[proctor] ${report.delivered}/${report.total} results delivered to ${where}${state}${groups}${link}${ended}; not delivered: ${reasons}${skipped}`;
 }

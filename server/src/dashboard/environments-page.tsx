@@ -31,6 +31,10 @@ function TriggerForm(props: { env: EnvironmentView }) {
       <Field for={`${id}-build`} label="or a build's URL">
         <input id={`${id}-build`} name="build.url" type="url" maxlength={2000} placeholder="none" data-optional="" />
       </Field>
+      {/* `affected: true`: the tests the build's changes can break, and last time's failures (docs/ci.md, "Only what a change can break"). */}
+      <label class="pick" for={`${id}-affected`}>
+        <input id={`${id}-affected`} name="affected" type="checkbox" value="true" data-type="bool" /> Only affected tests
+      </label>
     </ApiForm>
   );
 }

@@ -27,6 +27,7 @@ import {
   runListResponse,
   runParams,
   runReadResponse,
+  runStateResponse,
   RUN_NUMBER,
   shardBeginSchema,
   shardEndSchema,
@@ -88,6 +89,23 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
           },
         },
       };
+    },
+  });
+
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/test-runs/:id/state',
+    // A run's key reads its own run's state: a suite's reporter asks it while its tests run.
+    run: ({ params }) => params.id,
+    tag: REPORTING,
+    summary:
+      "The run's state and who cancelled it, which a reporter asks every second while its tests run: a cancel (fail fast's, another shard's) stops its Playwright at once; reads only",
+    params: runParams,
+    response: runStateResponse,
+    handler: async ({ params, scope }) => {
+      const run = await store.getRunState(sql, scope.projectId, params.id);
+      if (!run) throw notFound('test run');
+      return { data: { test_run: run } };
     },
   });
 

@@ -10,6 +10,7 @@ import {
   type ReportRunBody,
   type ResultBatchAnswer,
   type ResultBatchBody,
+  type RunStateAnswer,
   type WireErrorFields,
   type ShardBeginBody,
   type ShardEndBody,
@@ -265,6 +266,16 @@ export const resultBatchResponse = z.object({
   }),
 });
 
+export const runStateResponse = z.object({
+  data: z.object({
+    test_run: z.object({
+      state: z.enum(RUN_STATES),
+      cancelled_by: z.string().nullable().describe('who cancelled the run: `max_failures` when fail fast stopped it; null while it runs'),
+      cancel_reason: z.string().nullable().describe('why it was cancelled, as the run page says it; null while it runs'),
+    }),
+  }),
+});
+
 /**
  * The wire format is the reporter's (reporter/src/api/wire.ts): what it sends must pass these schemas,
  * and what they give the server must be what it sends. A change on either side fails the type check.
@@ -281,10 +292,11 @@ void wireAgrees;
 
 /** What the reporter reads of the answers: a change of the server's that it would misread fails the type check. */
 type Reads<Answer, Wire> = [Answer] extends [Wire] ? true : false;
-const answersAgree: [Reads<z.output<typeof resultBatchResponse>, ResultBatchAnswer>, Reads<z.output<typeof generalError>['error'], WireErrorFields>] = [
-  true,
-  true,
-];
+const answersAgree: [
+  Reads<z.output<typeof resultBatchResponse>, ResultBatchAnswer>,
+  Reads<z.output<typeof runStateResponse>, RunStateAnswer>,
+  Reads<z.output<typeof generalError>['error'], WireErrorFields>,
+] = [true, true, true];
 void answersAgree;
 
 /**

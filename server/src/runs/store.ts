@@ -54,6 +54,17 @@ const columns = (sql: Tx) => sql`
   r.success_count, r.failed_count, r.skipped_count, r.flaky_count, r.snoozed_count, r.duration, r.error_reason,
   r.cancel_reason, r.cancelled_by, r.max_failures, r.order_strategy, r.selection, r.rerun_source_id, r.pinned, r.details_deleted_at, r.created_at, r.run_started_at, r.run_ended_at`;
 
+/** A run's state and who cancelled it, and nothing more: what a reporter asks each second while its tests run. */
+export async function getRunState(
+  sql: Tx,
+  projectId: number,
+  id: number,
+): Promise<{ state: RunState; cancelled_by: string | null; cancel_reason: string | null } | null> {
+  const [row] = await sql<{ state: RunState; cancelled_by: string | null; cancel_reason: string | null }[]>`
+    select state, cancelled_by, cancel_reason from test_runs where project_id = ${projectId} and id = ${id}`;
+  return row ?? null;
+}
+
 export async function getRun(sql: Tx, projectId: number, id: number): Promise<RunRow | null> {
   const [row] = await sql<RunRow[]>`
     select ${columns(sql)} from test_runs r join environments e on e.id = r.environment_id
