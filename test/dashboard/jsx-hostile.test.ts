@@ -9,6 +9,10 @@ import * as search from '../../server/src/dashboard/search-page.tsx';
 import * as snoozes from '../../server/src/dashboard/snoozes-page.tsx';
 import * as team from '../../server/src/dashboard/team-pages.tsx';
 import * as tests from '../../server/src/dashboard/tests-page.tsx';
+import * as digest from '../../server/src/dashboard/digest-page.tsx';
+import { runTimelineSection } from '../../server/src/dashboard/run-timeline.ts';
+import * as settings from '../../server/src/dashboard/settings-page.tsx';
+import * as visual from '../../server/src/dashboard/visual-changes-page.tsx';
 import { CHROMIUM_LAUNCH_OPTIONS } from '../helpers/playwright.ts';
 import { HOSTILE, hostilePages, type PageModules } from './hostile-pages.ts';
 
@@ -30,6 +34,10 @@ const modules: PageModules = {
   membersPage: team.membersPage,
   keysPage: team.keysPage,
   auditPage: team.auditPage,
+  visualPage: visual.visualPage,
+  settingsPage: settings.settingsPage,
+  digestPage: digest.digestPage,
+  runTimelineSection,
 };
 
 let browser: Browser;
@@ -88,13 +96,16 @@ describe('the pages written as components, given hostile values', () => {
   for (const role of ['admin', 'viewer'] as const) {
     it(`when each is rendered for a${role === 'admin' ? 'n' : ''} ${role} with markup in every supplied field, then Chromium finds no element, attribute or script made of it`, async () => {
       const pages = await renderAs(role, async () => hostilePages(modules));
-      expect(Object.keys(pages).length).toBeGreaterThanOrEqual(12);
+      expect(Object.keys(pages).length).toBeGreaterThanOrEqual(21);
       for (const [name, html] of Object.entries(pages)) {
         const { found, dialogs } = await inspect(html);
         expect(dialogs, name).toEqual([]);
-        // The only script is the dashboard's own file; the only images the environments' badges.
+        // The only script is the dashboard's own file; the only images the environments' badges and
+        // the visual changes' screenshots.
         expect(
-          found.sources.filter((source) => !/^script \/assets\/dashboard-[\w-]+\.js$/.test(source) && !/^img \/badges\/7\//.test(source)),
+          found.sources.filter(
+            (source) => !/^script \/assets\/dashboard-[\w-]+\.js$/.test(source) && !/^img \/badges\/7\//.test(source) && !/^img \/media\//.test(source),
+          ),
           name,
         ).toEqual([]);
         expect(
