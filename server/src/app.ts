@@ -65,9 +65,10 @@ export function createApp(input: AppInput) {
   traceViewerRoutes(ctx);
   testCaseRoutes(ctx, deps);
   junitRoutes(ctx, deps);
+  // Before the runs' routes: GET /api/test-runs/{id} would take the list's `events` for a run.
+  liveRoutes(ctx, deps);
   runRoutes(ctx, deps);
   runPageRoutes(ctx, deps);
-  liveRoutes(ctx, deps);
   comparisonRoutes(ctx, deps);
   runSummaryRoutes(ctx, deps);
   agentRoutes(ctx, deps);

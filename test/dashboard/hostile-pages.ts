@@ -1,6 +1,9 @@
 import type { ListedKey } from '../../server/src/auth/index.ts';
 import type { FailureGroupRow } from '../../server/src/failuregroups/index.ts';
+import type { Digest } from '../../server/src/digests/index.ts';
 import type { Project } from '../../server/src/projects/index.ts';
+import type { TrackerSettings } from '../../server/src/trackers/index.ts';
+import type { BaselineCommit, VisualChange } from '../../server/src/visual/index.ts';
 import type { Viewer } from '../../server/src/dashboard/layout.ts';
 import type { RunPageDetails, RunRow, RunTimeline, SummaryDetail } from '../../server/src/runs/index.ts';
 import type { ComparedTest, Comparison } from '../../server/src/comparisons/index.ts';
@@ -118,6 +121,11 @@ export interface PageModules {
   auditPage: typeof import('../../server/src/dashboard/team-pages.tsx').auditPage;
   runPage: typeof import('../../server/src/dashboard/run-page.tsx').runPage;
   comparePage: typeof import('../../server/src/dashboard/compare-page.tsx').comparePage;
+  visualPage: typeof import('../../server/src/dashboard/visual-changes-page.tsx').visualPage;
+  settingsPage: typeof import('../../server/src/dashboard/settings-page.tsx').settingsPage;
+  digestPage: typeof import('../../server/src/dashboard/digest-page.tsx').digestPage;
+  /** The run page's timeline section (the run page places it). */
+  runTimelineSection: typeof import('../../server/src/dashboard/run-timeline.ts').runTimelineSection;
 }
 
 const run: RunRow = {
@@ -534,5 +542,210 @@ export function hostilePages(m: PageModules): Record<string, string> {
       page: 1,
       pages: 2,
     }),
+    ...visualPages(m),
+    ...settingsPages(m),
+    ...digestPages(m),
+    timeline: m.runTimelineSection(project, hostileTimeline),
   };
 }
+
+const visualRun = { id: 104, number: 4 } as RunRow;
+
+const change = (id: number, verdict: VisualChange['verdict'], review: VisualChange['review']): VisualChange => ({
+  id,
+  test_run_id: 104,
+  test_id: testId,
+  title: h('title'),
+  file_path: h('file'),
+  runner_project: h('runner'),
+  retry: 1,
+  snapshot_name: h('snapshot'),
+  expected_url: `/media/${h('expected')}`,
+  actual_url: `/media/${h('actual')}`,
+  diff_url: id === 1 ? `/media/${h('diff')}` : null,
+  comparison: {
+    status: id === 3 ? 'failed' : 'done',
+    width: 100,
+    height: 50,
+    size_changed: false,
+    changed_pixels: 12,
+    changed_ratio: 0.0024,
+    boxes: [{ x: 1, y: 2, width: 3, height: 4 }],
+    threshold: 0.2,
+    error: h('compare-error'),
+  },
+  max_diff_pixels: null,
+  max_diff_pixel_ratio: null,
+  verdict,
+  verdict_reason: verdict === 'change' ? null : h('verdict'),
+  review,
+  reviewed_by: review === 'pending' ? null : h('reviewer'),
+  reviewed_at: review === 'pending' ? null : at.toISOString(),
+});
+
+const commit = (id: number, state: BaselineCommit['state'], url: boolean): BaselineCommit => ({
+  id,
+  state,
+  branch: h('branch'),
+  via: 'git',
+  commit_sha: h('sha'),
+  commit_url: url ? `https://git.example.test/${h('commit')}` : null,
+  files: [{ change_id: 1, path: h('path') }],
+  error: h('commit-error'),
+  attempts: 1,
+  queued_at: at.toISOString(),
+  finished_at: null,
+  rerun: url ? { run_id: 105, run_number: 5 } : null,
+  proof: url ? { run_id: 106, run_number: 6, state: 'passed', summary: h('proof') } : null,
+});
+
+function visualPages(m: PageModules): Record<string, string> {
+  const changes = [change(1, 'change', 'pending'), change(2, 'flaky', 'pending'), change(3, 'change', 'approved')];
+  const counts = { total: 3, pending: 1, approved: 1, rejected: 0, flaky: 1, noise: 0 };
+  return {
+    visual: m.visualPage(viewer, project, visualRun, { visual_changes: changes, counts }, [
+      commit(1, 'committed', true),
+      commit(2, 'committed', false),
+      commit(3, 'queued', false),
+      commit(4, 'failed', false),
+    ]),
+    visualEmpty: m.visualPage(viewer, project, visualRun, {
+      visual_changes: [],
+      counts: { total: 0, pending: 0, approved: 0, rejected: 0, flaky: 0, noise: 0 },
+    }),
+  };
+}
+
+const destination = (id: number, type: 'slack' | 'webhook' | 'github' | 'gitlab' | 'email' | 'teams', hasSecret: boolean) => ({
+  id,
+  type,
+  url: `https://hooks.example.test/${h('url')}`,
+  repo: h('repo'),
+  project: h('gitlab-project'),
+  recipients: [h('recipient')],
+  environments: [h('env-slug')],
+  when: 'failed' as const,
+  has_secret: hasSecret,
+});
+
+const tracker = (kind: TrackerSettings['tracker']): TrackerSettings => ({
+  tracker: kind,
+  destination_id: kind === 'github' ? 3 : null,
+  jira:
+    kind === 'jira'
+      ? { url: `https://jira.example.test/${h('jira')}`, project_key: h('key'), issue_type: h('type'), email: h('jira-mail'), has_token: true }
+      : null,
+  linear: kind === 'linear' ? { team_id: h('team'), has_api_key: false } : null,
+  default_branch: h('branch'),
+  create_for_new_groups: true,
+  create_for_flaky_tests: false,
+  create_for_broken_tests: true,
+  broken_after_failures: 3,
+  when_closed_failing: 'comment',
+  passes_to_resolve: 5,
+  close_when_resolved: true,
+  updated_at: at.toISOString(),
+});
+
+function settingsPages(m: PageModules): Record<string, string> {
+  const view = (trackerSettings: TrackerSettings | null, mail: boolean, instanceAdmin: boolean) => ({
+    destinations: [destination(1, 'slack', false), destination(2, 'email', false), destination(3, 'github', true), destination(4, 'webhook', true)],
+    bindings: [{ id: 1, host: 'github' as const, name: h('bound'), created_by: h('binder'), created_at: at.toISOString() }],
+    instanceAdmin,
+    policy: { results_days: 30, artifacts_days: 7 },
+    quarantine: { mode: 'suggest' as const, threshold: 0.3, cap_percent: 5, expiry_days: 14, release_after_clean_runs: 10 },
+    mail,
+    digests: {
+      subscriptions: [
+        {
+          id: 1,
+          environment_id: 1,
+          destination_id: 2,
+          period: 'week' as const,
+          hour: 8,
+          weekday: 1,
+          time_zone: h('zone'),
+          next_due_at: now.toISOString(),
+          last_delivery: { due_at: at.toISOString(), state: 'failed' as const, attempts: 2, last_error: h('delivery') },
+          created_at: at.toISOString(),
+        },
+      ],
+      routes: [{ id: 1, owner: h('@owner'), destination_id: 1, created_at: at.toISOString() }],
+      environments: [{ id: 1, name: h('env') }],
+    },
+    tracker: trackerSettings,
+  });
+  return {
+    settingsJira: m.settingsPage(viewer, project, view(tracker('jira'), true, true)),
+    settingsGitHub: m.settingsPage(viewer, { ...project, repo_url: h('repo-url') }, view(tracker('github'), false, false)),
+    settingsLinear: m.settingsPage(viewer, project, view(tracker('linear'), true, false)),
+    settingsNone: m.settingsPage(viewer, project, view(null, false, true)),
+  };
+}
+
+function digestPages(m: PageModules): Record<string, string> {
+  const line = { test_case_id: testId, title: h('title'), file_path: h('file') };
+  const digest: Digest = {
+    environment_id: 1,
+    environment_name: h('env'),
+    period: 'week',
+    from: h('from'),
+    to: h('to'),
+    runs: { runs: 10, passed_runs: 8, pass_rate: 0.8, previous: { runs: 9, passed_runs: 9, pass_rate: 1 } },
+    turned_flaky: [{ ...line, run_id: 101, run_number: 1 }],
+    turned_broken: [{ ...line, run_id: 102, run_number: 2 }],
+    flakiest: [{ ...line, score: 0.4, flaky_runs: 2, runs_counted: 5 }],
+    most_failing: [{ ...line, fail_count: 3, runs: 5 }],
+    slowest: [{ ...line, mean_duration: 2000, runs: 5 }],
+    slower: [{ ...line, baseline_ms: 1000, recent_ms: 2000, started_run_id: null, started_run_number: 3 }],
+    open_issues: [
+      {
+        subject_kind: 'test',
+        subject_id: testId,
+        title: h('title'),
+        tracker: 'github',
+        issue_key: h('12'),
+        issue_url: `https://git.example.test/${h('issue')}`,
+      },
+      { subject_kind: 'failure_group', subject_id: h('group-id'), title: h('group'), tracker: 'jira', issue_key: h('OPS'), issue_url: null },
+    ],
+    open_issues_total: 5,
+  };
+  return {
+    digest: m.digestPage(viewer, project, { environments: [{ id: 1, name: h('env') }], digest }),
+    digestEmpty: m.digestPage(viewer, project, { environments: [], digest: null }),
+  };
+}
+
+const attempt = (shard: number, offsetMs: number, status: string) => ({
+  test_case_id: testId,
+  title: h('title'),
+  shard,
+  agent_id: null,
+  agent: null,
+  parallel_index: 0,
+  retry: offsetMs > 0 ? 1 : 0,
+  status: h(status),
+  started_at: new Date(at.getTime() + offsetMs),
+  duration: 1000,
+});
+
+const hostileTimeline: RunTimeline = {
+  origin: at,
+  span: 4000,
+  total: 10,
+  lanes: [
+    {
+      place: h('shard 1'),
+      kind: 'shard',
+      order: 1,
+      worker: 0,
+      packed: false,
+      attempts: [attempt(1, 0, 'passed'), attempt(1, 1000, 'failed')],
+      start: 0,
+      end: 2000,
+      busy: 2000,
+    },
+    { place: h('shard 2'), kind: 'shard', order: 2, worker: 0, packed: true, attempts: [attempt(2, 3000, 'passed')], start: 3000, end: 4000, busy: 1000 },
+  ],
+};

@@ -11,6 +11,10 @@ import * as run from '../../server/src/dashboard/run-page.tsx';
 import * as snoozes from '../../server/src/dashboard/snoozes-page.tsx';
 import * as team from '../../server/src/dashboard/team-pages.tsx';
 import * as tests from '../../server/src/dashboard/tests-page.tsx';
+import * as digest from '../../server/src/dashboard/digest-page.tsx';
+import { runTimelineSection } from '../../server/src/dashboard/run-timeline.ts';
+import * as settings from '../../server/src/dashboard/settings-page.tsx';
+import * as visual from '../../server/src/dashboard/visual-changes-page.tsx';
 import { CHROMIUM_LAUNCH_OPTIONS } from '../helpers/playwright.ts';
 import { HOSTILE, hostilePages, type PageModules } from './hostile-pages.ts';
 
@@ -34,6 +38,10 @@ const modules: PageModules = {
   auditPage: team.auditPage,
   runPage: run.runPage,
   comparePage: compare.comparePage,
+  visualPage: visual.visualPage,
+  settingsPage: settings.settingsPage,
+  digestPage: digest.digestPage,
+  runTimelineSection,
 };
 
 let browser: Browser;
@@ -92,18 +100,20 @@ describe('the pages written as components, given hostile values', () => {
   for (const role of ['admin', 'viewer'] as const) {
     it(`when each is rendered for a${role === 'admin' ? 'n' : ''} ${role} with markup in every supplied field, then Chromium finds no element, attribute or script made of it`, async () => {
       const pages = await renderAs(role, async () => hostilePages(modules));
-      expect(Object.keys(pages).length).toBeGreaterThanOrEqual(12);
+      expect(Object.keys(pages).length).toBeGreaterThanOrEqual(21);
       for (const [name, html] of Object.entries(pages)) {
         const { found, dialogs } = await inspect(html);
         expect(dialogs, name).toEqual([]);
         // The only script is the dashboard's own file; the only images the environments' badges and
-        // the run's screenshots (their signed URLs, the hostile text percent-encoded in the query).
+        // the run's screenshots (their signed URLs, the hostile text percent-encoded in the query) and
+        // the visual changes' screenshots.
         expect(
           found.sources.filter(
             (source) =>
               !/^script \/assets\/dashboard-[\w-]+\.js$/.test(source) &&
               !/^img \/badges\/7\//.test(source) &&
-              !/^img \/attachments\/\d\?[^<>"' ]+$/.test(source),
+              !/^img \/attachments\/\d\?[^<>"' ]+$/.test(source) &&
+              !/^img \/media\//.test(source),
           ),
           name,
         ).toEqual([]);

@@ -127,7 +127,8 @@ describe("an environment's digest", () => {
     const page = await response.text();
     const section = (heading: string) => new RegExp(`<h2 id="digest-${heading}">.*?</section>`, 's').exec(page)?.[0] ?? '';
     expect(section('turned-broken')).toContain(
-      `<a href="/projects/${projectId}/tests/${broke}">&lt;img src=x onerror=&quot;alert(1)&quot;&gt; broke &amp; &quot;quoted&quot;</a>`,
+      // The renderer escapes `<`, `&` and `"`; a `>` with no `<` before it makes no tag (docs/decisions/server-jsx.md).
+      `<a href="/projects/${projectId}/tests/${broke}">&lt;img src=x onerror=&quot;alert(1)&quot;> broke &amp; &quot;quoted&quot;</a>`,
     );
     expect(section('turned-broken')).toContain(`failing since <a href="/projects/${projectId}/runs/${runIds[39]}">run #${runNumbers[39]}</a>`);
     expect(section('turned-flaky')).toContain(`first flaky in <a href="/projects/${projectId}/runs/${runIds[35]}">run #${runNumbers[35]}</a>`);

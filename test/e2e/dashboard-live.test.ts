@@ -27,7 +27,9 @@ beforeAll(async () => {
   projectKey = project.key;
   api = client(server.url, project.key);
   await seedEnvironment(server.sql, projectId, 'staging');
-  otherKey = (await seedProject(server.sql, 'Elsewhere')).key;
+  const other = await seedProject(server.sql, 'Elsewhere');
+  otherKey = other.key;
+  await seedEnvironment(server.sql, other.projectId, 'staging');
   userId = (await seedUser(server.sql, [projectId])).userId;
   outsiderId = (await seedUser(server.sql, [])).userId;
   browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
@@ -200,6 +202,48 @@ describe('a run under way, live on its page', () => {
     expect(await page.evaluate(() => (window as unknown as { liveMark?: string }).liveMark)).toBe('kept');
     await page.context().close();
   }, 60_000);
+
+  it('when a run is made while the runs list is open, then it shows at the top without a reload, and its counts move in place', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs`);
+    await page.evaluate(() => {
+      (window as unknown as { liveMark: string }).liveMark = 'kept';
+    });
+    const navigations: string[] = [];
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations.push(frame.url());
+    });
+    const { runId, ids } = await runUnderWay(2);
+    const made = Date.now();
+    const row = page.locator(`tr[data-run="${runId}"]`);
+    await row.waitFor({ timeout: 3000 });
+    expect(Date.now() - made).toBeLessThan(3000);
+    // Newest first, drawn as the server draws a row: its number links to the run.
+    expect(await page.locator('tbody tr[data-run]').first().getAttribute('data-run')).toBe(String(runId));
+    expect(await row.locator('a').getAttribute('href')).toBe(`/projects/${projectId}/runs/${runId}`);
+    expect(await row.locator('td').nth(2).textContent()).toBe('staging');
+    expect(await row.locator('td').nth(3).textContent()).toBe('main');
+    await store(runId, ids[0] as string, 'unexpected');
+    await expect.poll(() => row.locator('[data-counts]').textContent(), { timeout: 2500 }).toBe('0 passed · 1 failed · 0 flaky');
+    await store(runId, ids[1] as string, 'expected');
+    await endRun(runId);
+    await expect.poll(() => row.locator('[data-state-cell]').textContent(), { timeout: 2500 }).toBe('failed');
+    // Once: a run the stream sends again is updated in its row, not added twice.
+    expect(await page.locator(`tr[data-run="${runId}"]`).count()).toBe(1);
+    expect(await page.evaluate(() => (window as unknown as { liveMark?: string }).liveMark)).toBe('kept');
+    expect(navigations).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it('when a run is made while a filtered runs list is open, then it shows only where the filter shows it', async () => {
+    const page = await signedInPage();
+    await page.goto(`${server.url}/projects/${projectId}/runs?branch=release`);
+    const { runId } = await runUnderWay(1);
+    const other = (await api.post('/api/test-runs/report', { environment: 'staging', branch: 'release' })).body.data.test_run.id as number;
+    await page.locator(`tr[data-run="${other}"]`).waitFor({ timeout: 3000 });
+    expect(await page.locator(`tr[data-run="${runId}"]`).count()).toBe(0);
+    await page.context().close();
+  }, 60_000);
 });
 
 describe("a run's event stream over plain HTTP", () => {
@@ -257,6 +301,28 @@ describe("a run's event stream over plain HTTP", () => {
     const bad = openStream(`/api/test-runs/${runId}/events`, { authorization: `Bearer ${projectKey}`, 'last-event-id': 'abc' });
     await until(() => bad.ended());
     expect(bad.status()).toBe(400);
+  }, 30_000);
+
+  it("when runs are made after a list's newest, then the project's list stream sends each as it is made, and no other project's", async () => {
+    const [newest] = await server.sql<{ id: number }[]>`select coalesce(max(id), 0)::int as id from test_runs`;
+    const headers = { authorization: `Bearer ${projectKey}` };
+    const stream = openStream(`/api/test-runs/events?after=${newest?.id ?? 0}`, headers);
+    await until(() => stream.status() === 200);
+    const elsewhere = (await client(server.url, otherKey).post('/api/test-runs/report', { environment: 'staging', branch: 'main' })).body.data.test_run
+      .id as number;
+    const { runId } = await runUnderWay(1);
+    await until(() => stream.events.some((event) => event.event === 'run' && event.data.id === runId));
+    expect(typeof elsewhere).toBe('number');
+    const run = stream.events.find((event) => event.data.id === runId)?.data;
+    expect(run).toMatchObject({ id: runId, environment_name: 'staging', branch: 'main', total_count: 0 });
+    expect(['pending', 'queued', 'running']).toContain(run.state);
+    expect(stream.events.some((event) => event.data.id === elsewhere)).toBe(false);
+    // It stays open while the list is: a list's stream with `after` has no end.
+    expect(stream.ended()).toBe(false);
+    await stream.close();
+    const none = openStream('/api/test-runs/events?after=0', {});
+    await until(() => none.ended());
+    expect(none.status()).toBe(401);
   }, 30_000);
 
   it('when one key opens more streams than it may at once, then the one too many is refused with 429, and a closed one frees its place', async () => {

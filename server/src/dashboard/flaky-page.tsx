@@ -9,7 +9,7 @@ import { Trusted } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
 import { Table } from './components/table.tsx';
 import { snoozeAuthor } from './snoozes-page.tsx';
-import { Owners } from './tests-page.tsx';
+import { Owners } from './owners.tsx';
 
 /** The page's class filter: one class, every class, or what a team lead looks for first. */
 export const CLASS_CHOICES = ['flaky-broken', 'flaky', 'broken', 'unknown', 'healthy', 'all'] as const;

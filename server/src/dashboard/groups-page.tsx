@@ -5,8 +5,8 @@ import { ApiForm, Field, Options } from './components/forms.tsx';
 import { Trusted } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
 import { Empty, Table, Tabs } from './components/table.tsx';
-import { issueSection } from './issue-section.ts';
-import { Owners } from './tests-page.tsx';
+import { IssueSection } from './issue-section.tsx';
+import { Owners } from './owners.tsx';
 
 export type GroupStatus = FailureGroupRow['status'];
 const STATUSES: GroupStatus[] = ['open', 'resolved', 'ignored'];
@@ -193,8 +193,7 @@ export function groupPage(
         ) : (
           <p class="muted">No diagnosis yet.</p>
         )}
-        {/* trusted: issue-section.ts escapes every value of its section with escapeXml. */}
-        <Trusted html={issueSection({ kind: 'failure_group', id: group.id }, group.issue, hasTracker)} />
+        <IssueSection subject={{ kind: 'failure_group', id: group.id }} issue={group.issue} hasTracker={hasTracker} />
         <h2>Occurrences</h2>
         {/* trusted: charts.ts draws the chart as SVG and escapes every value in it (shared with the browser's script). */}
         <Trusted html={chart} />

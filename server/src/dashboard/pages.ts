@@ -81,26 +81,29 @@ export function runsFingerprint(runs: RunRow[]): string {
   return runs.map((r) => `${r.id}:${r.state}:${r.total_count}`).join(',');
 }
 
+/**
+ * The list's stream: the runs it shows under way, the newest it shows and its filter, so that runs
+ * made after the page was read come into it too (client/live.ts).
+ */
+function runsEvents(view: RunsView): string {
+  const { project, runs, filter } = view;
+  const query = new URLSearchParams({ after: String(Math.max(0, ...runs.map((run) => run.id))) });
+  const underWay = runs.filter((run) => UNDER_WAY.has(run.state)).map((run) => run.id);
+  if (underWay.length > 0) query.set('runs', underWay.join(','));
+  for (const [name, value] of Object.entries(filter)) if (value) query.set(name, value);
+  return `/projects/${project.id}/runs/events?${query.toString()}`;
+}
+
 export function runsPage(viewer: Viewer, view: RunsView): string {
   const { project, runs, filter } = view;
-  const live = runs.some((run) => UNDER_WAY.has(run.state));
   const filters = `<form class="filters" method="get" role="search" aria-label="Filter runs">
 <label>Environment<select name="environment">${option('', 'all', filter.environment)}${view.environments.map((env) => option(env.slug, env.name, filter.environment)).join('')}</select></label>
 <label>Branch<input name="branch" value="${e(filter.branch ?? '')}" placeholder="any"></label>
 <label>State<select name="state">${option('', 'any', filter.state)}${STATES.map((s) => option(s, s, filter.state)).join('')}</select></label>
 <button type="submit">Filter</button></form>`;
-  const table =
-    runs.length === 0
-      ? '<p class="empty">No run matches.</p>'
-      : `<table${
-          live
-            ? ` data-live-url="${e(view.liveUrl)}" data-live-events="/projects/${project.id}/runs/events?runs=${runs
-                .filter((run) => UNDER_WAY.has(run.state))
-                .map((run) => run.id)
-                .join(',')}" data-project="${project.id}" data-fingerprint="${e(runsFingerprint(runs))}"`
-            : ''
-        }>
+  // The table is there when empty too (hidden), for the runs made while the page is open.
+  const table = `${runs.length === 0 ? '<p class="empty" data-runs-empty>No run matches.</p>' : ''}<table data-runs data-live-url="${e(view.liveUrl)}" data-live-events="${e(runsEvents(view))}" data-project="${project.id}" data-fingerprint="${e(runsFingerprint(runs))}"${runs.length === 0 ? ' hidden' : ''}>
 <thead><tr><th scope="col">Run</th><th scope="col">State</th><th scope="col">Environment</th><th scope="col">Branch</th><th scope="col">Commit</th><th scope="col">Tests</th><th scope="col">Created (UTC)</th></tr></thead>
 <tbody>${runs.map((run) => runRow(run, `/projects/${project.id}/runs/${run.id}`)).join('')}</tbody></table>`;
-  return layout({ title: `Runs · ${project.name}`, viewer, project, body: `<h1>Runs of ${e(project.name)}</h1>${filters}${table}`, script: live });
+  return layout({ title: `Runs · ${project.name}`, viewer, project, body: `<h1>Runs of ${e(project.name)}</h1>${filters}${table}` });
 }

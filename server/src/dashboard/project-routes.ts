@@ -21,7 +21,7 @@ import { listBindings } from '../bindings/index.ts';
 import { analyticsPage } from './analytics-page.tsx';
 import { environmentsPage } from './environments-page.tsx';
 import { groupPage, groupsPage, occurrencesByRun } from './groups-page.tsx';
-import { settingsPage } from './settings-page.ts';
+import { settingsPage } from './settings-page.tsx';
 import { snoozesPage } from './snoozes-page.tsx';
 import { testPage, testsPage } from './tests-page.tsx';
 import { addProjectPage, projectParams } from './page-route.ts';

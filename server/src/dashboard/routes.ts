@@ -16,6 +16,8 @@ import {
   runPageDetails,
   streamClient,
   streamRun,
+  runsListOf,
+  runsListQuery,
   streamRunsList,
   timelineAttempts,
 } from '../runs/index.ts';
@@ -25,7 +27,7 @@ import { dashboardAssets, IMMUTABLE } from './assets.ts';
 import { dashboardPolicy, FAVICON_SVG } from './layout.ts';
 import { projectsPage, runsPage } from './pages.ts';
 import { runPage } from './run-page.tsx';
-import { visualPage } from './visual-page.ts';
+import { visualPage } from './visual-changes-page.tsx';
 import { presentCommit, runCommits, runVisualChanges, visualCounts } from '../visual/index.ts';
 import type { Mailer } from '../mail/index.ts';
 import { signInRoutes } from './signin.ts';
@@ -77,24 +79,17 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer
     path: '/projects/:projectId/runs/events',
     tag: 'Dashboard',
     summary:
-      "The runs list's live stream (server-sent events, a member's session): a `run` event with a listed run's state and counts as they move, `end` once none is under way",
+      "The runs list's live stream (server-sent events, a member's session): as GET /api/test-runs/events, a `run` event with a run's row as the listed runs move and as runs the list's filter shows are made",
     public: true,
     params: projectParams,
-    query: z
-      .object({
-        runs: z
-          .string()
-          .regex(/^[1-9]\d{0,9}(,[1-9]\d{0,9}){0,49}$/)
-          .describe('the runs shown, by id, comma-separated (at most 50)'),
-      })
-      .strict(),
+    query: runsListQuery,
     produces: 'text/event-stream',
     fails: { 429: 'This person holds as many live streams at once as they may' },
     handler: async ({ params, query, req, res }) => {
       const viewer = await requireViewer(deps, req, res);
       if (!viewer) return;
       await memberProject(sql, params.projectId, viewer.userId);
-      await streamRunsList(deps, req, res, streamClient({ kind: 'user', userId: viewer.userId }), params.projectId, query.runs.split(',').map(Number));
+      await streamRunsList(deps, req, res, streamClient({ kind: 'user', userId: viewer.userId }), params.projectId, runsListOf(query));
     },
   });
 

@@ -3,9 +3,9 @@ import type { Project } from '../projects/index.ts';
 import { type RunPageDetails, RunReport, type RunRow, type RunTimeline, type SummaryDetail } from '../runs/index.ts';
 import type { VisualChanges } from '../visual/index.ts';
 import { ApiForm, Field, FoldedForm } from './components/forms.tsx';
-import { joined, Trusted } from './components/html.ts';
+import { joined } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
-import { runTimelineSection } from './run-timeline.ts';
+import { RunTimeline as TimelineSection } from './components/run-timeline.tsx';
 import { visualSummary } from './visual-summary.ts';
 
 const UNDER_WAY = new Set(['pending', 'queued', 'running']);
@@ -194,8 +194,7 @@ export function runPage(
             }}
           />
         </div>
-        {/* trusted: run-timeline.ts is still built as a string and escapes each value with escapeXml. */}
-        <Trusted html={runTimelineSection(project, timeline)} />
+        <TimelineSection projectId={project.id} timeline={timeline} />
       </>
     ),
   });

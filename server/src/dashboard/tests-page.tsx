@@ -9,8 +9,8 @@ import { DAY_CHOICES, Field, Options } from './components/forms.tsx';
 import { Trusted } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
 import { Empty, Table } from './components/table.tsx';
-import { issueSection } from './issue-section.ts';
-import { ownersLine } from './owners.ts';
+import { IssueSection } from './issue-section.tsx';
+import { Owners } from './owners.tsx';
 
 const OUTCOME_COLOURS: Record<string, string> = { passed: '#1a7f37', failed: '#cf222e', flaky: '#9a6700', skipped: '#8c959f' };
 
@@ -33,12 +33,6 @@ export function HistoryStrip(props: { history: HistoryRow[]; size?: number }) {
       ))}
     </svg>
   );
-}
-
-/** A test's owners under its title, as owners.ts writes them. */
-export function Owners(props: { owners: readonly string[]; listPath: string }) {
-  // trusted: ownersLine escapes each owner and link with escapeXml.
-  return <Trusted html={ownersLine(props.owners, props.listPath)} />;
 }
 
 export interface TestsView {
@@ -286,8 +280,7 @@ export function testPage(viewer: Viewer, project: Project, view: TestView): stri
           {view.runnerProject ? ` · ${view.runnerProject}` : null} · <code>{view.id}</code>
         </p>
         <Owners owners={view.owners} listPath={`/projects/${project.id}/tests`} />
-        {/* trusted: issue-section.ts escapes every value of its section with escapeXml. */}
-        <Trusted html={issueSection({ kind: 'test', id: view.id }, view.issue, view.hasTracker)} />
+        <IssueSection subject={{ kind: 'test', id: view.id }} issue={view.issue} hasTracker={view.hasTracker} />
         <h2>What broke and when</h2>
         <BrokeSection project={project} broke={view.broke} />
         <h2>Latest runs</h2>

@@ -16,7 +16,7 @@ import { activeSnoozesOfTests, type SnoozeRow } from '../snoozes/index.ts';
 import { testTitles } from '../testcases/index.ts';
 import { userNames } from '../users/index.ts';
 import { comparePage } from './compare-page.tsx';
-import { digestPage } from './digest-page.ts';
+import { digestPage } from './digest-page.tsx';
 import { searchPage } from './search-page.tsx';
 import { CLASS_CHOICES, type ClassChoice, flakyTestsPage, trendKey } from './flaky-page.tsx';
 import { addProjectPage, projectParams } from './page-route.ts';

@@ -38,4 +38,5 @@ export { type UploadCounts, uploadedResults } from './store.ts';
 export { type ResultWrite } from './results.ts';
 export { type Attempt, isStorableStartedAt } from './schema.ts';
 export { livePosition, presentProgress } from './live.ts';
-export { endLiveStreams, liveQuery, streamClient, streamRun, streamRunsList } from './live-routes.ts';
+export type { LiveResult, LiveRunRow } from './live-store.ts';
+export { endLiveStreams, liveQuery, runsListOf, runsListQuery, streamClient, streamRun, streamRunsList } from './live-routes.ts';

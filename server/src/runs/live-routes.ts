@@ -7,7 +7,7 @@ import type { Sql } from '../db.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { isTerminal } from '../states.ts';
 import { advance, formatPosition, parsePosition, presentProgress } from './live.ts';
-import { resultsAfter, runCountsOf, runProgress, runPulse } from './live-store.ts';
+import { resultsAfter, runProgress, runPulse, runRowsOf, type RunsListFilter } from './live-store.ts';
 import { runParams } from './schema.ts';
 import * as store from './store.ts';
 
@@ -28,8 +28,51 @@ export function streamClient(principal: { kind: string; keyId?: string | null; u
   return principal.keyId ? `key:${principal.keyId}` : `user:${principal.userId ?? ''}`;
 }
 
+/** A runs list's stream: the runs it shows under way, and (`after`) the newest it shows, with its filter, to be sent the runs made since. */
+export const runsListQuery = z
+  .object({
+    runs: z
+      .string()
+      .regex(/^([1-9]\d{0,9}(,[1-9]\d{0,9}){0,49})?$/)
+      .optional()
+      .describe('the runs shown under way, by id, comma-separated (at most 50): their state and counts as they move'),
+    after: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(2_147_483_647)
+      .optional()
+      .describe("the newest run shown, by id (0: none): the project's runs made after it that the filter shows are sent too, and the stream stays open"),
+    environment: z.string().max(200).optional().describe('the filter of the new runs: an environment, by slug'),
+    branch: z.string().max(500).optional().describe('the filter of the new runs: a branch'),
+    state: z.enum(['', 'pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled']).optional().describe('the filter of the new runs: a state'),
+  })
+  .strict();
+
+/** What a runs list's stream watches, from its query. */
+export function runsListOf(query: z.infer<typeof runsListQuery>): RunsList {
+  return {
+    runIds: query.runs ? query.runs.split(',').map(Number) : [],
+    after: query.after ?? null,
+    filter: { environment: query.environment || undefined, branch: query.branch || undefined, state: query.state || undefined },
+  };
+}
+
 export function liveRoutes(ctx: RouteContext, deps: AppDeps): void {
   const { sql } = deps;
+  addRoute(ctx, {
+    method: 'get',
+    path: '/api/test-runs/events',
+    tag: 'Test runs',
+    summary:
+      "The project's runs list as server-sent events: a `run` event with a run's row (number, state, environment, branch, commit, counts, when made) each time the runs given under way move, and for each run made after `after` that the filter shows, as it is made and as it moves; without `after`, an `end` event once none of the runs given is under way, then the stream closes",
+    query: runsListQuery,
+    produces: 'text/event-stream',
+    fails: { 429: 'This key or person holds as many live streams at once as it may' },
+    handler: async ({ query, scope, req, res }) => {
+      await streamRunsList(deps, req, res, streamClient(scope.principal), scope.projectId, runsListOf(query));
+    },
+  });
   addRoute(ctx, {
     method: 'get',
     path: '/api/test-runs/:id/events',
@@ -179,23 +222,40 @@ export async function streamRun(deps: LiveDeps, req: Request, res: Response, cli
   }
 }
 
+/** The runs a list's stream watches: those listed under way, and the runs made after `after` that its filter shows. */
+export interface RunsList {
+  runIds: number[];
+  /** The newest run the list showed (0: none); null: no new run is sent, and the stream ends with the listed runs. */
+  after: number | null;
+  filter: RunsListFilter;
+}
+
+/** Runs a list's stream watches at most: a page lists 50, the newest of those made since are kept. */
+const WATCHED_AT_MOST = 100;
+
 /**
- * The runs list's stream: a `run` event with a listed run's state and counts each time they move,
- * an `end` event once none of them is under way. Each event says it all: a reconnect needs no id.
+ * The runs list's stream: a `run` event with a run's row each time it moves, for the listed runs
+ * and (with `after`) the runs made since the list was read that its filter shows, which stay
+ * watched once sent. Without `after`, an `end` event once none of the listed runs is under way.
+ * Each event says it all: a reconnect needs no id (it sends each watched run once more).
  */
-export async function streamRunsList(deps: LiveDeps, req: Request, res: Response, client: string, projectId: number, runIds: number[]): Promise<void> {
+export async function streamRunsList(deps: LiveDeps, req: Request, res: Response, client: string, projectId: number, list: RunsList): Promise<void> {
   const stream = openStream(client, req, res);
   const shown = new Map<number, string>();
+  let watched = [...new Set(list.runIds)];
   try {
     while (!stream.closed()) {
-      const runs = await runCountsOf(deps.sql, projectId, runIds);
+      const runs = await runRowsOf(deps.sql, projectId, watched, list.after, list.filter);
       for (const run of runs) {
         const now = `${run.state}:${run.success_count}:${run.failed_count}:${run.flaky_count}:${run.total_count}`;
         if (shown.get(run.id) === now) continue;
         shown.set(run.id, now);
         stream.write('run', run);
       }
-      if (runs.every((run) => isTerminal(run.state))) {
+      if (list.after !== null) {
+        // A new run stays watched once sent, whether or not the filter still shows it.
+        watched = [...new Set([...watched, ...runs.map((run) => run.id)])].sort((a, b) => b - a).slice(0, WATCHED_AT_MOST);
+      } else if (runs.every((run) => isTerminal(run.state))) {
         stream.write('end', {});
         break;
       }

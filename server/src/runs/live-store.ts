@@ -117,18 +117,55 @@ export async function runProgress(sql: Tx, runId: number, now: Date): Promise<Ru
   return row ?? null;
 }
 
-/** The listed runs of a project as the runs list shows them. */
-export interface RunCounts {
+/** A run of a project as the runs list shows it: a row's cells, and its counts as they move. */
+export interface LiveRunRow {
   id: number;
+  number: number;
   state: string;
+  environment_name: string;
+  /** The branch the list shows (the CI's, else the one the tests ran from). */
+  branch: string | null;
+  commit: string | null;
   success_count: number;
   failed_count: number;
   flaky_count: number;
   total_count: number;
+  created_at: string;
 }
 
-export async function runCountsOf(sql: Tx, projectId: number, runIds: number[]): Promise<RunCounts[]> {
-  return sql<RunCounts[]>`
-    select id, state, success_count, failed_count, flaky_count, total_count from test_runs
-    where project_id = ${projectId} and id = any(${runIds}::int[]) order by id`;
+/** The runs list's filter, as its page's form gives it. */
+export interface RunsListFilter {
+  environment?: string | undefined;
+  branch?: string | undefined;
+  state?: string | undefined;
+}
+
+/** New runs a list's read sends at most. */
+export const NEW_RUNS_READ = 50;
+
+/**
+ * The listed runs `runIds`, and (with `after`) the runs made since the list was read, newer than
+ * `after`, that its filter shows (at most NEW_RUNS_READ, the newest). One read on the index of a
+ * project's runs by id.
+ */
+export async function runRowsOf(sql: Tx, projectId: number, runIds: number[], after: number | null, filter: RunsListFilter = {}): Promise<LiveRunRow[]> {
+  const columns = sql`r.id, r.number, r.state, e.name as environment_name, coalesce(r.build_branch, r.test_run_branch) as branch,
+    left(coalesce(r.test_run_head_sha, r.commit), 10) as commit, r.success_count, r.failed_count, r.flaky_count, r.total_count,
+    to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI') as created_at`;
+  const newer =
+    after === null
+      ? sql``
+      : sql`union
+        (select ${columns} from test_runs r join environments e on e.id = r.environment_id
+         where r.project_id = ${projectId} and r.id > ${after}
+           ${filter.environment ? sql`and e.slug = ${filter.environment}` : sql``}
+           ${filter.state ? sql`and r.state = ${filter.state}` : sql``}
+           ${filter.branch ? sql`and (r.test_run_branch = ${filter.branch} or r.build_branch = ${filter.branch})` : sql``}
+         order by r.id desc limit ${NEW_RUNS_READ})`;
+  return sql<LiveRunRow[]>`
+    select * from (
+      (select ${columns} from test_runs r join environments e on e.id = r.environment_id
+       where r.project_id = ${projectId} and r.id = any(${runIds}::int[]))
+      ${newer}
+    ) listed order by id`;
 }

@@ -1,4 +1,6 @@
 import { api } from './api.ts';
+// Types only: the script's bundle takes nothing of the server's code (esbuild drops these imports).
+import type { LiveResult as StoredResult, LiveRunRow } from '../../runs/index.ts';
 import { labelCells } from './cards.ts';
 
 // A run under way and a list of runs under way, kept fresh in place (issue 55, point 3): each page
@@ -25,18 +27,8 @@ function watch(url: string, fingerprint: (body: any) => string, shown: string | 
   setTimeout(poll, POLL_MS);
 }
 
-interface LiveResult {
-  test_case_id: string;
-  title: string;
-  file_path: string;
-  runner_project: string;
-  status: string;
-  duration: number;
-  retries: number;
-  error_message: string | null;
-  failure_group_id: string | null;
-  snoozed: boolean;
-}
+/** A result as the run's stream sends it (its transaction's id left out). */
+type LiveResult = Omit<StoredResult, 'xid'>;
 
 interface LiveProgress {
   state: string;
@@ -203,25 +195,57 @@ async function showEndedRun(root: HTMLElement): Promise<void> {
   }
 }
 
-interface RunCounts {
-  id: number;
-  state: string;
-  success_count: number;
-  failed_count: number;
-  flaky_count: number;
+/** A run's row in a list of runs: the cells as the server draws them (dashboard/pages.ts runRow). */
+function runRow(run: LiveRunRow, projectId: string): HTMLTableRowElement {
+  const row = element('tr', null);
+  row.dataset.run = String(run.id);
+  row.dataset.live = '';
+  const link = element('a', null, `#${run.number}`);
+  link.href = `/projects/${projectId}/runs/${run.id}`;
+  const cells = [
+    element('td', null),
+    element('td', null),
+    element('td', null, run.environment_name),
+    element('td', null, run.branch ?? ''),
+    element('td', 'muted', run.commit ?? ''),
+    element('td', null),
+    element('td', 'muted', run.created_at),
+  ];
+  cells[0]?.append(link);
+  cells[1]?.setAttribute('data-state-cell', '');
+  cells[5]?.setAttribute('data-counts', '');
+  row.append(...cells);
+  return row;
 }
 
-/** A list of runs: each listed run's state and counts in place as they move. */
-function streamList(table: HTMLElement): void {
+/** A run's state and counts into its row. */
+function showRunCounts(row: Element, run: LiveRunRow): void {
+  const counts = row.querySelector('[data-counts]');
+  if (counts) counts.textContent = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky`;
+  const cell = row.querySelector('[data-state-cell]');
+  if (cell) cell.replaceChildren(element('span', `state state-${run.state}`, run.state));
+}
+
+/**
+ * A list of runs: each listed run's state and counts in place as they move, and the runs made since
+ * the page was read (that its filter shows) added at the top, newest first, as they are made.
+ */
+function streamList(table: HTMLTableElement): void {
   const source = new EventSource(table.dataset.liveEvents ?? '');
+  const body = table.tBodies[0];
   source.addEventListener('run', (event) => {
-    const run = JSON.parse((event as MessageEvent<string>).data) as RunCounts;
-    const row = table.querySelector(`tr[data-run="${run.id}"]`);
-    if (!row) return;
-    const counts = row.querySelector('[data-counts]');
-    if (counts) counts.textContent = `${run.success_count} passed · ${run.failed_count} failed · ${run.flaky_count} flaky`;
-    const cell = row.querySelector('[data-state-cell]');
-    if (cell) cell.replaceChildren(element('span', `state state-${run.state}`, run.state));
+    const run = JSON.parse((event as MessageEvent<string>).data) as LiveRunRow;
+    let row = table.querySelector(`tr[data-run="${run.id}"]`);
+    if (!row && body) {
+      row = runRow(run, table.dataset.project ?? '');
+      // Newest first: before the first row of an older run.
+      const older = Array.from(body.rows).find((other) => Number(other.dataset.run) < run.id);
+      body.insertBefore(row, older ?? null);
+      table.hidden = false;
+      document.querySelector('[data-runs-empty]')?.remove();
+      labelCells(document);
+    }
+    if (row) showRunCounts(row, run);
   });
   source.addEventListener('end', () => source.close());
 }
@@ -229,7 +253,7 @@ function streamList(table: HTMLElement): void {
 /** A list of runs with some under way, and a run under way, stay fresh. */
 export function watchLiveParts(root: Document): void {
   const streams = typeof EventSource === 'function';
-  const list = root.querySelector<HTMLElement>('[data-live-url]');
+  const list = root.querySelector<HTMLTableElement>('table[data-live-url]');
   const url = list?.dataset.liveUrl;
   if (list && url) {
     if (streams && list.dataset.liveEvents) streamList(list);

@@ -28,9 +28,12 @@ export function ApiForm(props: { api: string; then: Then; label: string; offered
   );
 }
 
-/** A titled section around the form of `api`; nothing when the person may not make the call. */
-export function FormSection(props: { id: string; heading: string; api: string; level?: 2 | 3; children: ComponentChildren }) {
-  if (!mayCall(props.api)) return null;
+/**
+ * A titled section around the form of `api`; nothing when the person may not make the call (or,
+ * `offered` given, when it is false).
+ */
+export function FormSection(props: { id: string; heading: string; api: string; offered?: boolean; level?: 2 | 3; children: ComponentChildren }) {
+  if (!(props.offered ?? mayCall(props.api))) return null;
   const Heading = props.level === 3 ? 'h3' : 'h2';
   return (
     <section class="create" aria-labelledby={props.id}>
@@ -40,9 +43,9 @@ export function FormSection(props: { id: string; heading: string; api: string; l
   );
 }
 
-/** The form of `api` folded under a summary; nothing when the person may not make the call. */
-export function FoldedForm(props: { kind: string; summary: string; api: string; children: ComponentChildren }) {
-  if (!mayCall(props.api)) return null;
+/** The form of `api` folded under a summary; nothing when the person may not make the call (or `offered` is false). */
+export function FoldedForm(props: { kind: string; summary: string; api: string; offered?: boolean; children: ComponentChildren }) {
+  if (!(props.offered ?? mayCall(props.api))) return null;
   return (
     <details class={props.kind}>
       <summary>{props.summary}</summary>
