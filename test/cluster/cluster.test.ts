@@ -7,7 +7,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { canMakeNamespaces, createNetwork, type Host, type HostProcess, type Network } from '../helpers/netns.ts';
 import { waitForRun } from '../helpers/runs.ts';
 import { haproxyBin, healthy, NODE_PORT, startBalancer, startNode, startPostgres, startS3, waitFor, type HostedPostgres } from './hosts.ts';
-import { offerShards, type Offered } from './shards.ts';
+import { expectNothingLost, offerShards } from './shards.ts';
 
 // Three Proctor nodes on one database behind HAProxy, as an operator deploys them (docs/self-host.md,
 // "Several nodes"): the database, the S3 store, each node and the balancer on a host of its own
@@ -91,26 +91,6 @@ afterAll(async () => {
   net?.destroy();
 });
 
-/** Every acknowledged attempt stored once, every run ended with its counts equal to its rows. */
-async function expectNothingLost(offered: Offered): Promise<void> {
-  expect(offered.failed).toEqual([]);
-  for (const [runKey, run] of offered.acknowledged) {
-    const rows = await sql<{ test_case_id: string; retry: number }[]>`select test_case_id, retry from test_results where test_run_id = ${run.runId}`;
-    const stored = new Set(rows.map((row) => `${row.test_case_id}:${row.retry}`));
-    expect(rows.length, `${runKey}: rows`).toBe(stored.size);
-    expect(
-      [...run.attempts].filter((a) => !stored.has(a)),
-      `${runKey}: acknowledged but not stored`,
-    ).toEqual([]);
-    const [counts] = await sql<{ state: string; total_count: number; failed_count: number; flaky_count: number }[]>`
-      select state, total_count, failed_count, flaky_count from test_runs where id = ${run.runId}`;
-    expect(counts!.state, runKey).toBe('failed');
-    expect(counts!.total_count, `${runKey}: total`).toBe(run.tests);
-    expect(counts!.failed_count, `${runKey}: failed`).toBe(run.tests / 10);
-    expect(counts!.flaky_count, `${runKey}: flaky`).toBe(run.tests / 10);
-  }
-}
-
 // CI must run it: a machine that cannot make the cluster fails there rather than skipping quietly.
 it.runIf(process.env.CI === 'true')('when CI runs, then this machine can make the cluster: namespaces, HAProxy and PostgreSQL', () => {
   expect({ canMakeNamespaces, haproxy: haproxyBin, canMakeCluster }).toEqual({ canMakeNamespaces: true, haproxy: expect.any(String), canMakeCluster: true });
@@ -178,7 +158,7 @@ describe.skipIf(!canRun)('three nodes on one database behind HAProxy', () => {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     nodes[1]!.kill('SIGKILL');
     const offered = await load;
-    await expectNothingLost(offered);
+    await expectNothingLost(sql, offered);
     console.log(`node killed: ${offered.requests} requests, ${offered.retried} sent again, ${offered.failed.length} failed`);
     // The node comes back and takes requests again.
     nodes[1] = startNode(nodeHosts[1]!, nodeEnv);
@@ -196,7 +176,7 @@ describe.skipIf(!canRun)('three nodes on one database behind HAProxy', () => {
     await new Promise((resolve) => setTimeout(resolve, 5000));
     nodeHosts[2]!.plug();
     const offered = await load;
-    await expectNothingLost(offered);
+    await expectNothingLost(sql, offered);
     console.log(`node cut off: ${offered.requests} requests, ${offered.retried} sent again, ${offered.failed.length} failed`);
     await waitFor(
       () => healthy(nodeUrl(2)),

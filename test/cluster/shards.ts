@@ -1,4 +1,6 @@
 import { gzipSync } from 'node:zlib';
+import type { Sql } from 'postgres';
+import { expect } from 'vitest';
 import type { WireAttempt } from '../../reporter/src/api/wire.ts';
 import { attempt, attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { testId } from '../helpers/server.ts';
@@ -94,4 +96,32 @@ export async function offerShards(url: string, key: string, load: ShardLoad, lab
   }
   await Promise.all(shards);
   return offered;
+}
+
+/**
+ * Every acknowledged attempt stored once, every run ended with its counts equal to its rows (one in
+ * ten of a shard's tests fails, one in ten is flaky); answers how many were acknowledged and stored.
+ */
+export async function expectNothingLost(sql: Sql, offered: Offered): Promise<{ acknowledged: number; rows: number }> {
+  let acknowledged = 0;
+  let total = 0;
+  expect(offered.failed).toEqual([]);
+  for (const [runKey, run] of offered.acknowledged) {
+    const rows = await sql<{ test_case_id: string; retry: number }[]>`select test_case_id, retry from test_results where test_run_id = ${run.runId}`;
+    const kept = new Set(rows.map((row) => `${row.test_case_id}:${row.retry}`));
+    acknowledged += run.attempts.size;
+    total += rows.length;
+    expect(rows.length, `${runKey}: rows`).toBe(kept.size);
+    expect(
+      [...run.attempts].filter((a) => !kept.has(a)),
+      `${runKey}: acknowledged but not stored`,
+    ).toEqual([]);
+    const [counts] = await sql<{ state: string; total_count: number; failed_count: number; flaky_count: number }[]>`
+      select state, total_count, failed_count, flaky_count from test_runs where id = ${run.runId}`;
+    expect(counts!.state, runKey).toBe('failed');
+    expect(counts!.total_count, `${runKey}: total`).toBe(run.tests);
+    expect(counts!.failed_count, `${runKey}: failed`).toBe(run.tests / 10);
+    expect(counts!.flaky_count, `${runKey}: flaky`).toBe(run.tests / 10);
+  }
+  return { acknowledged, rows: total };
 }

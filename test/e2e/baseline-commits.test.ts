@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cloneCheckout, git, makeSuiteRepository, pngsUnder, reportChangedPage, type SuiteRepository, updatedByPlaywright } from '../helpers/baselines.ts';
+import { bindRepository } from '../helpers/bindings.ts';
 import { type GitHubStandIn, problemsWithGitHubRequest, startGitHub } from '../helpers/github.ts';
 import { type GitLabStandIn, problemsWithGitLabRequest, startGitLab } from '../helpers/gitlab.ts';
 import { client } from '../helpers/http.ts';
@@ -24,6 +26,14 @@ let repository: SuiteRepository;
 let updated: Map<string, Buffer>;
 
 type Api = ReturnType<typeof client>;
+
+/** The server's GitHub App, for destinations without a token of their own. */
+const APP_ID = 5151;
+const appKeys = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+});
 
 interface Commit {
   id: number;
@@ -71,7 +81,14 @@ const CI = (branch: string, sha: string) => ({ CI_PIPELINE_ID: String(Date.now()
 
 beforeAll(async () => {
   [github, gitlab] = await Promise.all([startGitHub(), startGitLab()]);
-  server = await startTestServer({ env: { PROCTOR_GITHUB_API_URL: github.url, PROCTOR_GITLAB_API_URL: gitlab.url } });
+  server = await startTestServer({
+    env: {
+      PROCTOR_GITHUB_API_URL: github.url,
+      PROCTOR_GITLAB_API_URL: gitlab.url,
+      PROCTOR_GITHUB_APP_ID: String(APP_ID),
+      PROCTOR_GITHUB_APP_PRIVATE_KEY: appKeys.privateKey.replace(/\n/g, '\\n'),
+    },
+  });
   repository = await makeSuiteRepository();
   updated = await updatedByPlaywright(repository);
 }, 120_000);
@@ -146,6 +163,34 @@ describe('approved baselines committed through GitHub', () => {
     const html = await page.text();
     expect(html).toContain(`<a href="${result.commit.commit_url}" data-baseline-commit>${result.commit.commit_sha?.slice(0, 12)}</a>`);
   });
+});
+
+describe("approved baselines committed through the server's GitHub App", () => {
+  it('when the GitHub destination has no token and an instance admin bound its repository, then the App commits the new images with a token for that repository alone', async () => {
+    github.installApp(APP_ID, appKeys.publicKey, 77, ['acme/shop']);
+    const project = await seedProject(server.sql);
+    await seedEnvironment(server.sql, project.projectId, 'local');
+    await bindRepository(server.sql, server.url, project.projectId, 'github', 'acme/shop');
+    const api = client(server.url, project.key);
+    const destination = await api.post('/api/notification-destinations', { type: 'github', repo: 'acme/shop' });
+    expect(destination.status, destination.text).toBe(201);
+    // The branch as it was before any approval: the images are new to it again.
+    github.branch('feature-x', Object.fromEntries(repository.baselines));
+    const head = github.commitsOn('feature-x')[0]?.sha;
+    const tokensBefore = github.tokenRepositories.length;
+
+    const { commit } = await approvedRun(api, project.key, CI('feature-x', repository.featureHead));
+
+    expect(commit).toMatchObject({ state: 'committed', via: 'github', branch: 'feature-x', error: null });
+    const [made] = github.commitsOn('feature-x');
+    expect(made?.sha).toBe(commit.commit_sha);
+    expect(made?.parents).toEqual([head]);
+    // The stand-in answers 401 to any token but a ghp_ one or the installation token it minted.
+    expect(github.tokenRepositories.slice(tokensBefore)).toEqual([['shop']]);
+    const files = github.filesOn('feature-x');
+    for (const [file, bytes] of updated) expect(files.get(file)?.equals(bytes), file).toBe(true);
+    expect(github.requests.flatMap(problemsWithGitHubRequest)).toEqual([]);
+  }, 150_000);
 });
 
 describe('approved baselines committed through GitLab', () => {

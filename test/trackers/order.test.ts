@@ -27,6 +27,7 @@ let down = true;
 const inFlight = new Map<number, number>();
 const mostOnIssue = new Map<number, number>();
 let mostInAll = 0;
+const onPostgres = process.env.DATABASE_URL !== undefined;
 
 const issueOf = (path: string) => Number(/\/issues\/(\d+)/.exec(path)?.[1] ?? 0);
 
@@ -169,7 +170,9 @@ describe("a link's actions under several job workers", () => {
     // One call at a time on each issue; the links went in parallel, and the added workers took part.
     expect(mostOnIssue.get(two)).toBe(1);
     expect(mostOnIssue.get(four)).toBe(1);
-    expect(mostInAll).toBeGreaterThanOrEqual(2);
+    // The embedded database serves its connections one statement at a time, so only PostgreSQL's
+    // workers can be seen on two issues at once; the order above holds on both.
+    if (onPostgres) expect(mostInAll).toBeGreaterThanOrEqual(2);
     expect(sent.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(github.requests.flatMap(problemsWithGitHubRequest)).toEqual([]);
   }, 90_000);
