@@ -26,9 +26,9 @@ interface Change {
 const visualStatuses = () => gitlab.statuses.filter((s) => s.name === 'proctor/visual').map((s) => [s.sha, s.state, s.description, s.ref]);
 
 /** The `proctor/visual` statuses sent, once the last one is `state` (or 20 s passed). */
-async function statusesUntil(state: string): Promise<(string | undefined)[][]> {
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline && visualStatuses().at(-1)?.[1] !== state;)
-    await new Promise((resolve) => setTimeout(resolve, 100));
+async function statusesUntil(state: string, description?: string): Promise<(string | undefined)[][]> {
+  const reached = () => visualStatuses().at(-1)?.[1] === state && (description === undefined || visualStatuses().at(-1)?.[2] === description);
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline && !reached();) await new Promise((resolve) => setTimeout(resolve, 100));
   return visualStatuses();
 }
 
@@ -77,7 +77,8 @@ afterAll(async () => {
 describe('proctor/visual on GitLab', () => {
   it('when changes await review, then the commit gets proctor/visual pending on its branch, and the merge request note says so with the review link', async () => {
     expect(suite.exitCode, suite.output).toBe(1);
-    expect((await statusesUntil('pending')).at(-1)).toEqual([COMMIT, 'pending', '2 visual changes to review', 'feature-y']);
+    // Each change is recognised as its attempt is stored: the status may say "1" first, then "2".
+    expect((await statusesUntil('pending', '2 visual changes to review')).at(-1)).toEqual([COMMIT, 'pending', '2 visual changes to review', 'feature-y']);
     const review = `${server.url}/projects/${projectId}/runs/${runId}/visual`;
     expect(await noteLineUntil(/2 awaiting/)).toBe(`**Visual changes:** 2 changes: 2 awaiting review, 0 approved, 0 rejected ([review](${review})).`);
     expect(gitlab.notes.filter((n) => n.iid === 12)).toHaveLength(1);
