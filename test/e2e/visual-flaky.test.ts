@@ -7,6 +7,7 @@ import { layoutProblems } from '../helpers/layout.ts';
 import { client } from '../helpers/http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, REPORTER, reporterEnv, ROOT } from '../helpers/playwright.ts';
 import { runReportedSuite } from '../helpers/reports.ts';
+import { writeSuiteWithBaselines } from '../helpers/visual.ts';
 import { waitForRun } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, seedUser, startTestServer, type TestServer } from '../helpers/server.ts';
 import { createLoginLink } from '../../server/src/sessions/store.ts';
@@ -104,19 +105,7 @@ beforeAll(async () => {
   const noise = await api.patch('/api/project', { visual_noise_ratio: 0.001, visual_noise_runs: 5 });
   expect(noise.status, JSON.stringify(noise.body)).toBe(200);
   expect(noise.body.data.project).toMatchObject({ visual_noise_ratio: 0.001, visual_noise_runs: 5 });
-  fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
-  dir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'visual-flaky-'));
-  fs.writeFileSync(path.join(dir, 'playwright.config.ts'), CONFIG);
-  fs.writeFileSync(path.join(dir, 'visual.spec.ts'), SUITE);
-  const baseline = await runReportedSuite({
-    cli: CLI,
-    cwd: dir,
-    reporter: 'line',
-    reportFile: path.join(dir, 'baseline.json'),
-    env: { ...process.env },
-    args: ['--update-snapshots'],
-  });
-  expect(baseline.exitCode, baseline.output).toBe(0);
+  dir = await writeSuiteWithBaselines('visual-flaky-', { 'playwright.config.ts': CONFIG, 'visual.spec.ts': SUITE });
   runs.push(await reportRun(20, '7001'));
   runs.push(await reportRun(140, '7002'));
 }, 240_000);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/http.ts';
 import { CHROMIUM_LAUNCH_OPTIONS, REPORTER, reporterEnv, ROOT } from '../helpers/playwright.ts';
 import { runReportedSuite, type ReportedSuite } from '../helpers/reports.ts';
+import { writeSuiteWithBaselines } from '../helpers/visual.ts';
 import { waitForRun } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -51,19 +52,7 @@ beforeAll(async () => {
   const project = await seedProject(server.sql);
   await seedEnvironment(server.sql, project.projectId, 'local');
   api = client(server.url, project.key);
-  fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
-  dir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'match-snapshot-'));
-  fs.writeFileSync(path.join(dir, 'playwright.config.ts'), CONFIG);
-  fs.writeFileSync(path.join(dir, 'image.spec.ts'), SUITE);
-  const baseline = await runReportedSuite({
-    cli: CLI,
-    cwd: dir,
-    reporter: 'line',
-    reportFile: path.join(dir, 'baseline.json'),
-    env: { ...process.env },
-    args: ['--update-snapshots'],
-  });
-  if (baseline.exitCode !== 0) throw new Error(`writing the baselines failed:\n${baseline.output}`);
+  dir = await writeSuiteWithBaselines('match-snapshot-', { 'playwright.config.ts': CONFIG, 'image.spec.ts': SUITE });
   suite = await runReportedSuite({
     cli: CLI,
     cwd: dir,

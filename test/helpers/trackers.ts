@@ -1,7 +1,7 @@
 import { attempt, attemptsOf, listedTest } from './attempts.ts';
-import type { client } from './http.ts';
+import { client } from './http.ts';
 import { waitUntil } from './runs.ts';
-import { testId, type TestServer } from './server.ts';
+import { seedEnvironment, seedProject, testId, type TestServer } from './server.ts';
 
 // Runs of a fixture project (tests 1, 2 and 4 in environment `staging`) for the trackers' tests,
 // and the wait until the trackers have followed them and sent what they queued.
@@ -56,4 +56,24 @@ export async function deliveriesSettled(server: TestServer): Promise<void> {
     30_000,
     'the notifications to settle',
   );
+}
+
+/**
+ * A project with environment `staging` whose failure groups get GitHub issues in acme/shop (created for
+ * new groups, closed after two passing runs): its id and an API client with its key.
+ */
+export async function githubTrackedProject(server: TestServer): Promise<{ projectId: number; api: Api }> {
+  const seeded = await seedProject(server.sql);
+  await seedEnvironment(server.sql, seeded.projectId, 'staging');
+  const api = client(server.url, seeded.key);
+  const destination = await api.post('/api/notification-destinations', { type: 'github', repo: 'acme/shop', token: 'ghp_test' });
+  if (destination.status !== 201) throw new Error(`the GitHub destination was refused: ${JSON.stringify(destination.body)}`);
+  const settings = await api.put('/api/tracker-settings', {
+    destination_id: destination.body.data.destination.id,
+    create_for_new_groups: true,
+    passes_to_resolve: 2,
+    close_when_resolved: true,
+  });
+  if (settings.status !== 200) throw new Error(`the tracker settings were refused: ${JSON.stringify(settings.body)}`);
+  return { projectId: seeded.projectId, api };
 }

@@ -51,15 +51,23 @@ export interface VisualSuite {
   report: JsonSuite;
 }
 
+/**
+ * A folder of its own under .tmp/ (where Playwright resolves) holding `files` (name to text), with the
+ * baselines Playwright's own `--update-snapshots` writes for them; its path.
+ */
+export async function writeSuiteWithBaselines(prefix: string, files: Record<string, string>, args: string[] = []): Promise<string> {
+  fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
+  const dir = fs.mkdtempSync(path.join(ROOT, '.tmp', prefix));
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+  const base = { cli: CLI, cwd: dir, reportFile: path.join(dir, 'baseline.json') };
+  const baseline = await runReportedSuite({ ...base, reporter: 'line', env: { ...process.env }, args: ['--update-snapshots', ...args] });
+  if (baseline.exitCode !== 0) throw new Error(`writing the baselines failed:\n${baseline.output}`);
+  return dir;
+}
+
 /** Writes the suite, records its baselines, then runs it on the changed page with the Proctor reporter into `local`. */
 export async function runVisualSuite(serverUrl: string, key: string, env: Record<string, string> = {}): Promise<VisualSuite> {
-  fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
-  const dir = fs.mkdtempSync(path.join(ROOT, '.tmp', 'visual-suite-'));
-  fs.writeFileSync(path.join(dir, 'playwright.config.ts'), CONFIG);
-  fs.writeFileSync(path.join(dir, 'visual.spec.ts'), SUITE);
-  const base = { cli: CLI, cwd: dir, reportFile: path.join(dir, 'baseline.json') };
-  const baseline = await runReportedSuite({ ...base, reporter: 'line', env: { ...process.env }, args: ['--update-snapshots', '--grep-invert', 'plain'] });
-  if (baseline.exitCode !== 0) throw new Error(`writing the baselines failed:\n${baseline.output}`);
+  const dir = await writeSuiteWithBaselines('visual-suite-', { 'playwright.config.ts': CONFIG, 'visual.spec.ts': SUITE }, ['--grep-invert', 'plain']);
   return { dir, ...(await reportChangedPage(dir, serverUrl, key, env)) };
 }
 

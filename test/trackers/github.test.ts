@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoginLink } from '../../server/src/sessions/store.ts';
 import { type GitHubStandIn, problemsWithGitHubRequest, startGitHub } from '../helpers/github.ts';
 import { client } from '../helpers/http.ts';
-import { seedEnvironment, seedProject, seedUser, startTestServer, testId, type TestServer } from '../helpers/server.ts';
-import { reportOutcomes, trackersSettled } from '../helpers/trackers.ts';
+import { seedUser, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { githubTrackedProject, reportOutcomes, trackersSettled } from '../helpers/trackers.ts';
 
 // GitHub Issues across runs of a fixture project: an issue created by the rule for a failure group
 // new on the default branch, reopened when it fails again after someone closed it, commented on and
@@ -22,18 +22,9 @@ const commentsOn = (issue: number) => github.comments.filter((c) => c.issue === 
 beforeAll(async () => {
   github = await startGitHub();
   server = await startTestServer({ env: { PROCTOR_GITHUB_API_URL: github.url } });
-  const seeded = await seedProject(server.sql);
-  projectId = seeded.projectId;
-  await seedEnvironment(server.sql, projectId, 'staging');
-  api = client(server.url, seeded.key);
-  const destination = (await api.post('/api/notification-destinations', { type: 'github', repo: 'acme/shop', token: 'ghp_test' })).body.data.destination;
-  const settings = await api.put('/api/tracker-settings', {
-    destination_id: destination.id,
-    create_for_new_groups: true,
-    passes_to_resolve: 2,
-    close_when_resolved: true,
-  });
-  expect(settings.status).toBe(200);
+  const tracked = await githubTrackedProject(server);
+  api = tracked.api;
+  projectId = tracked.projectId;
 });
 
 afterAll(async () => {

@@ -7,8 +7,8 @@ import { deliverTrackerActionNext } from '../../server/src/trackers/index.ts';
 import { type GitHubStandIn, problemsWithGitHubRequest, startGitHub } from '../helpers/github.ts';
 import { client } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/runs.ts';
-import { seedEnvironment, seedProject, startTestServer, type TestServer } from '../helpers/server.ts';
-import { reportOutcomes, trackersSettled } from '../helpers/trackers.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { githubTrackedProject, reportOutcomes, trackersSettled } from '../helpers/trackers.ts';
 
 // The trackers' outbox under several job workers: GitHub is down while five runs of the default
 // branch pass by, so each link's actions pile up (a group's issue created, its close after two
@@ -79,17 +79,8 @@ beforeAll(async () => {
   github = await startGitHub();
   gate = await startGate(github.url);
   server = await startTestServer({ env: { PROCTOR_GITHUB_API_URL: gate } });
-  const seeded = await seedProject(server.sql);
-  await seedEnvironment(server.sql, seeded.projectId, 'staging');
-  api = client(server.url, seeded.key);
-  const destination = (await api.post('/api/notification-destinations', { type: 'github', repo: 'acme/shop', token: 'ghp_test' })).body.data.destination;
-  const settings = await api.put('/api/tracker-settings', {
-    destination_id: destination.id,
-    create_for_new_groups: true,
-    passes_to_resolve: 2,
-    close_when_resolved: true,
-  });
-  expect(settings.status).toBe(200);
+  const tracked = await githubTrackedProject(server);
+  api = tracked.api;
 });
 
 afterAll(async () => {
