@@ -109,6 +109,8 @@ beforeAll(async () => {
     runs: `${base}/runs`,
     run: `${base}/runs/${second}`,
     compare: `${base}/runs/${second}/compare/${first}`,
+    'compare-choosing': `${base}/runs/${second}/compare`,
+    visual: `${base}/runs/${second}/visual`,
     tests: `${base}/tests`,
     test: `${base}/tests/${encodeURIComponent(failed.test_case_id)}`,
     'flaky-tests': `${base}/flaky-tests`,
@@ -159,6 +161,8 @@ const PAGES = [
   'runs',
   'run',
   'compare',
+  'compare-choosing',
+  'visual',
   'tests',
   'test',
   'flaky-tests',
@@ -196,14 +200,16 @@ describe('every page on a laptop and a phone', () => {
     }
   }
 
-  it('when the sign-in page is opened on a phone and a laptop, then it fits and axe finds nothing serious', async () => {
+  it('when the sign-in page is opened on a phone and a laptop, then it fits and axe finds nothing serious in either theme', async () => {
     for (const width of WIDTHS) {
-      const { page, refused } = await open('/sign-in', width, 'dark', true);
-      await page.screenshot({ path: path.join(SCREENS, `sign-in-${width}-dark.png`), fullPage: true });
-      expect(await layoutProblems(page, MIN_COLUMN)).toEqual({ overflow: null, narrowColumns: [], brokenWords: [] });
-      expect(refused).toEqual([]);
-      expect(await seriousViolations(page)).toEqual([]);
-      await page.context().close();
+      for (const theme of ['light', 'dark'] as const) {
+        const { page, refused } = await open('/sign-in', width, theme, true);
+        await page.screenshot({ path: path.join(SCREENS, `sign-in-${width}-${theme}.png`), fullPage: true });
+        expect(await layoutProblems(page, MIN_COLUMN), `sign-in at ${width} px, ${theme}`).toEqual({ overflow: null, narrowColumns: [], brokenWords: [] });
+        expect(refused, `sign-in at ${width} px, ${theme}`).toEqual([]);
+        expect(await seriousViolations(page), `sign-in at ${width} px, ${theme}`).toEqual([]);
+        await page.context().close();
+      }
     }
   });
 });
