@@ -30,6 +30,7 @@ const envSchema = z.object({
   PROCTOR_LOST_RUN_S: z.coerce.number().min(0.1).default(30),
   PROCTOR_RUN_TAKEOVERS: z.coerce.number().int().min(0).max(10).default(1),
   PROCTOR_AGENT_LEASE_S: z.coerce.number().min(0.1).max(86_400).default(30),
+  PROCTOR_LIVE_STREAM_TTL_S: z.coerce.number().min(1).max(3600).default(60),
   PROCTOR_SYNC_WAIT_S: z.coerce.number().min(0.1).default(300),
   PROCTOR_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   PROCTOR_GROUP_COMMIT: z.enum(['true', 'false']).default('true'),
@@ -174,6 +175,8 @@ export interface Config {
   badgeStateTtlMs: number;
   /** A unit whose agent stopped beating this long goes back to the queue. */
   agentLeaseMs: number;
+  /** A live stream whose node stopped renewing it this long no longer counts toward its client's limit. */
+  liveStreamTtlMs: number;
   executor: { concurrency: number; runTimeoutMs: number; pollMs: number; heartbeatMs: number; lostRunMs: number; runTakeovers: number };
   /** How long a sync request waits on its job before it answers that the job goes on. */
   syncWaitMs: number;
@@ -227,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: e.PROCTOR_SWEEP_INTERVAL_S * 1000,
     badgeStateTtlMs: e.PROCTOR_BADGE_STATE_TTL_MS,
     agentLeaseMs: e.PROCTOR_AGENT_LEASE_S * 1000,
+    liveStreamTtlMs: e.PROCTOR_LIVE_STREAM_TTL_S * 1000,
     executor: {
       concurrency: e.PROCTOR_EXECUTOR_CONCURRENCY,
       runTimeoutMs: e.PROCTOR_RUN_TIMEOUT_MIN * 60_000,

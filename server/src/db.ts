@@ -7,8 +7,9 @@ import { dbConnectionsOpen, dbPoolMax, dbPoolWaitSeconds, dbTransactionsActive }
 
 /**
  * Keys of the advisory locks: one place, so that no two uses pick the same number. `rollups`,
- * `groupTitles` and `agentLeases` are the first of two keys, the project (agentLeases: the run)
- * the second (the two-key form never meets the one-key one).
+ * `groupTitles`, `agentLeases` and `liveStreams` are the first of two keys, the project
+ * (agentLeases: the run; liveStreams: the client's name hashed) the second (the two-key form never
+ * meets the one-key one).
  */
 export const ADVISORY_LOCK = {
   migrations: 4_715_002_231,
@@ -16,6 +17,7 @@ export const ADVISORY_LOCK = {
   rollups: 4_715_002,
   groupTitles: 4_715_003,
   agentLeases: 4_715_004,
+  liveStreams: 4_715_005,
 } as const;
 
 export type Sql = postgres.Sql;

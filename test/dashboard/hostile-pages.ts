@@ -124,8 +124,11 @@ export interface PageModules {
   visualPage: typeof import('../../server/src/dashboard/visual-changes-page.tsx').visualPage;
   settingsPage: typeof import('../../server/src/dashboard/settings-page.tsx').settingsPage;
   digestPage: typeof import('../../server/src/dashboard/digest-page.tsx').digestPage;
-  /** The run page's timeline section (the run page places it). */
-  runTimelineSection: typeof import('../../server/src/dashboard/run-timeline.ts').runTimelineSection;
+  /** The run page's timeline section (the run page places it), rendered alone. */
+  runTimelineSection: (project: Project, timeline: RunTimeline) => string;
+  signInPage: typeof import('../../server/src/dashboard/pages.tsx').signInPage;
+  projectsPage: typeof import('../../server/src/dashboard/pages.tsx').projectsPage;
+  runsPage: typeof import('../../server/src/dashboard/pages.tsx').runsPage;
 }
 
 const run: RunRow = {
@@ -546,6 +549,28 @@ export function hostilePages(m: PageModules): Record<string, string> {
     ...settingsPages(m),
     ...digestPages(m),
     timeline: m.runTimelineSection(project, hostileTimeline),
+    ...entryPages(m),
+  };
+}
+
+/** The sign-in page (each of its states), the projects page and the runs list. */
+function entryPages(m: PageModules): Record<string, string> {
+  const runsView = {
+    project,
+    environments: [{ slug: h('slug'), name: h('env') }],
+    liveUrl: `/api/test-runs?branch=${HOSTILE}`,
+  };
+  return {
+    signIn: m.signInPage(h('/next'), h('problem'), { name: h('provider') }, { mail: true, notice: h('notice'), email: h('email') }),
+    signInNoMail: m.signInPage(h('/next'), h('problem'), null, { mail: false, notice: h('notice') }),
+    projects: m.projectsPage(viewer, [project, { ...project, id: 8 }], true),
+    projectsNone: m.projectsPage(viewer, [], true),
+    runs: m.runsPage(viewer, {
+      ...runsView,
+      runs: [run, { ...run, id: 106, number: 6, state: 'running', test_run_head_sha: null }],
+      filter: { environment: h('slug'), branch: h('branch'), state: h('state') },
+    }),
+    runsNone: m.runsPage(viewer, { ...runsView, runs: [], filter: { branch: h('branch') } }),
   };
 }
 

@@ -64,7 +64,7 @@ describe('error pages for people', () => {
     expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await answer.text();
     expect(html).toContain('<h1>Not allowed</h1>');
-    expect(html).toContain('Keys are for the project&#39;s admins');
+    expect(html).toContain("Keys are for the project's admins");
   });
 
   it('when something fails unexpectedly, then a browser gets a 500 page and the API its JSON, neither with the failure inside', async () => {

@@ -27,7 +27,7 @@ describe('a server without PROCTOR_SMTP_URL', () => {
   it('when the sign-in page is opened, then it says no mail is sent and shows how to make a link, with no form to mail one', async () => {
     const html = await (await fetch(`${server.url}/sign-in`)).text();
     expect(html).toContain('This server sends no mail (its operator has not set <code>PROCTOR_SMTP_URL</code>)');
-    expect(html).toContain('proctor user login-link --email &lt;your email&gt;');
+    expect(html).toContain('proctor user login-link --email &lt;your email>');
     expect(html).not.toContain('/sign-in/email');
   });
 

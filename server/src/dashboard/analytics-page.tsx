@@ -1,9 +1,8 @@
 import type { DailyRunRow, DayRun, TestCaseMetricsRow } from '../analytics/index.ts';
 import type { Project } from '../projects/index.ts';
-import { trendFigure } from './charts.ts';
+import { TrendFigure } from './components/trend.tsx';
 import { STATE_COLOURS } from '../runs/index.ts';
 import { DAY_CHOICES, Field, Options } from './components/forms.tsx';
-import { Trusted } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
 import { Empty, Table } from './components/table.tsx';
 
@@ -119,18 +118,16 @@ export function analyticsPage(viewer: Viewer, project: Project, view: AnalyticsV
           {totals.runs} runs, {rate(totals.passed, totals.runs)} of them passed, over the last {view.windowDays} days.
         </p>
         <h2>Runs a day and the share of tests that passed</h2>
-        {/* trusted: charts.ts draws the chart as SVG and escapes every value in it (shared with the browser's script). */}
-        <Trusted
-          html={trendFigure({
+        <TrendFigure
+          chart={{
             label: `Runs a day over ${view.windowDays} days (bars: passed, failed, other) and the daily pass rate of tests (line)`,
             barUnit: 'runs',
             line: { kind: 'rate', max: 100, unit: '%' },
             points: runPoints,
-          })}
+          }}
         />
         <h2>Tests run a day</h2>
-        {/* trusted: charts.ts draws the chart as SVG and escapes every value in it (shared with the browser's script). */}
-        <Trusted html={trendFigure({ label: `Tests run a day over ${view.windowDays} days`, line: { kind: 'line', unit: '' }, points: countPoints })} />
+        <TrendFigure chart={{ label: `Tests run a day over ${view.windowDays} days`, line: { kind: 'line', unit: '' }, points: countPoints }} />
         <Ranking caption="Flakiest tests" rows={view.flakiest} count={(row) => row.flaky_count} />
         <Ranking caption="Most failing tests" rows={view.failing} count={(row) => row.fail_count} />
       </>

@@ -1,8 +1,9 @@
-import { escapeXml as e } from '../xml.ts';
-
 /**
  * Trends drawn as SVG, the same code on the server and in the browser (client/charts.ts imports it):
- * the server's drawing is the page's first chart, with no script; each point is a link to its run,
+ * this draws the chart as a tree of SVG elements, their attributes and texts as plain values, never
+ * markup: the server renders the tree as a component (components/trend.tsx, escaped by Preact), the
+ * browser's script builds it with the DOM (text nodes and setAttribute), so that nothing in a chart
+ * is escaped by hand. The server's drawing is the page's first chart, with no script; each point is a link to its run,
  * named by its value and run, so a keyboard and a screen reader reach it without the script too. The
  * script then shows the value on hover and focus, moves between points with the arrow keys and zooms
  * by drawing this function again over a range of the points (docs/decisions/charts-enhanced-svg.md).
@@ -47,8 +48,21 @@ export function zoomed(chart: TrendChart, from: number, to: number): TrendChart 
   return { ...chart, points, label: `${chart.label}, from ${points[0]?.x ?? ''} to ${points[points.length - 1]?.x ?? ''}` };
 }
 
-/** The chart as SVG markup; every value in it escaped. */
-export function trendSvg(chart: TrendChart): string {
+/** An SVG element: its tag, attributes (in order) and children (elements, or texts). */
+export interface SvgNode {
+  tag: 'svg' | 'a' | 'g' | 'rect' | 'circle' | 'polyline' | 'line' | 'text' | 'title';
+  attrs: Record<string, string>;
+  children: (SvgNode | string)[];
+}
+
+const node = (tag: SvgNode['tag'], attrs: Record<string, string>, ...children: (SvgNode | string | null)[]): SvgNode => ({
+  tag,
+  attrs,
+  children: children.filter((child): child is SvgNode | string => child !== null),
+});
+
+/** The chart as a tree of SVG elements. */
+export function trendSvg(chart: TrendChart): SvgNode {
   const width = chart.small ? Math.max(20, chart.points.length * 5) : WIDTH;
   const height = chart.small ? SMALL_HEIGHT : HEIGHT;
   const pad = chart.small ? { left: 0, right: 0, top: 0, bottom: 0 } : PAD;
@@ -62,30 +76,33 @@ export function trendSvg(chart: TrendChart): string {
   const lineY = (value: number) => pad.top + plotH - (value / lineMax) * plotH;
   const barW = Math.max(1, step * 0.7);
   const lineColour = chart.line ? LINE_COLOURS[chart.line.kind] : LINE_COLOURS.line;
-  const points = chart.points
-    .map((point, i) => {
-      let y = pad.top + plotH;
-      const rects = point.bars
-        .map((bar) => {
-          const h = (bar.value / barMax) * plotH;
-          y -= h;
-          return bar.value > 0
-            ? `<rect x="${(x(i) - barW / 2).toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${e(bar.colour)}"/>`
-            : '';
-        })
-        .join('');
-      const dot =
-        point.line === null || chart.small
-          ? ''
-          : `<circle class="${chart.line?.kind ?? 'line'}" cx="${x(i).toFixed(1)}" cy="${lineY(point.line).toFixed(1)}" r="2.5" fill="${lineColour}"/>`;
-      // The whole column answers the pointer, so a thin bar or a dot need not be aimed at.
-      const hit = `<rect class="hit" x="${(pad.left + step * i).toFixed(1)}" y="${pad.top}" width="${step.toFixed(1)}" height="${plotH}" fill="transparent"/>`;
-      const inner = `<title>${e(point.text)}</title>${hit}${rects}${dot}`;
-      return point.href
-        ? `<a class="point" href="${e(point.href)}" aria-label="${e(point.text)}" data-i="${i}">${inner}</a>`
-        : `<g class="point" tabindex="0" role="img" aria-label="${e(point.text)}" data-i="${i}">${inner}</g>`;
-    })
-    .join('');
+  const points = chart.points.map((point, i) => {
+    let y = pad.top + plotH;
+    const rects = point.bars.map((bar) => {
+      const h = (bar.value / barMax) * plotH;
+      y -= h;
+      return bar.value > 0
+        ? node('rect', { x: (x(i) - barW / 2).toFixed(1), y: y.toFixed(1), width: barW.toFixed(1), height: h.toFixed(1), fill: bar.colour })
+        : null;
+    });
+    const dot =
+      point.line === null || chart.small
+        ? null
+        : node('circle', { class: chart.line?.kind ?? 'line', cx: x(i).toFixed(1), cy: lineY(point.line).toFixed(1), r: '2.5', fill: lineColour });
+    // The whole column answers the pointer, so a thin bar or a dot need not be aimed at.
+    const hit = node('rect', {
+      class: 'hit',
+      x: (pad.left + step * i).toFixed(1),
+      y: String(pad.top),
+      width: step.toFixed(1),
+      height: String(plotH),
+      fill: 'transparent',
+    });
+    const inner = [node('title', {}, point.text), hit, ...rects, dot];
+    return point.href
+      ? node('a', { class: 'point', href: point.href, 'aria-label': point.text, 'data-i': String(i) }, ...inner)
+      : node('g', { class: 'point', tabindex: '0', role: 'img', 'aria-label': point.text, 'data-i': String(i) }, ...inner);
+  });
   const segments: string[][] = [[]];
   chart.points.forEach((point, i) => {
     if (point.line === null) segments.push([]);
@@ -94,47 +111,60 @@ export function trendSvg(chart: TrendChart): string {
   const line = chart.line
     ? segments
         .filter((segment) => segment.length > 0)
-        .map((segment) => `<polyline class="${chart.line?.kind}" points="${segment.join(' ')}" fill="none" stroke="${lineColour}" stroke-width="2"/>`)
-        .join('')
-    : '';
-  const axes = chart.small ? '' : axesOf(chart, barMax, lineMax, x);
-  return `<svg class="chart${chart.small ? ' small' : ''}" role="group" aria-label="${e(chart.label)}" viewBox="0 0 ${width} ${height}" width="${chart.small ? width : '100%'}" height="${chart.small ? height : ''}" preserveAspectRatio="xMidYMid meet" xmlns="http://www.w3.org/2000/svg">${axes}${line}${points}</svg>`.replace(
-    ' height=""',
-    '',
+        .map((segment) =>
+          node('polyline', { class: chart.line?.kind ?? 'line', points: segment.join(' '), fill: 'none', stroke: lineColour, 'stroke-width': '2' }),
+        )
+    : [];
+  const axes = chart.small ? [] : axesOf(chart, barMax, lineMax, x);
+  const size: Record<string, string> = chart.small ? { width: String(width), height: String(height) } : { width: '100%' };
+  return node(
+    'svg',
+    {
+      class: `chart${chart.small ? ' small' : ''}`,
+      role: 'group',
+      'aria-label': chart.label,
+      viewBox: `0 0 ${width} ${height}`,
+      ...size,
+      preserveAspectRatio: 'xMidYMid meet',
+      xmlns: 'http://www.w3.org/2000/svg',
+    },
+    ...axes,
+    ...line,
+    ...points,
   );
 }
 
 /** The axes' ends and the points' labels, a few of them, so that they never overlap. */
-function axesOf(chart: TrendChart, barMax: number, lineMax: number, x: (i: number) => number): string {
-  const texts: string[] = [];
+function axesOf(chart: TrendChart, barMax: number, lineMax: number, x: (i: number) => number): SvgNode[] {
+  const texts: SvgNode[] = [];
+  const rightLabel = (y: number, text: string) =>
+    node('text', { x: String(WIDTH - 4), y: String(y), class: chart.line?.kind ?? 'line', 'font-size': '10', 'text-anchor': 'end' }, text);
   const hasBars = chart.points.some((p) => p.bars.length > 0);
-  if (hasBars) texts.push(`<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${barMax} ${e(chart.barUnit ?? '')}</text>`);
+  if (hasBars) texts.push(node('text', { x: '4', y: String(PAD.top + 10), 'font-size': '10', fill: '#57606a' }, `${barMax} ${chart.barUnit ?? ''}`));
   if (chart.line) {
     const top = `${Math.round(lineMax)}${chart.line.unit}`;
     // Beside bars the line has the right axis, labelled as the line's, so its top is not read as a bar's figure.
-    if (hasBars)
-      texts.push(
-        `<text x="${WIDTH - 4}" y="${PAD.top + 10}" class="${chart.line.kind}" font-size="10" text-anchor="end">${e(top)}</text><text x="${WIDTH - 4}" y="${PAD.top + HEIGHT - PAD.top - PAD.bottom}" class="${chart.line.kind}" font-size="10" text-anchor="end">0${e(chart.line.unit)}</text>`,
-      );
-    else texts.push(`<text x="4" y="${PAD.top + 10}" font-size="10" fill="#57606a">${e(top)}</text>`);
+    if (hasBars) texts.push(rightLabel(PAD.top + 10, top), rightLabel(PAD.top + HEIGHT - PAD.top - PAD.bottom, `0${chart.line.unit}`));
+    else texts.push(node('text', { x: '4', y: String(PAD.top + 10), 'font-size': '10', fill: '#57606a' }, top));
   }
   const every = Math.max(1, Math.ceil(chart.points.length / 8));
-  const labels = chart.points
-    .map((point, i) =>
-      i % every === 0
-        ? `<text x="${x(i).toFixed(1)}" y="${HEIGHT - 6}" font-size="10" text-anchor="middle" fill="#57606a">${e(/^\d{4}-\d\d-\d\d$/.test(point.x) ? point.x.slice(5) : point.x)}</text>`
-        : '',
-    )
-    .join('');
-  const base = `<line x1="${PAD.left}" y1="${HEIGHT - PAD.bottom}" x2="${WIDTH - PAD.right}" y2="${HEIGHT - PAD.bottom}" stroke="#d0d7de"/>`;
-  return `${texts.join('')}${base}${labels}`;
-}
-
-/**
- * The chart in its figure: the drawing, and the chart's points for the script (which zooms by
- * drawing them again). A figure of no point says so in words.
- */
-export function trendFigure(chart: TrendChart): string {
-  if (chart.points.length === 0) return `<p class="empty">${e(chart.label)}: nothing to draw.</p>`;
-  return `<figure class="trend${chart.small ? ' small' : ''}" data-chart="${e(JSON.stringify(chart))}">${trendSvg(chart)}</figure>`;
+  const labels = chart.points.flatMap((point, i) =>
+    i % every === 0
+      ? [
+          node(
+            'text',
+            { x: x(i).toFixed(1), y: String(HEIGHT - 6), 'font-size': '10', 'text-anchor': 'middle', fill: '#57606a' },
+            /^\d{4}-\d\d-\d\d$/.test(point.x) ? point.x.slice(5) : point.x,
+          ),
+        ]
+      : [],
+  );
+  const base = node('line', {
+    x1: String(PAD.left),
+    y1: String(HEIGHT - PAD.bottom),
+    x2: String(WIDTH - PAD.right),
+    y2: String(HEIGHT - PAD.bottom),
+    stroke: '#d0d7de',
+  });
+  return [...texts, base, ...labels];
 }

@@ -1,11 +1,11 @@
+import type { VNode } from 'preact';
 import type { DayRun } from '../analytics/index.ts';
 import { DAY_MS } from '../context.ts';
 import { type DailyFlakiness, type EventRow, type FlakinessRow, MIN_RUNS, type QuarantinePolicy, runsNeeded } from '../flaky/index.ts';
 import type { Project } from '../projects/index.ts';
 import type { SnoozeRow } from '../snoozes/index.ts';
-import { trendFigure } from './charts.ts';
+import { trendFigure } from './components/trend.tsx';
 import { ApiForm, Field, FoldedForm, Options } from './components/forms.tsx';
-import { Trusted } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
 import { Table } from './components/table.tsx';
 import { snoozeAuthor } from './snoozes-page.tsx';
@@ -49,7 +49,7 @@ export const trendKey = (environmentId: number, testCaseId: string): string => `
 const dateOf = (at: Date) => at.toISOString().slice(0, 10);
 
 /** A test's daily flaky share over the window as small bars, each day a link to its last run; a day without a counted run is a grey tick. */
-function trend(project: Project, environmentId: number, days: string[], daily: DailyFlakiness[], dayRuns: Map<string, DayRun>): string {
+function trend(project: Project, environmentId: number, days: string[], daily: DailyFlakiness[], dayRuns: Map<string, DayRun>): VNode {
   const byDay = new Map(daily.map((row) => [row.day, row]));
   const flakyDays = daily.filter((row) => row.flaky_runs > 0).length;
   return trendFigure({
@@ -211,10 +211,7 @@ function TestRow(props: { project: Project; row: FlakinessRow; view: FlakyTestsV
         <RunsCell row={row} />
       </td>
       <td>{row.last_flaky_run_id === null ? '–' : <a href={`/projects/${project.id}/runs/${row.last_flaky_run_id}`}>#{row.last_flaky_run_number}</a>}</td>
-      <td>
-        {/* trusted: charts.ts draws the chart as SVG and escapes every value in it (shared with the browser's script). */}
-        <Trusted html={trend(project, row.environment_id, view.days, view.trends.get(key) ?? [], view.dayRuns)} />
-      </td>
+      <td>{trend(project, row.environment_id, view.days, view.trends.get(key) ?? [], view.dayRuns)}</td>
       <td>
         <QuarantineCell row={row} view={view} />
       </td>

@@ -25,7 +25,7 @@ import { addRoute } from '../http/route.ts';
 import { memberProject, requireViewer } from './viewer.ts';
 import { dashboardAssets, IMMUTABLE } from './assets.ts';
 import { dashboardPolicy, FAVICON_SVG } from './layout.ts';
-import { projectsPage, runsPage } from './pages.ts';
+import { projectsPage, runsPage } from './pages.tsx';
 import { runPage } from './run-page.tsx';
 import { visualPage } from './visual-changes-page.tsx';
 import { presentCommit, runCommits, runVisualChanges, visualCounts } from '../visual/index.ts';

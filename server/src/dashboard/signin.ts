@@ -18,7 +18,7 @@ import { makeFirstInstanceAdmin, userForEmail, userIdOfEmail } from '../users/in
 import { RateLimit } from './rate-limit.ts';
 import { signInMail } from './signin-mail.ts';
 import { clearedPendingCookie, OIDC_COOKIE, OidcSignIn, OidcSignInError, pendingCookie } from './oidc.ts';
-import { type SignInOptions, signInPage } from './pages.ts';
+import { type SignInOptions, signInPage } from './pages.tsx';
 import { sendPage, viewerOf } from './viewer.ts';
 
 const TAG = 'Dashboard';

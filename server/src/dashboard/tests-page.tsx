@@ -4,9 +4,8 @@ import type { SlowerTestRow } from '../durations/index.ts';
 import { commitsCompareUrl } from '../runs/index.ts';
 import type { FailureGroupRow, LinkedIssue } from '../failuregroups/index.ts';
 import type { Project } from '../projects/index.ts';
-import { trendFigure } from './charts.ts';
+import { trendFigure } from './components/trend.tsx';
 import { DAY_CHOICES, Field, Options } from './components/forms.tsx';
-import { Trusted } from './components/html.ts';
 import { renderPage, type Viewer } from './components/page.tsx';
 import { Empty, Table } from './components/table.tsx';
 import { IssueSection } from './issue-section.tsx';
@@ -287,8 +286,7 @@ export function testPage(viewer: Viewer, project: Project, view: TestView): stri
         <HistoryStrip history={view.history} size={14} />
         <h2>Duration and outcome</h2>
         <Slower project={project} slower={view.slower} />
-        {/* trusted: charts.ts draws the chart as SVG and escapes every value in it (shared with the browser's script). */}
-        <Trusted html={durations} />
+        {durations}
         <h2>Failure groups over time</h2>
         <GroupsSeen project={project} seen={view.groupsSeen} />
         {older.length === 0 ? null : (

@@ -1,4 +1,4 @@
-import { escapeXml } from '../xml.ts';
+import { renderErrorPage } from './error-page.tsx';
 import { PAGE_CONTENT_SECURITY_POLICY } from './headers.ts';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
@@ -76,9 +76,7 @@ function sendErrorPage(res: Response, status: number, message: string): void {
   res.status(status);
   res.setHeader('content-type', 'text/html; charset=utf-8');
   res.setHeader('content-security-policy', PAGE_CONTENT_SECURITY_POLICY);
-  res.send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" type="image/svg+xml" href="/favicon.svg"><title>${title} · Proctor</title>
-<style>body{font:14px/1.45 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1f2328;overflow-wrap:break-word}</style></head>
-<body><main><h1>${title}</h1><p role="alert">${escapeXml(message)}</p><p><a href="/">Back to your projects</a></p></main></body></html>`);
+  res.send(renderErrorPage(title, message));
 }
 
 /** Errors that carry an HTTP status of their own (Express's router raises a few). */

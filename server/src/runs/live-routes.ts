@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -9,6 +11,7 @@ import { isTerminal } from '../states.ts';
 import { advance, formatPosition, parsePosition, presentProgress } from './live.ts';
 import { resultsAfter, runProgress, runPulse, runRowsOf, type RunsListFilter } from './live-store.ts';
 import { runParams } from './schema.ts';
+import { releaseStreamSlot, renewStreamSlots, takeStreamSlot } from './streams-store.ts';
 import * as store from './store.ts';
 
 /** Where a live stream starts, when no Last-Event-ID says: a page's position (`data-live-from`). */
@@ -96,16 +99,71 @@ export function liveRoutes(ctx: RouteContext, deps: AppDeps): void {
 
 export const LIVE_POLL_MS = 250;
 export const HEARTBEAT_MS = 15_000;
-/** Streams one client (a person, a key) may hold open in one server process: a page each. */
+/** Streams one client (a person, a key) may hold open at once, across the cluster: a page each. */
 export const STREAMS_PER_CLIENT = 8;
 
-const open = new Map<string, number>();
 const responses = new Set<Response>();
 
 /** Every stream of this process ended (the server is closing): their clients reconnect elsewhere. */
 export function endLiveStreams(): void {
   for (const res of responses) res.end();
   responses.clear();
+}
+
+/** This process, as the rows of its streams name it (for an operator reading the table). */
+const NODE = `${os.hostname()}:${process.pid}`;
+
+/**
+ * This process's places in the cluster's count of open streams (streams-store.ts): each stream's
+ * row renewed every third of the expiry while the stream is open, deleted when it closes. Rows of a
+ * process that died stop counting once expired (PROCTOR_LIVE_STREAM_TTL_S).
+ */
+class StreamSlots {
+  private readonly held = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** A place for a stream of `client`: its id, or null when the client holds its share already. */
+  async take(client: string): Promise<string | null> {
+    const id = randomUUID();
+    if (!(await takeStreamSlot(this.sql, { id, client, node: NODE }, STREAMS_PER_CLIENT, this.ttlMs))) return null;
+    this.held.add(id);
+    this.timer ??= setInterval(() => void this.renew(), Math.max(250, this.ttlMs / 3)).unref();
+    return id;
+  }
+
+  release(id: string, log: Logger | undefined): void {
+    if (!this.held.delete(id)) return;
+    if (this.held.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+    // Not released (the database away): the row stops counting once it expires.
+    releaseStreamSlot(this.sql, id).catch((error: unknown) => log?.warn({ err: error }, 'releasing a live stream failed'));
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      await renewStreamSlots(this.sql, [...this.held], this.ttlMs);
+    } catch {
+      // The next renewal tries again; until then the rows keep their expiry.
+    }
+  }
+}
+
+const slotsOfDatabase = new WeakMap<Sql, StreamSlots>();
+
+function slotsOf(deps: LiveDeps): StreamSlots {
+  let slots = slotsOfDatabase.get(deps.sql);
+  if (!slots) {
+    slots = new StreamSlots(deps.sql, deps.config.liveStreamTtlMs);
+    slotsOfDatabase.set(deps.sql, slots);
+  }
+  return slots;
 }
 
 interface Stream {
@@ -116,27 +174,33 @@ interface Stream {
 }
 
 /** Opens an event stream on `res` for `client`; refused when the client holds its share of streams already. */
-function openStream(client: string, req: Request, res: Response): Stream {
-  const count = open.get(client) ?? 0;
-  if (count >= STREAMS_PER_CLIENT) {
-    throw new HttpError(429, `at most ${STREAMS_PER_CLIENT} live streams at once per person or key: close a page showing a run under way`);
-  }
-  open.set(client, count + 1);
-  responses.add(res);
+async function openStream(deps: LiveDeps, client: string, req: Request, res: Response): Promise<Stream> {
+  const slots = slotsOf(deps);
+  const log = res.locals.log as Logger | undefined;
   let closed = false;
+  let slot: string | null = null;
   let wake: (() => void) | null = null;
   let lastWrite = Date.now();
   const close = () => {
     if (closed) return;
     closed = true;
     responses.delete(res);
-    const left = (open.get(client) ?? 1) - 1;
-    if (left > 0) open.set(client, left);
-    else open.delete(client);
+    if (slot !== null) slots.release(slot, log);
     wake?.();
   };
   req.on('close', close);
   res.on('close', close);
+  slot = await slots.take(client);
+  if (slot === null) {
+    closed = true;
+    throw new HttpError(429, `at most ${STREAMS_PER_CLIENT} live streams at once per person or key: close a page showing a run under way`);
+  }
+  // The client went while its place was being taken: the place is given back at once.
+  if (closed) {
+    slots.release(slot, log);
+    return { write: () => {}, wait: async () => {}, closed: () => true, end: () => {} };
+  }
+  responses.add(res);
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-store',
@@ -178,6 +242,7 @@ function openStream(client: string, req: Request, res: Response): Stream {
 export interface LiveDeps {
   sql: Sql;
   clock: Clock;
+  config: { liveStreamTtlMs: number };
 }
 
 /**
@@ -189,7 +254,7 @@ export async function streamRun(deps: LiveDeps, req: Request, res: Response, cli
   const given = req.get('last-event-id') ?? from;
   let position = given === undefined ? { horizon: '0', seen: [] } : parsePosition(given);
   if (!position) throw new HttpError(400, 'header.last-event-id: not a position this stream gave (digits separated by dots)');
-  const stream = openStream(client, req, res);
+  const stream = await openStream(deps, client, req, res);
   let shown = '';
   try {
     while (!stream.closed()) {
@@ -240,7 +305,7 @@ const WATCHED_AT_MOST = 100;
  * Each event says it all: a reconnect needs no id (it sends each watched run once more).
  */
 export async function streamRunsList(deps: LiveDeps, req: Request, res: Response, client: string, projectId: number, list: RunsList): Promise<void> {
-  const stream = openStream(client, req, res);
+  const stream = await openStream(deps, client, req, res);
   const shown = new Map<number, string>();
   let watched = [...new Set(list.runIds)];
   try {

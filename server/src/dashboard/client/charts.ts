@@ -1,16 +1,27 @@
-import { type TrendChart, trendSvg, zoomed } from '../charts.ts';
+import { type SvgNode, type TrendChart, trendSvg, zoomed } from '../charts.ts';
 
 /**
  * The server's charts made readable (server/src/dashboard/charts.ts draws them): a point's value and
  * run shown on hover and on focus, one tab stop a chart with the arrow keys moving between its points
  * (Home, End too), and a zoom to a range: dragged across the chart, or chosen in its From and To
- * lists, with Reset. Zooming draws the chart again from its points, by the server's own code.
+ * lists, with Reset. Zooming draws the chart again from its points, by the server's own code, its
+ * tree of elements built with the DOM (texts as text nodes, values by setAttribute): no markup.
  */
 export function enhanceCharts(root: Document): void {
   for (const figure of Array.from(root.querySelectorAll<HTMLElement>('figure.trend[data-chart]'))) {
     const chart = JSON.parse(figure.dataset.chart ?? '') as TrendChart;
     new ChartView(figure, chart);
   }
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** charts.ts's drawing as DOM elements (the namespace is the element's, not an attribute). */
+function svgElement(node: SvgNode): SVGElement {
+  const element = document.createElementNS(SVG_NS, node.tag);
+  for (const [name, value] of Object.entries(node.attrs)) if (name !== 'xmlns') element.setAttribute(name, value);
+  for (const child of node.children) element.append(typeof child === 'string' ? document.createTextNode(child) : svgElement(child));
+  return element;
 }
 
 class ChartView {
@@ -79,7 +90,7 @@ class ChartView {
     const whole = this.from === 0 && this.to === this.chart.points.length - 1;
     const shown = whole ? this.chart : zoomed(this.chart, this.from, this.to);
     const svg = this.figure.querySelector('svg.chart');
-    if (svg && (focus || !whole)) svg.outerHTML = trendSvg(shown);
+    if (svg && (focus || !whole)) svg.replaceWith(svgElement(trendSvg(shown)));
     if (this.fromList) this.fromList.value = String(this.from);
     if (this.toList) this.toList.value = String(this.to);
     this.figure.classList.toggle('zoomed', !whole);

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { mayCall } from '../permissions.ts';
 
-// The form pieces of ../forms.ts as components: an action is a form the dashboard's script sends to
+// The pages' forms: an action is a form the dashboard's script sends to
 // the JSON API (`api`: method and path), its fields the body; a person who may not make the call is
 // not offered it, nor the section or fold around it.
 
