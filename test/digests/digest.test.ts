@@ -137,6 +137,7 @@ describe("an environment's digest", () => {
     expect(section('turned-broken')).toContain(`failing since <a href="/projects/${projectId}/runs/${runIds()[39]}">run #${runNumbers()[39]}</a>`);
     expect(section('turned-flaky')).toContain(`first flaky in <a href="/projects/${projectId}/runs/${runIds()[35]}">run #${runNumbers()[35]}</a>`);
     expect(section('got-slower')).toContain(`/tests/${slowed}`);
+    expect(section('got-slower')).toContain(`since <a href="/projects/${projectId}/runs/${runIds()[31]}">run #${runNumbers()[31]}</a>`);
     expect(section('got-flakier')).toContain(`<a href="/projects/${projectId}/tests/${flakier}">title ${flakier.slice(-3)}</a>`);
     expect(section('got-flakier')).toContain('flaky in 25% of 24 runs, was 4.3% in the 14 days before');
     expect(testsIn(section('got-flakier'))).toEqual([flakier, turnedFlaky]);

@@ -47,7 +47,7 @@ beforeAll(async () => {
   expect((await api.post('/api/notification-destinations', { type: 'gitlab', project: 'acme/shop', token: 'glpat-test' })).status).toBe(201);
   github.openPull('feature-x', 7);
   gitlab.openMergeRequest('feature-x', 7, 'main');
-});
+}, 300_000);
 
 afterAll(async () => {
   await server?.close();
