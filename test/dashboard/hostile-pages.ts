@@ -723,6 +723,7 @@ function digestPages(m: PageModules): Record<string, string> {
     most_failing: [{ ...line, fail_count: 3, runs: 5 }],
     slowest: [{ ...line, mean_duration: 2000, runs: 5 }],
     slower: [{ ...line, baseline_ms: 1000, recent_ms: 2000, started_run_id: null, started_run_number: 3 }],
+    flakier: [{ ...line, flaky_rate: 0.4, flaky_runs: 2, runs_counted: 5, previous_flaky_rate: null, previous_runs_counted: 0 }],
     open_issues: [
       {
         subject_kind: 'test',

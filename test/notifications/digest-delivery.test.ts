@@ -1,14 +1,12 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FinalOutcome } from '../../reporter/src/api/wire.ts';
 import { queueDueDigests } from '../../server/src/notifications/index.ts';
-import { attempt, attemptsOf, listedTest } from '../helpers/attempts.ts';
+import { fail, fixtureRuns, flaky, type Line, pass, signedInCookie, wobbled } from '../helpers/digest-fixture.ts';
 import { client } from '../helpers/http.ts';
 import { linksIn, type MailServer, startMailServer } from '../helpers/mail.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { waitForRollups, waitUntil } from '../helpers/runs.ts';
-import { createLoginLink } from '../../server/src/sessions/store.ts';
-import { seedProject, seedUser, startTestServer, TestClock, testId, type TestServer } from '../helpers/server.ts';
+import { waitUntil } from '../helpers/runs.ts';
+import { seedProject, startTestServer, TestClock, testId, type TestServer } from '../helpers/server.ts';
 import { cardProblems, startTeamsWorkflow, type TeamsWorkflow } from '../helpers/teams.ts';
 
 // Digests delivered on a schedule (issue 58, point 4): a fixture project whose tests are known —
@@ -39,32 +37,11 @@ const NAMES: Record<string, string> = {
   [steady2]: 'lists the orders',
 };
 const OWNERS: Record<string, string[]> = { [broke]: ['@acme/payments'], [steady1]: ['@acme/search'] };
-const runIds: number[] = [0];
-const runNumbers: number[] = [0];
 const ADDRESS = 'team-lead@example.com';
 const ROUTED_ADDRESS = 'search-team@example.com';
 
-type Line = { outcome: FinalOutcome; duration: number };
-
-async function reportRun(tests: Record<string, Line>): Promise<number> {
-  const run = (await api.post('/api/test-runs/report', { environment: 'nightly', commit: `c${runIds.length}` })).body.data.test_run;
-  const ids = Object.keys(tests);
-  await api.post(`/api/test-runs/${run.id}/shards/1/begin`, {
-    tests: ids.map((id) => listedTest(id, { title: id === broke ? HOSTILE : NAMES[id], owners: OWNERS[id] ?? ['@acme/qa'] })),
-    complete: true,
-  });
-  const results = ids.flatMap((id) => {
-    const { outcome, duration } = tests[id]!;
-    return outcome === 'expected' ? [attempt(id, { duration })] : attemptsOf(id, outcome);
-  });
-  expect((await api.post(`/api/test-runs/${run.id}/results`, { shard: 1, results })).status).toBe(200);
-  const failed = Object.values(tests).some((line) => line.outcome === 'unexpected');
-  expect((await api.post(`/api/test-runs/${run.id}/shards/1/end`, { status: failed ? 'failed' : 'passed' })).status).toBe(200);
-  await waitForRollups(server.sql);
-  runIds.push(run.id);
-  runNumbers.push(run.number);
-  return run.id;
-}
+let runs: ReturnType<typeof fixtureRuns>;
+const reportRun = (tests: Record<string, Line>) => runs.report(tests);
 
 async function destination(body: Record<string, unknown>): Promise<number> {
   const made = await api.post('/api/notification-destinations', { when: 'never', ...body });
@@ -112,15 +89,15 @@ beforeAll(async () => {
   const project = await seedProject(server.sql, 'Shop');
   projectId = project.projectId;
   api = client(server.url, project.key);
-  const pass = (duration = 200): Line => ({ outcome: 'expected', duration });
+  runs = fixtureRuns(api, server.sql, 'nightly', (id) => ({ title: id === broke ? HOSTILE : NAMES[id], owners: OWNERS[id] ?? ['@acme/qa'] }));
   for (let run = 1; run <= 24; run++) {
     clock.advance(2 * 60 * 60 * 1000);
     await reportRun({
-      [turnedFlaky]: run === 16 || run === 20 ? { outcome: 'flaky', duration: 200 } : pass(),
-      [oldFlaky]: run === 5 ? { outcome: 'flaky', duration: 200 } : pass(),
-      [broke]: run >= 19 ? { outcome: 'unexpected', duration: 200 } : pass(),
+      [turnedFlaky]: run === 16 || run === 20 ? flaky : pass(),
+      [oldFlaky]: run === 5 ? flaky : pass(),
+      [broke]: run >= 19 ? fail : pass(),
       // 1000 ms ± 2.5%, then 40% slower from run 13 (the digest's day) on.
-      [slowed]: pass(Math.round((run > 12 ? 1400 : 1000) * (1 + ((run * 37) % 11) / 200 - 0.025))),
+      [slowed]: pass(wobbled(run > 12 ? 1400 : 1000, run)),
       [steady1]: pass(),
       [steady2]: pass(300),
     });
@@ -176,7 +153,7 @@ describe('digests sent on a schedule', () => {
     expect((await api.get('/api/digest-subscriptions')).body.data.subscriptions).toHaveLength(3);
   });
 
-  it('when two servers tick at once after the hour and again later, then each destination gets exactly one digest, holding exactly the tests that turned flaky, broke and got slower', async () => {
+  it('when two servers tick at once after the hour and again later, then each destination gets exactly one digest, holding exactly the tests that turned flaky, broke, got slower and got flakier', async () => {
     clock.now = new Date('2026-11-03T05:59:00Z');
     expect(await queueDueDigests(server.sql, clock.now)).toEqual([]);
     clock.now = new Date('2026-11-03T06:00:30Z');
@@ -205,11 +182,13 @@ describe('digests sent on a schedule', () => {
     const section = (heading: string) => message.blocks.find((b) => b.type === 'section' && b.text!.text.startsWith(`*${heading}*`))?.text?.text ?? '';
     expect(message.blocks[1]!.text!.text).toBe('12 runs, 50% passed (the day before: 12 runs, 100% passed)');
     expect(testsLinked(section('Turned broken'))).toEqual([broke]);
-    expect(section('Turned broken')).toContain(`<${server.url}/projects/${projectId}/runs/${runIds[19]}|run #${runNumbers[19]}>`);
+    expect(section('Turned broken')).toContain(`<${server.url}/projects/${projectId}/runs/${runs.runIds[19]}|run #${runs.runNumbers[19]}>`);
     expect(section('Turned broken')).toContain('&lt;img src=x onerror="alert(1)"&gt; broke &amp; "quoted"');
     expect(testsLinked(section('Turned flaky'))).toEqual([turnedFlaky]);
     expect(testsLinked(section('Got slower'))).toEqual([slowed]);
-    expect(section('Got slower')).toContain(`since <${server.url}/projects/${projectId}/runs/${runIds[13]}|run #${runNumbers[13]}>`);
+    expect(testsLinked(section('Got flakier'))).toEqual([turnedFlaky]);
+    expect(section('Got flakier')).toContain('flaky in 16.7% of 12 runs, was 0% the 14 days before');
+    expect(section('Got slower')).toContain(`since <${server.url}/projects/${projectId}/runs/${runs.runIds[13]}|run #${runs.runNumbers[13]}>`);
     expect(testsLinked(section('Flakiest')).sort()).toEqual([turnedFlaky, oldFlaky].sort());
     expect(testsLinked(section('Most failing'))).toEqual([broke]);
     expect(testsLinked(section('Slowest'))[0]).toBe(slowed);
@@ -224,6 +203,7 @@ describe('digests sent on a schedule', () => {
     expect(testsLinked(textSection('Turned broken'))).toEqual([broke]);
     expect(testsLinked(textSection('Turned flaky'))).toEqual([turnedFlaky]);
     expect(testsLinked(textSection('Got slower'))).toEqual([slowed]);
+    expect(testsLinked(textSection('Got flakier'))).toEqual([turnedFlaky]);
     expect(digestMail.text).toContain('12 runs, 50% passed (the day before: 12 runs, 100% passed)');
     expect(linksIn(digestMail.text)).toContain(`${server.url}/projects/${projectId}/digest?environment_id=${environmentId}&period=day`);
     expect(digestMail.html).toContain('&lt;img src=x onerror=&quot;alert(1)&quot;&gt; broke &amp; &quot;quoted&quot;');
@@ -239,6 +219,9 @@ describe('digests sent on a schedule', () => {
     const block = (heading: string) => text.slice(text.indexOf(`${heading} (`)).split(/\n(?=[A-Z][a-z ]+ \(\d+\)\n)/)[0] ?? '';
     expect(testsLinked(block('Turned flaky'))).toEqual([oldFlaky, turnedFlaky]);
     expect(testsLinked(block('Turned broken'))).toEqual([broke]);
+    // Nothing ran in the 14 days before the week: both flaky tests rose from no runs, the more flaky first.
+    expect(testsLinked(block('Got flakier'))).toEqual([turnedFlaky, oldFlaky]);
+    expect(block('Got flakier')).toContain('was not run the 14 days before');
     expect(block('Turned broken')).toContain('\\<img src=x onerror="alert\\(1\\)"\\> broke & "quoted" \\*bold\\* \\[x\\]\\(https://evil.example\\)');
     expect(card!.actions).toEqual([
       {
@@ -371,10 +354,7 @@ describe("owners' routing rules", () => {
 describe('the settings page', () => {
   it("when an admin opens Settings, then it lists the digests with their schedule and latest delivery and the owners' rules, with forms to add and remove them; a viewer gets no form", async () => {
     const page = async (role: 'admin' | 'viewer') => {
-      const { userId } = await seedUser(server.sql, [projectId], { role });
-      const token = await createLoginLink(server.sql, userId, clock.now);
-      const signIn = await fetch(`${server.url}/sign-in/link?token=${token}`, { redirect: 'manual' });
-      const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string;
+      const cookie = await signedInCookie(server, projectId, clock.now, role);
       const response = await fetch(`${server.url}/projects/${projectId}/settings`, { headers: { cookie } });
       expect(response.status).toBe(200);
       return response.text();

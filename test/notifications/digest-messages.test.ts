@@ -25,6 +25,14 @@ function story(count: number): DigestStory {
     most_failing: many((n) => ({ ...test(n + 300), fail_count: 3, runs: 10 })),
     slowest: many((n) => ({ ...test(n + 400), mean_duration: 1200, runs: 10 })),
     slower: many((n) => ({ ...test(n + 500), baseline_ms: 1000, recent_ms: 1400, started_run_id: n, started_run_number: n })),
+    flakier: many((n) => ({
+      ...test(n + 700),
+      flaky_rate: 0.25,
+      flaky_runs: 6,
+      runs_counted: 24,
+      previous_flaky_rate: n % 2 ? null : 0.043,
+      previous_runs_counted: n % 2 ? 0 : 23,
+    })),
     // Tests' and groups' issues on each tracker; the project has 7 more open than the digest holds.
     open_issues: many((n) => {
       const tracker = (['github', 'gitlab', 'jira', 'linear'] as const)[n % 4]!;
@@ -82,6 +90,9 @@ describe("a digest's messages at their limits", () => {
     expect(mail.html).not.toContain('<b>');
     expect(mail.html).toContain('&lt;b&gt;&amp;');
     expect(mail.text).toContain('and 30 more');
+    expect(mail.text).toContain('Got flakier (40):');
+    expect(mail.text).toContain('· flaky in 25% of 24 runs, was 4.3% the 14 days before\n');
+    expect(mail.text).toContain('· flaky in 25% of 24 runs, was not run the 14 days before\n');
   });
 
   it('when a section is empty, then no message shows it', () => {

@@ -190,6 +190,15 @@ export function digestPage(viewer: Viewer, project: Project, view: DigestView): 
         />
         <List
           projectId={p}
+          heading="Got flakier"
+          empty="No test got flakier than in the 14 days before."
+          items={digest.flakier}
+          says={(t) =>
+            `flaky in ${percent(t.flaky_rate)} of ${t.runs_counted} runs, was ${t.previous_flaky_rate === null ? 'not run' : percent(t.previous_flaky_rate)} in the 14 days before`
+          }
+        />
+        <List
+          projectId={p}
           heading="Flakiest"
           empty="No test is flaky over the last 14 days."
           items={digest.flakiest}

@@ -12,7 +12,7 @@ export function digestRoutes(ctx: RouteContext, deps: AppDeps): void {
     path: '/api/digest',
     tag: 'Analytics',
     summary:
-      "An environment's digest of the last day or week: runs and pass rate against the period before, the tests that turned flaky or broken, the flakiest, most failing and slowest tests, and those that got slower",
+      "An environment's digest of the last day or week: runs and pass rate against the period before, the tests that turned flaky or broken, the flakiest, most failing and slowest tests, and the largest rises of duration and flakiness against the look-back before the period",
     query: digestQuery,
     response: digestResponse,
     handler: async ({ query, scope }) => {

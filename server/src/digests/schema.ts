@@ -46,6 +46,22 @@ export const digestSchema = z
         }),
       )
       .describe('tests that got slower and stayed so (GET /api/slower-tests), the largest rise first (at most 10)'),
+    flakier: z
+      .array(
+        testLine.extend({
+          flaky_rate: z.number().describe('flaky runs / counted runs in the period'),
+          flaky_runs: z.number().int(),
+          runs_counted: z.number().int(),
+          previous_flaky_rate: z
+            .number()
+            .nullable()
+            .describe('the same share over the look-back (the 14 days before the period); null without counted runs there'),
+          previous_runs_counted: z.number().int(),
+        }),
+      )
+      .describe(
+        'the largest rises of flakiness: tests flaky in a larger share of their runs in the period than in the 14 days before it, the largest rise first (at most 5)',
+      ),
     open_issues: z
       .array(
         z.object({

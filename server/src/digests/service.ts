@@ -3,11 +3,12 @@ import type { Sql } from '../db.ts';
 import { listSlowerTests } from '../durations/index.ts';
 import { rankedFlakyTests, WINDOW_DAYS } from '../flaky/index.ts';
 import { type Digest, type DigestPeriod, PERIOD_DAYS } from './schema.ts';
-import { openIssues, turnedBroken, turnedFlaky } from './store.ts';
+import { flakierTests, openIssues, turnedBroken, turnedFlaky } from './store.ts';
 
 const DAY_MS = 86_400_000;
 const TOP = 5;
 const OPEN_ISSUES = 20;
+const rate = (part: number, whole: number) => Math.round((part / whole) * 1000) / 1000;
 const day = (at: number) => new Date(at).toISOString().slice(0, 10);
 
 function runsOf(rows: { run_count: number; passed_runs: number }[]) {
@@ -18,8 +19,8 @@ function runsOf(rows: { run_count: number; passed_runs: number }[]) {
 
 /**
  * A period's digest of one environment: its runs and pass rate against the period before, the
- * tests that turned flaky or broken, the flakiest, most failing and slowest, and those that got
- * slower, and the project's open tracker issues (those of the tests it lists first). What a daily
+ * tests that turned flaky or broken, the flakiest, most failing and slowest, those that got slower
+ * and those whose flakiness rose most against the 14 days before the period, and the project's open tracker issues (those of the tests it lists first). What a daily
  * or weekly report says; the page and MCP show the same.
  */
 export async function composeDigest(sql: Sql, projectId: number, environment: { id: number; name: string }, period: DigestPeriod, now: Date): Promise<Digest> {
@@ -31,7 +32,7 @@ export async function composeDigest(sql: Sql, projectId: number, environment: { 
   const lookBackFrom = day(fromMs - WINDOW_DAYS * DAY_MS);
   const window = dayWindow({ days, start_date: from, end_date: to }, now);
   const filter = { tags: [], search: null };
-  const [current, before, flaky, broken, flakiest, failing, slowest, slower] = await Promise.all([
+  const [current, before, flaky, broken, flakiest, failing, slowest, slower, flakier] = await Promise.all([
     dailyRuns(sql, projectId, environment.id, from, to),
     dailyRuns(sql, projectId, environment.id, previous.from, previous.to),
     turnedFlaky(sql, projectId, environment.id, { from, to, lookBackFrom }),
@@ -40,8 +41,9 @@ export async function composeDigest(sql: Sql, projectId: number, environment: { 
     testCaseMetrics(sql, projectId, environment.id, window, filter, { by: 'fail_rate', direction: 'desc', limit: TOP }),
     testCaseMetrics(sql, projectId, environment.id, window, filter, { by: 'duration', direction: 'desc', limit: TOP }),
     listSlowerTests(sql, projectId, { environmentId: environment.id, testCaseId: null, limit: 10, offset: 0 }),
+    flakierTests(sql, projectId, environment.id, { from, to, lookBackFrom }, TOP),
   ]);
-  const named = [...flaky, ...broken, ...flakiest.rows, ...failing.rows, ...slowest.rows, ...slower.rows].map((row) => row.test_case_id);
+  const named = [...flaky, ...broken, ...flakiest.rows, ...failing.rows, ...slowest.rows, ...slower.rows, ...flakier].map((row) => row.test_case_id);
   const issues = await openIssues(sql, projectId, [...new Set(named)], OPEN_ISSUES);
   return {
     environment_id: environment.id,
@@ -81,6 +83,16 @@ export async function composeDigest(sql: Sql, projectId: number, environment: { 
       recent_ms: row.recent_ms,
       started_run_id: row.started_run_id,
       started_run_number: row.started_run_number,
+    })),
+    flakier: flakier.map((row) => ({
+      test_case_id: row.test_case_id,
+      title: row.title,
+      file_path: row.file_path,
+      flaky_rate: rate(row.flaky_runs, row.runs_counted),
+      flaky_runs: row.flaky_runs,
+      runs_counted: row.runs_counted,
+      previous_flaky_rate: row.previous_runs_counted === 0 ? null : rate(row.previous_flaky_runs, row.previous_runs_counted),
+      previous_runs_counted: row.previous_runs_counted,
     })),
     open_issues: issues.rows,
     open_issues_total: issues.total,

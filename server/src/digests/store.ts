@@ -108,3 +108,50 @@ export async function openIssues(sql: Tx, projectId: number, named: string[], li
     limit ${limit}`;
   return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
 }
+
+export interface FlakierTest {
+  test_case_id: string;
+  title: string;
+  file_path: string;
+  flaky_runs: number;
+  runs_counted: number;
+  previous_flaky_runs: number;
+  previous_runs_counted: number;
+}
+
+/**
+ * Tests flaky in a larger share of the period's counted runs than of the look-back's before it
+ * (the days from `lookBackFrom` to the period's first, exclusive), the largest rise of that share
+ * first; a test with no counted run in the look-back rose from none. Per day of the flakiness
+ * rollup (UTC days).
+ */
+export async function flakierTests(
+  sql: Tx,
+  projectId: number,
+  environmentId: number,
+  period: { from: string; to: string; lookBackFrom: string },
+  limit: number,
+): Promise<FlakierTest[]> {
+  return sql<FlakierTest[]>`
+    with sums as (
+      select test_case_id,
+        coalesce(sum(flaky_runs) filter (where day >= ${period.from}::date), 0)::int as flaky_runs,
+        coalesce(sum(counted_runs) filter (where day >= ${period.from}::date), 0)::int as runs_counted,
+        coalesce(sum(flaky_runs) filter (where day < ${period.from}::date), 0)::int as previous_flaky_runs,
+        coalesce(sum(counted_runs) filter (where day < ${period.from}::date), 0)::int as previous_runs_counted
+      from daily_test_flakiness
+      where project_id = ${projectId} and environment_id = ${environmentId} and day between ${period.lookBackFrom}::date and ${period.to}::date
+      group by test_case_id
+    ),
+    rates as (
+      select *, flaky_runs::float8 / runs_counted - coalesce(previous_flaky_runs::float8 / nullif(previous_runs_counted, 0), 0) as rise
+      from sums where flaky_runs > 0 and runs_counted > 0
+    )
+    select r.test_case_id, coalesce(tc.name, r.test_case_id) as title, coalesce(tc.file_path, '') as file_path,
+           r.flaky_runs, r.runs_counted, r.previous_flaky_runs, r.previous_runs_counted
+    from rates r
+    left join test_cases tc on tc.project_id = ${projectId} and tc.id = r.test_case_id
+    where r.rise > 0
+    order by r.rise desc, r.flaky_runs desc, r.test_case_id
+    limit ${limit}`;
+}

@@ -83,7 +83,7 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
     'get_digest',
     {
       description:
-        "An environment's digest of the last day or week: runs and pass rate against the period before, tests that turned flaky or broken, the flakiest, most failing and slowest tests, and those that got slower",
+        "An environment's digest of the last day or week: runs and pass rate against the period before, tests that turned flaky or broken, the flakiest, most failing and slowest tests, and the largest rises of duration and flakiness against the look-back before the period",
       inputSchema: TOOL_INPUTS.get_digest,
       annotations: readOnly,
     },

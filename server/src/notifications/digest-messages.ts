@@ -51,6 +51,8 @@ export function issueName(issue: Digest['open_issues'][number]): string {
 const percent = (rate: number | null) => (rate === null ? 'no runs' : `${Math.round(rate * 1000) / 10}% passed`);
 const seconds = (ms: number | null) => (ms === null ? '–' : ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`);
 
+const share = (rate: number) => `${Math.round(rate * 1000) / 10}%`;
+
 const countOf = (section: Section) => section.total ?? section.items.length;
 /** Lines a mail lists of a section: all it holds, up to the limit. */
 const listedIn = (section: Section) => Math.min(section.items.length, DIGEST_SECTION_LIMIT);
@@ -69,7 +71,7 @@ export function runsLine(digest: Digest): string {
   return `${runs.runs} runs, ${percent(runs.pass_rate)} (${before}: ${previous})`;
 }
 
-/** The digest's sections, in the order people act on them: what broke, what turned flaky, what got slower, then the rankings. */
+/** The digest's sections, in the order people act on them: what broke, what turned flaky, what got slower or flakier, then the rankings. */
 export function digestSections(story: DigestStory): Section[] {
   const { digest, links } = story;
   const test = (t: { test_case_id: string; title: string }) => ({ title: t.title, url: links.test(t.test_case_id) });
@@ -88,6 +90,14 @@ export function digestSections(story: DigestStory): Section[] {
         ...test(t),
         note: `${seconds(t.baseline_ms)} → ${seconds(t.recent_ms)}, since`,
         run: t.started_run_id === null ? null : { label: `run #${t.started_run_number}`, url: links.run(t.started_run_id) },
+      })),
+    },
+    {
+      heading: 'Got flakier',
+      items: digest.flakier.map((t) => ({
+        ...test(t),
+        note: `flaky in ${share(t.flaky_rate)} of ${t.runs_counted} runs, was ${t.previous_flaky_rate === null ? 'not run' : share(t.previous_flaky_rate)} the 14 days before`,
+        run: null,
       })),
     },
     { heading: 'Flakiest', items: digest.flakiest.map((t) => ({ ...test(t), note: `flaky in ${t.flaky_runs} of ${t.runs_counted} runs`, run: null })) },
