@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import { type MailSettings, smtpServerOf } from '../config.ts';
 
@@ -48,7 +48,8 @@ export function createMailer(settings: MailSettings | null, logger: Logger): Mai
 
 class SmtpMailer implements Mailer {
   readonly server: string;
-  private readonly transport: Transporter;
+  /** nodemailer, loaded by the first mail: an HTTP worker that sends none never holds it (issue 53). */
+  private transport: Promise<Transporter> | null = null;
   private readonly secrets: string[];
   private readonly pending = new Set<Promise<void>>();
 
@@ -59,24 +60,29 @@ class SmtpMailer implements Mailer {
     this.server = smtpServerOf(settings);
     const url = new URL(settings.smtpUrl);
     this.secrets = [url.password, decodeURIComponent(url.password)].filter((secret) => secret.length >= 3);
-    this.transport = nodemailer.createTransport({
-      // smtp:// (STARTTLS when offered) or smtps:// (TLS at once), with its user and password.
-      url: settings.smtpUrl,
-      // nodemailer's own logger would print the SMTP conversation: the AUTH line and every link.
-      logger: false,
-      debug: false,
-      // A mail is composed of strings here: it never reads a file or fetches a URL.
-      disableFileAccess: true,
-      disableUrlAccess: true,
-      connectionTimeout: 15_000,
-      greetingTimeout: 15_000,
-      socketTimeout: 30_000,
-    });
+  }
+
+  private transporter(): Promise<Transporter> {
+    return (this.transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        // smtp:// (STARTTLS when offered) or smtps:// (TLS at once), with its user and password.
+        url: this.settings.smtpUrl,
+        // nodemailer's own logger would print the SMTP conversation: the AUTH line and every link.
+        logger: false,
+        debug: false,
+        // A mail is composed of strings here: it never reads a file or fetches a URL.
+        disableFileAccess: true,
+        disableUrlAccess: true,
+        connectionTimeout: 15_000,
+        greetingTimeout: 15_000,
+        socketTimeout: 30_000,
+      }),
+    ));
   }
 
   async send(mail: Mail): Promise<void> {
     try {
-      await this.transport.sendMail({ from: this.settings.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+      await (await this.transporter()).sendMail({ from: this.settings.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
     } catch (error) {
       throw this.describe(error);
     }

@@ -14,29 +14,20 @@ export const STOPPED_BY_FAILURES = 'max_failures';
 /** How many of the failures a reason names; the rest are counted. */
 const NAMED = 10;
 
-/** Runs remembered as having no limit, at most: past it the memory starts again. */
-const LIMITLESS_REMEMBERED = 10_000;
-
 /** Stops a run at its failure limit: see `failFast`. */
 export type StopAtFailureLimit = (runId: number, now: Date) => Promise<boolean>;
 
 /**
- * After a batch with failures is committed: the run is cancelled if its failures reached its
- * limit. True when this call stopped it (a batch beside it may have, first). A run's limit is set
- * when it is made and never after: a run found without one is not asked about again, so that
- * its later batches with failures (in a big suite, most of them) cost no statement more.
+ * After a batch with failures is committed into a run that has a limit: the run is cancelled if
+ * its failures reached it. True when this call stopped it (a batch beside it may have, first).
+ * Whether a run has a limit is read from its row by the results' write, which locks it anyway (a
+ * run's limit is set when it is made and never after): a run without one costs no statement more,
+ * and no process keeps a memory of runs.
  */
 export function failFast(sql: Sql): StopAtFailureLimit {
-  const limitless = new Set<number>();
   return async (runId, now) => {
-    if (limitless.has(runId)) return false;
     const reached = await failureLimitReached(sql, runId);
-    if (reached === 'limitless') {
-      if (limitless.size >= LIMITLESS_REMEMBERED) limitless.clear();
-      limitless.add(runId);
-      return false;
-    }
-    if (!reached) return false;
+    if (reached === 'limitless' || !reached) return false;
     const failures = await unsnoozedFailures(sql, runId, NAMED);
     const named = failures.map((failure) => failure.title).join('; ');
     const more = reached.failing > failures.length ? `; and ${reached.failing - failures.length} more` : '';

@@ -1,5 +1,5 @@
 import { isDatabaseUnavailable, pipelinedTransaction, retryingConflicts, type Sql, takesCopyFromStdin } from '../db.ts';
-import { copyBatches, isStoredAlready, recordResultBatch, type ResultBatch } from './results.ts';
+import { copyBatches, isStoredAlready, recordBatch, type Recorded, type ResultBatch } from './results.ts';
 import type { Attempt } from './schema.ts';
 import { groupCommitAttempts, groupCommitBatches, groupCommitSeconds } from '../metrics.ts';
 
@@ -11,13 +11,22 @@ import { groupCommitAttempts, groupCommitBatches, groupCommitSeconds } from '../
 
 /** A batch of attempts as a request hands it over, and how its request is answered. */
 interface PendingBatch extends ResultBatch {
-  resolve: (recorded: number) => void;
+  resolve: (recorded: Recorded) => void;
   reject: (error: unknown) => void;
 }
+
+type Record = (projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date) => Promise<Recorded>;
 
 export interface ResultWriter {
   /** Records a batch of attempts of a run; resolves with how many were new once they are committed. */
   record(projectId: number, runId: number, shard: number, attempts: Attempt[], now: Date): Promise<number>;
+  /** `record`, with the run's fail-fast limit as the write found it. */
+  recordBatch: Record;
+}
+
+/** A writer of `recordBatch` alone, with `record` beside it. */
+function writerOf(recordBatch: Record): ResultWriter {
+  return { recordBatch, record: async (...batch) => (await recordBatch(...batch)).recorded };
 }
 
 /** Groups being written at once: the second fills while the first commits. */
@@ -32,21 +41,19 @@ const GROUP_ATTEMPTS = 5000;
  */
 export function resultWriter(sql: Sql, groupCommit: boolean): ResultWriter {
   let grouped: Promise<ResultWriter | null> | null = null;
-  return {
-    record: async (projectId, runId, shard, attempts, now) => {
-      if (!grouped) {
-        const asked = groupCommit ? takesCopyFromStdin(sql).then((copy) => (copy ? groupCommitWriter(sql) : null)) : Promise.resolve(null);
-        // Asked while the database was down: asked again by the next batch. Kept, the failure
-        // answered every later batch 503 for the life of the process, the database long back.
-        asked.catch(() => {
-          if (grouped === asked) grouped = null;
-        });
-        grouped = asked;
-      }
-      const writer = await grouped;
-      return writer ? writer.record(projectId, runId, shard, attempts, now) : recordResultBatch(sql, { projectId, runId, shard, attempts, now });
-    },
-  };
+  return writerOf(async (projectId, runId, shard, attempts, now) => {
+    if (!grouped) {
+      const asked = groupCommit ? takesCopyFromStdin(sql).then((copy) => (copy ? groupCommitWriter(sql) : null)) : Promise.resolve(null);
+      // Asked while the database was down: asked again by the next batch. Kept, the failure
+      // answered every later batch 503 for the life of the process, the database long back.
+      asked.catch(() => {
+        if (grouped === asked) grouped = null;
+      });
+      grouped = asked;
+    }
+    const writer = await grouped;
+    return writer ? writer.recordBatch(projectId, runId, shard, attempts, now) : recordBatch(sql, { projectId, runId, shard, attempts, now });
+  });
 }
 
 /** A writer that groups the batches that arrive together into one transaction each. */
@@ -87,13 +94,13 @@ export function groupCommitWriter(sql: Sql): ResultWriter {
     setImmediate(writeWaiting);
   }
 
-  return {
-    record: (projectId, runId, shard, attempts, now) =>
-      new Promise<number>((resolve, reject) => {
+  return writerOf(
+    (projectId, runId, shard, attempts, now) =>
+      new Promise<Recorded>((resolve, reject) => {
         waiting.push({ projectId, runId, shard, attempts, now, resolve, reject });
         schedule();
       }),
-  };
+  );
 }
 
 /**
@@ -107,12 +114,12 @@ export function groupCommitWriter(sql: Sql): ResultWriter {
 async function writeGroup(sql: Sql, group: PendingBatch[]): Promise<void> {
   try {
     const started = performance.now();
-    const { refusals } = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyBatches(tx, group)));
+    const { refusals, limits } = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyBatches(tx, group)));
     groupCommitSeconds.observe((performance.now() - started) / 1000);
     for (const batch of group) {
       const refusal = refusals.get(batch);
       if (refusal) batch.reject(refusal);
-      else batch.resolve(batch.attempts.length);
+      else batch.resolve({ recorded: batch.attempts.length, maxFailures: limits.get(batch.runId) ?? null });
     }
   } catch (error) {
     const storedAlready = isStoredAlready(error);
@@ -122,7 +129,7 @@ async function writeGroup(sql: Sql, group: PendingBatch[]): Promise<void> {
       return;
     }
     for (const batch of group) {
-      await recordResultBatch(sql, batch, storedAlready ? 'insert' : 'copy').then(batch.resolve, batch.reject);
+      await recordBatch(sql, batch, storedAlready ? 'insert' : 'copy').then(batch.resolve, batch.reject);
     }
   }
 }

@@ -29,14 +29,17 @@ export async function lockOpenRun(sql: Tx, projectId: number, runId: number, mod
   return run as LockedRun;
 }
 
+/** A run as a batch of results finds it: with its fail-fast limit, set when the run is made and never after. */
+export type BatchRun = Pick<LockedRun, 'id' | 'project_id' | 'state'> & { max_failures: number | null };
+
 /**
  * Several runs locked as a batch locks its run (key share), in the order of their ids: two groups
  * of batches that share runs take their locks in the same order, and never wait on each other in a
  * circle. Runs not found are missing from the answer.
  */
-export async function lockRunsForBatches(sql: Tx, runIds: readonly number[]): Promise<Pick<LockedRun, 'id' | 'project_id' | 'state'>[]> {
-  return sql<Pick<LockedRun, 'id' | 'project_id' | 'state'>[]>`
-    select id, project_id, state from test_runs where id = any(${[...runIds]}::int[]) order by id for key share`;
+export async function lockRunsForBatches(sql: Tx, runIds: readonly number[]): Promise<BatchRun[]> {
+  return sql<BatchRun[]>`
+    select id, project_id, state, max_failures from test_runs where id = any(${[...runIds]}::int[]) order by id for key share`;
 }
 
 /** Why results cannot go into a run (none in the project, or ended); null when they can. */

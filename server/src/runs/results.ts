@@ -2,7 +2,7 @@ import { copyRows, type CopyValue, pipelinedTransaction, type PipelinedWork, ret
 import type { NotFoundError, RunEndedError } from '../errors.ts';
 import { snoozedTestIdsOfRun } from '../snoozes/index.ts';
 import type { Outcome } from '../states.ts';
-import { closedRunRefusal, lockRunsForBatches } from './open-run.ts';
+import { type BatchRun, closedRunRefusal, lockRunsForBatches } from './open-run.ts';
 import { addToCounts, type OutcomeCounts, outcomeCountColumns } from './record.ts';
 import type { Attempt } from './schema.ts';
 
@@ -106,6 +106,15 @@ export function tallyOutcomes(rows: readonly CopyValue[][]): OutcomeCounts {
   return counts;
 }
 
+/**
+ * A batch written: how many of its attempts were new, and its run's fail-fast limit (null: none),
+ * read from the run's row as the batch locked it, so that fail fast asks nothing of a run without one.
+ */
+export interface Recorded {
+  recorded: number;
+  maxFailures: number | null;
+}
+
 /** How a batch is written: COPY where the database speaks it, else the idempotent insert. */
 export type ResultWrite = 'copy' | 'insert';
 
@@ -119,18 +128,23 @@ type Refusal = NotFoundError | RunEndedError;
  * many attempts were new.
  */
 export async function recordResultBatch(sql: Sql, batch: ResultBatch, write?: ResultWrite): Promise<number> {
+  return (await recordBatch(sql, batch, write)).recorded;
+}
+
+/** `recordResultBatch`, with its run's fail-fast limit. */
+export async function recordBatch(sql: Sql, batch: ResultBatch, write?: ResultWrite): Promise<Recorded> {
   const copy = write ? write === 'copy' : await takesCopyFromStdin(sql);
   if (copy) {
     try {
       const copied = await retryingConflicts(() => pipelinedTransaction(sql, (tx) => copyBatches(tx, [batch])));
       const refusal = copied.refusals.get(batch);
       if (refusal) throw refusal;
-      return batch.attempts.length;
+      return { recorded: batch.attempts.length, maxFailures: copied.limits.get(batch.runId) ?? null };
     } catch (error) {
       if (!isStoredAlready(error)) throw error;
     }
   }
-  return retryingConflicts(() => sql.begin((tx) => insertResults(tx, batch)));
+  return retryingConflicts(() => sql.begin((tx) => insertBatch(tx, batch)));
 }
 
 /**
@@ -159,12 +173,15 @@ export function isStoredAlready(error: unknown): boolean {
  * side, a run's end waits for them), and which of each batch's failing tests a snooze covers, in
  * one round trip; a batch whose run is not its project's or has ended is refused.
  */
-async function openRunsAndSnoozes(sql: Tx, batches: readonly ResultBatch[]): Promise<{ snoozed: ReadonlySet<string>[]; refusals: Map<ResultBatch, Refusal> }> {
+async function openRunsAndSnoozes(
+  sql: Tx,
+  batches: readonly ResultBatch[],
+): Promise<{ snoozed: ReadonlySet<string>[]; refusals: Map<ResultBatch, Refusal>; limits: Map<number, number | null> }> {
   const [runs, snoozed] = await Promise.all([
     lockRunsForBatches(sql, [...new Set(batches.map((batch) => batch.runId))]),
     Promise.all(batches.map((batch) => snoozedTestIdsOfRun(sql, batch.projectId, batch.runId, failingTestIds(batch), batch.now))),
   ]);
-  const runById = new Map(runs.map((run) => [run.id, run]));
+  const runById = new Map<number, BatchRun>(runs.map((run) => [run.id, run]));
   const refusals = new Map<ResultBatch, Refusal>();
   for (const batch of batches) {
     const run = runById.get(batch.runId);
@@ -172,7 +189,8 @@ async function openRunsAndSnoozes(sql: Tx, batches: readonly ResultBatch[]): Pro
     const refusal = closedRunRefusal(run?.project_id === batch.projectId ? run : undefined, batch.runId);
     if (refusal) refusals.set(batch, refusal);
   }
-  return { snoozed, refusals };
+  const limits = new Map(runs.map((run) => [run.id, run.max_failures]));
+  return { snoozed, refusals, limits };
 }
 
 function failingTestIds(batch: ResultBatch): string[] {
@@ -184,8 +202,11 @@ function failingTestIds(batch: ResultBatch): string[] {
  * theirs) left out and named. Each run's counts move in the statements that go out with COMMIT, in
  * the order of the run ids, as their locks were taken.
  */
-export async function copyBatches(tx: Tx, batches: readonly ResultBatch[]): Promise<PipelinedWork<{ refusals: Map<ResultBatch, Refusal> }>> {
-  const { snoozed, refusals } = await openRunsAndSnoozes(tx, batches);
+export async function copyBatches(
+  tx: Tx,
+  batches: readonly ResultBatch[],
+): Promise<PipelinedWork<{ refusals: Map<ResultBatch, Refusal>; limits: Map<number, number | null> }>> {
+  const { snoozed, refusals, limits } = await openRunsAndSnoozes(tx, batches);
   const rowsByRun = new Map<number, CopyValue[][]>();
   batches.forEach((batch, i) => {
     if (refusals.has(batch)) return;
@@ -194,11 +215,11 @@ export async function copyBatches(tx: Tx, batches: readonly ResultBatch[]): Prom
     if (ofRun) ofRun.push(...rows);
     else rowsByRun.set(batch.runId, rows);
   });
-  if (rowsByRun.size === 0) return { result: { refusals }, last: tx`select 1` };
+  if (rowsByRun.size === 0) return { result: { refusals, limits }, last: tx`select 1` };
   await copyRows(tx, 'test_results', RESULT_COLUMNS, [...rowsByRun.values()].flat());
   const latest = new Date(Math.max(...batches.map((batch) => batch.now.getTime())));
   const counted = [...rowsByRun.entries()].sort(([a], [b]) => a - b).map(([runId, rows]) => addToCounts(tx, runId, tallyOutcomes(rows), latest));
-  return { result: { refusals }, last: Promise.all(counted) };
+  return { result: { refusals, limits }, last: Promise.all(counted) };
 }
 
 /**
@@ -207,7 +228,12 @@ export async function copyBatches(tx: Tx, batches: readonly ResultBatch[]): Prom
  * run's counts moved by the finals that were new. Returns how many attempts were new.
  */
 export async function insertResults(sql: Tx, batch: ResultBatch): Promise<number> {
-  const { snoozed, refusals } = await openRunsAndSnoozes(sql, [batch]);
+  return (await insertBatch(sql, batch)).recorded;
+}
+
+/** `insertResults`, with its run's fail-fast limit. */
+async function insertBatch(sql: Tx, batch: ResultBatch): Promise<Recorded> {
+  const { snoozed, refusals, limits } = await openRunsAndSnoozes(sql, [batch]);
   const refusal = refusals.get(batch);
   if (refusal) throw refusal;
   const rows = batch.attempts.map((a) => resultRow(batch.runId, batch.shard, a, snoozed[0] as ReadonlySet<string>));
@@ -224,7 +250,7 @@ export async function insertResults(sql: Tx, batch: ResultBatch): Promise<number
     ),
     counted as (${addToCounts(sql, batch.runId, 'counts', batch.now)})
     select recorded from counts`;
-  return result?.recorded ?? 0;
+  return { recorded: result?.recorded ?? 0, maxFailures: limits.get(batch.runId) ?? null };
 }
 
 /**

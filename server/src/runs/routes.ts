@@ -200,10 +200,12 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     body: resultBatchSchema,
     response: resultBatchResponse,
     handler: async ({ params, body, scope }) => {
-      const recorded = await results.record(scope.projectId, params.id, body.shard, body.results, clock());
+      const { recorded, maxFailures } = await results.recordBatch(scope.projectId, params.id, body.shard, body.results, clock());
       resultsIngested.inc({ source: 'batch' }, recorded);
-      // Fail fast: only a batch that brought a failure can take the run to its limit.
-      const stopped = recorded > 0 && body.results.some((a) => a.final?.outcome === 'unexpected') && (await stopAtFailureLimit(params.id, clock()));
+      // Fail fast: only a batch that brought a failure can take the run to its limit, and only a
+      // run that has one (its row, as the write locked it, says): the others ask nothing more.
+      const failed = recorded > 0 && maxFailures !== null && body.results.some((a) => a.final?.outcome === 'unexpected');
+      const stopped = failed && (await stopAtFailureLimit(params.id, clock()));
       if (stopped) {
         // As a cancel does: the executor's shards of this run are stopped now, not at their heartbeat.
         deps.jobs?.runEnded();

@@ -3,8 +3,6 @@ import type { Clock } from '../context.ts';
 import type { Sql, Tx } from '../db.ts';
 import { refusedAtDelivery, retryDelayMs } from '../notifications/index.ts';
 import type { ReceiverPolicy } from '../outbound/addresses.ts';
-import { jiraTracker } from './jira.ts';
-import { linearTracker } from './linear.ts';
 import { githubTracker } from './github.ts';
 import { gitlabTracker } from './gitlab.ts';
 import { type DueAction, markActionDone, markActionFailed, markActionStep } from './outbox-store.ts';
@@ -31,8 +29,10 @@ async function trackerOf(due: DueAction, deps: TrackerDeps): Promise<IssueTracke
   const { destination, settings } = due;
   if (destination?.type === 'github') return githubTracker(destination, deps.settings);
   if (destination?.type === 'gitlab') return gitlabTracker(destination, deps.settings);
+  // Jira's and Linear's clients are loaded when an action is sent to them, not by every HTTP worker
+  // at start: jira.js (with axios) and @linear/sdk are a fifth of a worker's heap (issue 53).
   if (settings?.tracker === 'jira')
-    return jiraTracker(
+    return (await import('./jira.ts')).jiraTracker(
       {
         url: settings.jira_url as string,
         project: settings.jira_project as string,
@@ -43,7 +43,7 @@ async function trackerOf(due: DueAction, deps: TrackerDeps): Promise<IssueTracke
       deps.receivers,
     );
   if (settings?.tracker === 'linear')
-    return linearTracker(
+    return (await import('./linear.ts')).linearTracker(
       { apiUrl: deps.settings.linearApiUrl, apiKey: settings.linear_api_key as string, team: settings.linear_team as string },
       deps.receivers,
     );
