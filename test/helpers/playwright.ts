@@ -32,10 +32,17 @@ export interface SuiteRun {
 }
 
 /** Runs the sample suite with real Playwright and Chromium, the Proctor reporter and a recorder. */
-export async function runSampleSuite(options: { env: Record<string, string>; args?: string[]; cwd?: string; onStart?: () => void }): Promise<SuiteRun> {
+export async function runSampleSuite(options: {
+  env: Record<string, string>;
+  args?: string[];
+  cwd?: string;
+  onStart?: () => void;
+  /** The Playwright to run (its cli.js), for a suite pinned at another release; the repository's by default. */
+  playwrightCli?: string;
+}): Promise<SuiteRun> {
   const recordFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-record-')), 'attempts.jsonl');
   fs.writeFileSync(recordFile, '');
-  const child = spawn(process.execPath, [PLAYWRIGHT_CLI, 'test', `--reporter=line,${RECORDER},${REPORTER}`, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [options.playwrightCli ?? PLAYWRIGHT_CLI, 'test', `--reporter=line,${RECORDER},${REPORTER}`, ...(options.args ?? [])], {
     cwd: options.cwd ?? EXAMPLES,
     env: {
       ...process.env,

@@ -41,7 +41,7 @@ describe('failures first on a server', () => {
   /** A run of agents of the environment on `branch`, planned with PLAN, and every unit its one agent leases, in order. */
   async function leasedFiles(
     environment: string,
-    branch: string,
+    branch: string | undefined,
     changed: string[] | null = null,
   ): Promise<{ runId: number; files: string[]; changedSince: string | null }> {
     const made = await api.post('/api/test-runs/agent-run', { environment, run_key: `${environment}-${branch}-${++runKeys}`, branch });
@@ -129,6 +129,16 @@ describe('failures first on a server', () => {
     // A duration environment does not ask.
     expect((await leasedFiles('longest', 'main')).changedSince).toBeNull();
     expect((await api.get('/api/test-order?environment=ordered&branch=changes')).body.data.changed_since).toMatchObject({ commit });
+  });
+
+  it("when a run of agents names no branch (agents on a workspace, which learn it from the checkout), then agents are told the mainline's last passing commit", async () => {
+    const commit = 'feed0123456789abcdef0123456789abcdef0123';
+    await reportRun(api, 'ordered', 'main', { [slow]: ['expected', 3000], [mid]: ['expected', 1000], [broken]: ['expected', 50] }, commit);
+    await waitForRollups(server.sql);
+    const { files, changedSince } = await leasedFiles('ordered', undefined, [slow]);
+    expect(changedSince).toBe(commit);
+    expect(files[0]).toBe('fresh.spec.ts');
+    expect(files[1]).toBe('slow.spec.ts');
   });
 });
 

@@ -13,7 +13,7 @@ import { isTerminal, type RunState } from '../states.ts';
 import type { AgentRunBody, Checkout, Plan, PlannedUnit, Unit } from './schema.ts';
 import { packBatch } from './pack.ts';
 import { agentLeasesGranted } from '../metrics.ts';
-import { historiesOf, unitRiskRanks } from '../order/index.ts';
+import { historiesOf, historyBranch, unitRiskRanks } from '../order/index.ts';
 import { lastPassingRun } from '../selection/index.ts';
 import {
   addAgent,
@@ -98,7 +98,7 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
       state: run.state as RunState,
       planned: run.planned,
       checkout,
-      changedSince: await changedSinceOf(tx, runId, checkout.branch),
+      changedSince: await changedSinceOf(tx, projectId, runId, checkout.branch),
       reporterKey: await createRunKey(tx, projectId, runId),
       agentToken: await createAgentToken(tx, projectId, runId, agentId),
     };
@@ -109,10 +109,14 @@ export function joinRun(sql: Sql, projectId: number, runId: number, name: string
  * For a failures-first environment, the commit of the last passing run on the run's branch: the
  * planning agent has the checkout, so it is the one to ask Playwright what changed since.
  */
-async function changedSinceOf(sql: Tx, runId: number, branch: string | null): Promise<string | null> {
-  if (!branch) return null;
+async function changedSinceOf(sql: Tx, projectId: number, runId: number, runBranch: string | null): Promise<string | null> {
   const environment = await orderedEnvironmentOf(sql, runId);
   if (!environment || environment.order_strategy !== 'failures-first') return null;
+  // A run whose CI named no branch learns it from the planning agent's checkout, after joining:
+  // its history is its environment's mainline's, as the ranking reads it (bench/feedback's agents
+  // on a workspace ranked no changed test until this fell back).
+  const branch = await historyBranch(sql, projectId, environment.id, runBranch);
+  if (!branch) return null;
   return (await lastPassingRun(sql, environment.id, branch, runId))?.commit ?? null;
 }
 

@@ -47,6 +47,14 @@ export async function historiesOf(
   };
 }
 
+/**
+ * The branch a build's history is read on: its own, else (a run whose CI named none, as an agent
+ * on a workspace plans it) the environment's mainline; null when the environment has no ended run.
+ */
+export async function historyBranch(sql: Tx, projectId: number, environmentId: number, branch: string | null): Promise<string | null> {
+  return branch ?? (await lastRunOf(sql, projectId, environmentId, null))?.branch ?? null;
+}
+
 /** What a unit of a run is ranked by: its tests and its estimate. */
 export interface RankedUnitInput {
   test_ids: string[];
