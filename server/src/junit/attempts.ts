@@ -72,7 +72,9 @@ export function junitTestId(testcase: JunitCase, places?: Map<string, string>): 
       places.set(Buffer.from(place, 'utf8').toString('utf8'), placeId);
     }
   }
-  const test = [testcase.file ?? '', testcase.classname, ...testcase.suites, testcase.name].join('\u0000');
+  // As `[file, classname, ...suites, name].join('\u0000')`, without an array a testcase.
+  const suites = testcase.suites.length > 0 ? `${testcase.suites.join('\u0000')}\u0000` : '';
+  const test = `${testcase.file ?? ''}\u0000${testcase.classname}\u0000${suites}${testcase.name}`;
   return `${placeId}-${hex20(test)}`;
 }
 
@@ -85,13 +87,11 @@ export function listedTest(testcase: JunitCase, id: string = junitTestId(testcas
   const place = fileOf(testcase);
   // The first distinct names but the place's, in order: linear in the nesting, and done once a test has its fill.
   const suites: string[] = [];
-  const seen = new Set<string>();
-  for (const name of [...testcase.suites, testcase.classname]) {
-    if (suites.length >= LIMIT.suitesPerTest) break;
-    if (!name || name === place || name === testcase.file || seen.has(name)) continue;
-    seen.add(name);
-    suites.push(name);
-  }
+  const take = (name: string) => {
+    if (suites.length < LIMIT.suitesPerTest && name && name !== place && name !== testcase.file && !suites.includes(name)) suites.push(name);
+  };
+  for (const name of testcase.suites) take(name);
+  take(testcase.classname);
   return {
     id,
     title: cut(testcase.name, LIMIT.title),
@@ -255,6 +255,9 @@ function otherLocation(line: string): string | null {
 /** One test's attempts, from its testcases in the file's order (more than one: its runs, as `retryRule` reads them); `testId` is their `junitTestId`. */
 export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(testcases[0] as JunitCase), rule: RetryRule | null = null): Attempt[] {
   const first = testcases[0] as JunitCase;
+  // Most tests are one testcase that ran once and passed or was skipped: one attempt, built at
+  // once (the runs below, their arrays and closures, are most of an upload's garbage).
+  if (testcases.length === 1 && !first.failure && first.retries.length === 0) return [singleRun(first, testId)];
   const runs = testcases.flatMap((testcase, index) =>
     runsOf(testcase, rule === 'pytest-rerunfailures' && index < testcases.length - 1).map((run) => ({ run, testcase })),
   );
@@ -292,9 +295,37 @@ export function attemptsOf(testcases: JunitCase[], testId: string = junitTestId(
   });
 }
 
+/** `attemptsOf` of a testcase that ran once, without a failure: passed, or skipped. */
+function singleRun(testcase: JunitCase, testId: string): Attempt {
+  const skipped = testcase.skipped !== null;
+  const duration = ms(testcase.time);
+  const reason = skipped ? skipReason(testcase) : null;
+  return {
+    test_id: testId,
+    retry: 0,
+    status: skipped ? 'skipped' : 'passed',
+    duration,
+    error_message: null,
+    error_location: null,
+    stdout_tail: tail(testcase.systemOut),
+    stderr_tail: tail(testcase.systemErr),
+    started_at: startedAt(testcase),
+    final: {
+      outcome: skipped ? 'skipped' : 'expected',
+      total_duration: duration,
+      error_message: null,
+      failure_group_id: null,
+      skip_reason: reason ? cut(reason, LIMIT.skipReason) : null,
+      failed_steps: null,
+      stack_frames: null,
+    },
+  };
+}
+
 /** The files a test's testcases name, each on the attempt whose output named it (the testcase's own run). */
 export function attachmentsOf(testcases: JunitCase[], testId: string, rule: RetryRule | null = null): { path: string; test_case_id: string; retry: number }[] {
   const named: { path: string; test_case_id: string; retry: number }[] = [];
+  if (testcases.every((testcase) => testcase.attachments.length === 0)) return named;
   let offset = 0;
   for (const [index, testcase] of testcases.entries()) {
     const runs = runsOf(testcase, rule === 'pytest-rerunfailures' && index < testcases.length - 1);
@@ -444,11 +475,18 @@ export class FileGrouper {
     const id = nth === 1 ? baseId : junitTestId(named[0] as JunitCase, this.places);
     this.counts.tests++;
     const last = testcases.at(-1) as JunitCase;
-    const outcome = outcomeOf(testcases.flatMap((testcase, index) => runsOf(testcase, rule === 'pytest-rerunfailures' && index < testcases.length - 1)));
+    const outcome = outcomeOfTest(testcases, rule);
     if (outcome === 'skipped') this.counts.skipped++;
     else if (outcome === 'unexpected') this.counts[last.failure?.element === 'error' ? 'errors' : 'failures']++;
     this.onTest({ id, testcases: named, rule });
   }
+}
+
+/** A test's outcome from its testcases (as `attemptsOf` works it out): at once for one that ran once without a failure. */
+function outcomeOfTest(testcases: JunitCase[], rule: RetryRule | null): ReturnType<typeof outcomeOf> {
+  const only = testcases[0] as JunitCase;
+  if (testcases.length === 1 && !only.failure && only.retries.length === 0) return only.skipped ? 'skipped' : 'expected';
+  return outcomeOf(testcases.flatMap((testcase, index) => runsOf(testcase, rule === 'pytest-rerunfailures' && index < testcases.length - 1)));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { InvalidInputError } from '../errors.ts';
 import type { ResultFileReader } from './formats/reader.ts';
-import { blankCase, BoundedText, type JunitCase, type JunitFailure, type JunitTimes, type JunitTotals } from './testcase.ts';
+import { BoundedText, type JunitCase, type JunitFailure, type JunitTimes, type JunitTotals } from './testcase.ts';
 import { JUNIT_LIMITS } from './schema.ts';
 
 // JUnit XML as the runners write it, read as a stream: one testcase at a time, whatever the file's
@@ -186,7 +186,8 @@ export class JunitReader implements ResultFileReader {
     } else if (tag.name === 'testcase') {
       const suite = this.suites.at(-1);
       this.current = {
-        value: blankCase({
+        // Every field written out (not `blankCase`'s spread): one object a testcase, of one shape.
+        value: {
           suites: suite?.names ?? [],
           file: a.file ?? suite?.file ?? null,
           // jest-junit's defaults start names with a space.
@@ -195,9 +196,16 @@ export class JunitReader implements ResultFileReader {
           line: lineNumber(a.line),
           time: seconds(a.time),
           timestamp: suite?.timestamp ?? null,
+          skipped: null,
+          failure: null,
+          retries: [],
+          properties: [],
+          systemOut: '',
+          systemErr: '',
+          attachments: [],
           atLine: this.parser.line,
           surefire: suite?.surefire ?? false,
-        }),
+        },
         out: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
         err: new BoundedText(JUNIT_LIMITS.outputTail, 'tail'),
       };
@@ -300,7 +308,11 @@ export class JunitReader implements ResultFileReader {
     this.current = null;
     this.cases++;
     this.caseSeconds += open.value.time ?? 0;
-    const systemOut = open.out.value();
-    this.onCase({ ...open.value, systemOut, systemErr: open.err.value(), attachments: attachmentsIn(systemOut) });
+    // The open testcase is handed on as it is (no copy a testcase): nothing here keeps it.
+    const testcase = open.value;
+    testcase.systemOut = open.out.value();
+    testcase.systemErr = open.err.value();
+    testcase.attachments = attachmentsIn(testcase.systemOut);
+    this.onCase(testcase);
   }
 }
