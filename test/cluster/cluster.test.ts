@@ -16,6 +16,7 @@ import { expectNothingLost, offerShards } from './shards.ts';
 
 const canRun = canMakeNamespaces && haproxyBin !== null && canMakeCluster;
 const LB_PORT = 8080;
+const METRICS_PORT = 9464;
 
 let net: Network;
 let pg: HostedPostgres;
@@ -56,6 +57,10 @@ beforeAll(async () => {
     PROCTOR_SWEEP_INTERVAL_S: '1',
     // A node that dies mid-run is seen lost after 5 s of silence, and its run goes to another node.
     PROCTOR_LOST_RUN_S: '5',
+    // Each node's retention pass every 1.2 s, all three on the same expired runs.
+    PROCTOR_RETENTION_INTERVAL_MIN: '0.02',
+    PROCTOR_METRICS_PORT: String(METRICS_PORT),
+    PROCTOR_METRICS_HOST: '0.0.0.0',
   };
   // All three at once on the empty database: they migrate and seed the demo once between them.
   for (const host of nodeHosts) nodes.push(startNode(host, nodeEnv));
@@ -158,8 +163,11 @@ describe.skipIf(!canRun)('three nodes on one database behind HAProxy', () => {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     nodes[1]!.kill('SIGKILL');
     const offered = await load;
-    await expectNothingLost(sql, offered);
-    console.log(`node killed: ${offered.requests} requests, ${offered.retried} sent again, ${offered.failed.length} failed`);
+    const figures = await expectNothingLost(sql, offered);
+    console.log(
+      `node killed: ${offered.requests} requests, ${offered.retried} retried, ${offered.failed.length} failed, ` +
+        `${figures.acknowledged} results acknowledged, lost: ${figures.lost}, doubled: ${figures.doubled}`,
+    );
     // The node comes back and takes requests again.
     nodes[1] = startNode(nodeHosts[1]!, nodeEnv);
     await waitFor(
@@ -176,8 +184,11 @@ describe.skipIf(!canRun)('three nodes on one database behind HAProxy', () => {
     await new Promise((resolve) => setTimeout(resolve, 5000));
     nodeHosts[2]!.plug();
     const offered = await load;
-    await expectNothingLost(sql, offered);
-    console.log(`node cut off: ${offered.requests} requests, ${offered.retried} sent again, ${offered.failed.length} failed`);
+    const figures = await expectNothingLost(sql, offered);
+    console.log(
+      `node cut off: ${offered.requests} requests, ${offered.retried} retried, ${offered.failed.length} failed, ` +
+        `${figures.acknowledged} results acknowledged, lost: ${figures.lost}, doubled: ${figures.doubled}`,
+    );
     await waitFor(
       () => healthy(nodeUrl(2)),
       60_000,
@@ -267,5 +278,34 @@ describe.skipIf(!canRun)('three nodes on one database behind HAProxy', () => {
     const runs = await scheduled();
     for (const run of runs) await api.post(`/api/test-runs/${run.id}/cancel`, { reason: 'the test needs the tick, not the run' });
     expect(runs).toHaveLength(1);
+  }, 120_000);
+
+  it("when runs expire, then the three nodes' retention passes delete each run's results once between them", async () => {
+    // The node-killed load's six runs made 100 days old (the default policy keeps results 90 days).
+    const expired = await sql<{ id: number }[]>`
+      update test_runs set created_at = created_at - interval '100 days', run_ended_at = run_ended_at - interval '100 days'
+      where run_key like 'killed-%' returning id`;
+    expect(expired).toHaveLength(6);
+    const ids = expired.map((run) => run.id);
+    await waitFor(
+      async () => (await sql`select 1 from test_runs where id in ${sql(ids)} and details_deleted_at is not null`).length === ids.length,
+      60_000,
+      () => 'the expired runs deleted',
+    );
+    // A few more passes of every node, which find nothing left to delete.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    const [{ left }] = (await sql`select count(*)::int as left from test_results where test_run_id in ${sql(ids)}`) as unknown as [{ left: number }];
+    expect(left).toBe(0);
+    const deletedBy: number[] = [];
+    for (const host of nodeHosts) {
+      const text = await (await fetch(`http://${host.address}:${METRICS_PORT}/metrics`)).text();
+      const line = /^proctor_retention_runs_deleted_total\{kind="results"\} (\d+)/m.exec(text);
+      deletedBy.push(Number(line?.[1] ?? 0));
+    }
+    expect(
+      deletedBy.reduce((a, b) => a + b, 0),
+      `runs deleted by each node: ${deletedBy.join(', ')}`,
+    ).toBe(ids.length);
+    console.log(`retention: ${ids.length} expired runs, deleted by the nodes ${deletedBy.join(' + ')}`);
   }, 120_000);
 });

@@ -124,7 +124,7 @@ function probeWrites(): { stop(): Promise<number> } {
 }
 
 /** What shards.ts's check finds, on the database as it is now. */
-async function expectNothingLost(offered: Offered): Promise<{ acknowledged: number; rows: number }> {
+async function expectNothingLost(offered: Offered): Promise<{ acknowledged: number; rows: number; lost: number; doubled: number }> {
   const sql = stored();
   try {
     return await nothingLost(sql, offered);
@@ -184,8 +184,8 @@ describe.skipIf(!canRun)('PostgreSQL with a synchronous standby under Patroni, b
     expect(figures.rows).toBe(figures.acknowledged);
     console.log(
       `primary's host died: promoted after ${((promotedAt - killedAt) / 1000).toFixed(1)} s, no write for ${(gap / 1000).toFixed(1)} s; ` +
-        `${offered.requests} requests, ${offered.retried} sent again, ${offered.failed.length} failed; ` +
-        `${figures.acknowledged} results acknowledged, ${figures.rows} stored`,
+        `${offered.requests} requests, ${offered.retried} retried, ${offered.failed.length} failed; ` +
+        `${figures.acknowledged} results acknowledged, ${figures.rows} stored, lost: ${figures.lost}, doubled: ${figures.doubled}`,
     );
   }, 240_000);
 

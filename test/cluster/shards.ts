@@ -100,22 +100,25 @@ export async function offerShards(url: string, key: string, load: ShardLoad, lab
 
 /**
  * Every acknowledged attempt stored once, every run ended with its counts equal to its rows (one in
- * ten of a shard's tests fails, one in ten is flaky); answers how many were acknowledged and stored.
+ * ten of a shard's tests fails, one in ten is flaky); answers how many were acknowledged and stored,
+ * and how many of them were lost or doubled (each 0 when the check passed).
  */
-export async function expectNothingLost(sql: Sql, offered: Offered): Promise<{ acknowledged: number; rows: number }> {
+export async function expectNothingLost(sql: Sql, offered: Offered): Promise<{ acknowledged: number; rows: number; lost: number; doubled: number }> {
   let acknowledged = 0;
   let total = 0;
+  let lost = 0;
+  let doubled = 0;
   expect(offered.failed).toEqual([]);
   for (const [runKey, run] of offered.acknowledged) {
     const rows = await sql<{ test_case_id: string; retry: number }[]>`select test_case_id, retry from test_results where test_run_id = ${run.runId}`;
     const kept = new Set(rows.map((row) => `${row.test_case_id}:${row.retry}`));
+    const missing = [...run.attempts].filter((a) => !kept.has(a));
     acknowledged += run.attempts.size;
     total += rows.length;
+    lost += missing.length;
+    doubled += rows.length - kept.size;
     expect(rows.length, `${runKey}: rows`).toBe(kept.size);
-    expect(
-      [...run.attempts].filter((a) => !kept.has(a)),
-      `${runKey}: acknowledged but not stored`,
-    ).toEqual([]);
+    expect(missing, `${runKey}: acknowledged but not stored`).toEqual([]);
     const [counts] = await sql<{ state: string; total_count: number; failed_count: number; flaky_count: number }[]>`
       select state, total_count, failed_count, flaky_count from test_runs where id = ${run.runId}`;
     expect(counts!.state, runKey).toBe('failed');
@@ -123,5 +126,5 @@ export async function expectNothingLost(sql: Sql, offered: Offered): Promise<{ a
     expect(counts!.failed_count, `${runKey}: failed`).toBe(run.tests / 10);
     expect(counts!.flaky_count, `${runKey}: flaky`).toBe(run.tests / 10);
   }
-  return { acknowledged, rows: total };
+  return { acknowledged, rows: total, lost, doubled };
 }

@@ -133,7 +133,7 @@ async function deleteDetails(deps: RetentionDeps, runId: number, report: Project
   for (;;) {
     const started = performance.now();
     const step = await deps.sql.begin(async (tx) => {
-      if (!(await lockUnpinned(tx, runId))) return { done: true, results: 0, freed: null };
+      if (!(await lockUnpinned(tx, runId, 'details'))) return { done: true, results: 0, freed: null };
       const chunk = await deleteDetailsChunk(tx, runId);
       if (chunk.results === DETAILS_CHUNK || chunk.tests === DETAILS_CHUNK) return { done: false, results: chunk.results, freed: null };
       const freed = await deleteRunAttachments(tx, runId, deps.clock(), deps.storage);
@@ -154,7 +154,7 @@ async function deleteDetails(deps: RetentionDeps, runId: number, report: Project
 
 async function deleteArtifacts(deps: RetentionDeps, runId: number, report: ProjectReport): Promise<void> {
   const freed = await deps.sql.begin(async (tx) => {
-    if (!(await lockUnpinned(tx, runId))) return null;
+    if (!(await lockUnpinned(tx, runId, 'artifacts'))) return null;
     const gone = await deleteRunAttachments(tx, runId, deps.clock(), deps.storage);
     await markArtifactsDeleted(tx, runId, deps.clock());
     return gone;

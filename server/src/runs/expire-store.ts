@@ -26,8 +26,13 @@ export async function countResults(sql: Tx, runIds: number[]): Promise<number> {
   return row?.n ?? 0;
 }
 
-/** Holds the run against a pin until the transaction ends; false when it is pinned (or gone). */
-export async function lockUnpinned(sql: Tx, runId: number): Promise<boolean> {
-  const rows = await sql`select 1 from test_runs where id = ${runId} and not pinned for share`;
+/**
+ * Holds the run against a pin, and against another node's retention pass, until the transaction
+ * ends; false when it is pinned (or gone), or when what `expiry` takes is gone already: the passes
+ * of several nodes sharing the database delete and count a run once between them.
+ */
+export async function lockUnpinned(sql: Tx, runId: number, expiry: 'details' | 'artifacts'): Promise<boolean> {
+  const kept = expiry === 'details' ? sql`details_deleted_at is null` : sql`artifacts_deleted_at is null`;
+  const rows = await sql`select 1 from test_runs where id = ${runId} and not pinned and ${kept} for no key update`;
   return rows.length > 0;
 }
