@@ -17,6 +17,7 @@ import path from 'node:path';
 import lighthouse from 'lighthouse';
 import desktopConfig from 'lighthouse/core/config/desktop-config.js';
 import { client } from '../test/helpers/http.ts';
+import { printed, runToEnd } from '../test/helpers/demo.ts';
 import { freePort, serverProcess, waitForHealth } from '../test/helpers/process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -26,27 +27,6 @@ const CATEGORIES = ['performance', 'accessibility', 'best-practices'] as const;
 // Each page's whole report, kept with CI's artifacts (test-results/).
 const REPORTS = path.join(ROOT, 'test-results', 'lighthouse');
 const FORM_FACTORS = (process.env.BENCH_LIGHTHOUSE_FORM_FACTORS ?? 'mobile,desktop').split(',') as ('mobile' | 'desktop')[];
-
-async function printed(output: () => string, pattern: RegExp): Promise<string> {
-  for (let tries = 0; tries < 900; tries++) {
-    const found = pattern.exec(output())?.[0];
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the server never printed ${pattern}:\n${output()}`);
-}
-
-async function runToEnd(api: ReturnType<typeof client>, environment: string): Promise<number> {
-  const triggered = await api.put('/api/test-runs', { environment });
-  if (triggered.status !== 200) throw new Error(`triggering a run answered ${triggered.status}: ${JSON.stringify(triggered.body)}`);
-  const id = triggered.body.data.test_run.id as number;
-  for (const deadline = Date.now() + 300_000; Date.now() < deadline;) {
-    const state = (await api.get(`/api/test-runs/${id}`)).body.data.test_run.testRun.state as string;
-    if (!['pending', 'queued', 'running'].includes(state)) return id;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  throw new Error(`run ${id} did not end in 5 minutes`);
-}
 
 interface Scores {
   page: string;
@@ -119,10 +99,10 @@ export async function benchLighthouse(): Promise<boolean> {
   let met = true;
   try {
     await waitForHealth(url, 180_000);
-    const debuggingPort = Number((await printed(browser.output, /DevTools listening on ws:\/\/[^:]+:\d+/)).split(':').at(-1));
+    const debuggingPort = Number((await printed(browser.output, /DevTools listening on ws:\/\/[^:]+:\d+/, 90_000)).split(':').at(-1));
     const version = (await (await fetch(`http://127.0.0.1:${debuggingPort}/json/version`)).json()) as { Browser: string };
-    const key = await printed(server.output, /prc_p_[0-9a-f]{12}_[0-9a-f]{48}/);
-    const signIn = await printed(server.output, /\/sign-in\/link\?token=\S+/);
+    const key = await printed(server.output, /prc_p_[0-9a-f]{12}_[0-9a-f]{48}/, 90_000);
+    const signIn = await printed(server.output, /\/sign-in\/link\?token=\S+/, 90_000);
     const api = client(url, key);
     const projectId = (await api.get('/api/environments')).body.data.environments[0].project_id as number;
     const first = await runToEnd(api, 'local');

@@ -8,32 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { client } from '../test/helpers/http.ts';
+import { printed, runToEnd } from '../test/helpers/demo.ts';
 import { CHROMIUM_LAUNCH_OPTIONS } from '../test/helpers/playwright.ts';
 import { freePort, spawnProctor, waitForHealth } from '../test/helpers/process.ts';
 import { hashesOf, type Manifest, MANIFEST, PICTURES, PICTURES_DIR, REGENERATE, ROOT, sourcesOf } from './picture-sources.ts';
 
 const MAX_BYTES = 300 * 1024;
-
-async function printed(output: () => string, pattern: RegExp): Promise<string> {
-  for (let tries = 0; tries < 600; tries++) {
-    const found = pattern.exec(output())?.[0];
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the server never printed ${pattern}:\n${output()}`);
-}
-
-async function runToEnd(api: ReturnType<typeof client>, environment: string): Promise<number> {
-  const triggered = await api.put('/api/test-runs', { environment });
-  if (triggered.status !== 200) throw new Error(`triggering a run answered ${triggered.status}: ${JSON.stringify(triggered.body)}`);
-  const id = triggered.body.data.test_run.id as number;
-  for (const deadline = Date.now() + 300_000; Date.now() < deadline;) {
-    const state = (await api.get(`/api/test-runs/${id}`)).body.data.test_run.testRun.state as string;
-    if (!['pending', 'queued', 'running'].includes(state)) return id;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  throw new Error(`run ${id} did not end in 5 minutes`);
-}
 
 /** Waits until the images in view have loaded, so that a screenshot shows them. */
 async function settled(page: Page): Promise<void> {
