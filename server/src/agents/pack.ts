@@ -27,20 +27,11 @@ export function playwrightFileOrder(a: string, b: string): number {
   return left.length - right.length;
 }
 
-/**
- * Whether Playwright runs `unit` after every unit of `batch` ranked before it (an unranked unit:
- * after every ranked one): its file comes after all of theirs. One Playwright runs its batch in its
- * own file order, whatever the order the units were leased in, so a unit whose file sorts earlier
- * would run ahead of a likelier failure. Two ranked units of which a file is unknown (an older
- * plan) go together, as before files were planned.
- */
-function runsAfterHigherRanked(unit: PackUnit, batch: PackUnit[]): boolean {
-  const rank = unit.risk_rank ?? Number.POSITIVE_INFINITY;
-  return batch.every((other) => {
-    if (other.risk_rank == null || other.risk_rank >= rank) return true;
-    if (unit.file === undefined || other.file === undefined) return unit.risk_rank != null;
-    return playwrightFileOrder(unit.file, other.file) > 0;
-  });
+/** Whether Playwright runs `unit` after every ranked unit of `batch`: its file comes after all of theirs. */
+function runsAfterRanked(unit: PackUnit, batch: PackUnit[]): boolean {
+  const file = unit.file;
+  if (file === undefined) return false;
+  return batch.every((other) => other.risk_rank == null || (other.file !== undefined && playwrightFileOrder(file, other.file) > 0));
 }
 
 /** Another agent of the run heard from within the lease time, and the work it holds. */
@@ -104,22 +95,14 @@ export function packBatch({ free, others, budget_ms }: PackInput): number[] {
   // A batch is of one runner project (one Playwright's locations select in every project it is
   // given): this agent's units of another project stay free for the next lease. A batch that starts
   // on a ranked unit takes an unranked one only when Playwright runs it after every ranked unit of
-  // the batch (its file comes later in Playwright's file order), and a ranked one only when it runs
-  // after every unit ranked before it, so that the batch runs in rank order: one Playwright runs its batch in its own file order, so a
-  // file before would run ahead of a likelier failure (bench/feedback found the breaking commit's
-  // failures behind flaky and unranked files of the first batch); one after spares this agent a
-  // Playwright start of its own. (`ours` holds the ranked units first, in rank order.)
-  // Once a ranked unit waits for a later batch, so does every unit after it in rank order: this
-  // batch runs before the next, so a unit of it would run ahead of the one left out.
+  // the batch (its file comes later in Playwright's file order): one Playwright runs its batch in
+  // its own file order, so an unranked file before would run ahead of a likely failure; one after
+  // spares this agent a Playwright start of its own. (`ours` holds the ranked units first.)
   const batch = [first];
   const rankedFirst = first.risk_rank != null;
-  let leftOut = false;
   let sum = estimate(first.estimate_ms);
   for (const unit of ours) {
-    if (rankedFirst && (leftOut || !runsAfterHigherRanked(unit, batch))) {
-      leftOut ||= unit.risk_rank != null && unit.runner_project === first.runner_project;
-      continue;
-    }
+    if (rankedFirst && unit.risk_rank == null && !runsAfterRanked(unit, batch)) continue;
     if (unit.runner_project !== first.runner_project || sum + estimate(unit.estimate_ms) > budget_ms) continue;
     sum += estimate(unit.estimate_ms);
     batch.push(unit);
