@@ -240,15 +240,7 @@ async function shareWebServers(prepared: Prepared, log: AgentLog): Promise<void>
 }
 
 async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: Prepared, log: AgentLog): Promise<void> {
-  // A failures-first run's two listings (every test, and those changed since the last passing run)
-  // are asked at once: each is a Playwright start, and every agent waits for the plan, so the second
-  // one in a row would delay the run's first test (its likeliest failure) by a whole start.
-  const [listing, changed] = await Promise.all([
-    prepared.listing ?? listTests(prepared.dir, prepared.env, prepared.runner, prepared.args),
-    joined.changed_since
-      ? changedTests({ dir: prepared.dir, env: prepared.env, runner: prepared.runner, playwrightArgs: prepared.args, base: joined.changed_since })
-      : null,
-  ]);
+  const listing = prepared.listing ?? (await listTests(prepared.dir, prepared.env, prepared.runner, prepared.args));
   const { checkout: wanted } = joined;
   // Units name their tests as the suite's Playwright understands: --test-list from 1.56, locations before.
   const locations = !hasTestList(playwrightVersion(prepared.dir, prepared.runner));
@@ -257,6 +249,9 @@ async function plan(api: AgentApi, runId: number, joined: JoinAnswer, prepared: 
     { match: wanted.runner_projects_match, ignore: wanted.runner_projects_ignore, tags: wanted.tags, testIds: wanted.test_case_ids },
     locations,
   );
+  const changed = joined.changed_since
+    ? await changedTests({ dir: prepared.dir, env: prepared.env, runner: prepared.runner, playwrightArgs: prepared.args, base: joined.changed_since })
+    : null;
   if (changed?.kind === 'unknown') log.info({ reason: changed.reason }, 'no test is known changed');
   const changedIds = changed?.kind === 'known' ? [...changed.ids] : null;
   const planned = await api.plan(runId, joined.agent.id, { commit: wanted.commit, branch: prepared.branch }, units, changedIds);
