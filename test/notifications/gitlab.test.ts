@@ -73,6 +73,23 @@ describe('GitLab', () => {
     expect(gitlab.statuses.at(-1)).toMatchObject({ sha: 'c'.repeat(40), state: 'success' });
   });
 
+  it("when the merge request's failures have owners, then the edited note mentions the owners of the failures the branch brought alone", async () => {
+    // Test 2 also fails on the target branch (the first run of main): its owner is not the branch's to hear of.
+    const owners = { 2: ['@acme/payments'], 4: ['@acme/web/checkout', 'carol@example.com'] };
+    const runId = await reportRun(api, 'feature-x', '7'.repeat(40), [2, 4], owners);
+    expect(await settled(runId)).toMatchObject({ state: 'delivered' });
+    expect(gitlab.notes).toHaveLength(1);
+    const body = gitlab.notes[0]?.body ?? '';
+    expect(body).toContain(`[Run #${await runNumber(server.sql, runId)}]`);
+    // Known now (the branch's first run had it), but still the branch's own.
+    expect(body).toContain('test 4 (a.spec.ts · p): boom (2) · **brought by this branch**');
+    expect(body).toContain('test 2 (a.spec.ts · p): boom · also fails on the target branch');
+    // GitLab's mentions: a user, a group and a subgroup by their paths; an address is no mention, so it is shown as code.
+    expect(body).toContain('Owners of these failures: @acme/web/checkout `carol@example.com`');
+    expect(body).not.toContain('@acme/payments');
+    expect(gitlab.requests.filter((r) => r.method === 'PUT')).toHaveLength(2);
+  });
+
   it("when every request Proctor made is checked against GitLab's API documentation, then each is a valid call of its operation, with the token", () => {
     expect(gitlab.requests.length).toBeGreaterThanOrEqual(8);
     expect(gitlab.requests.flatMap(problemsWithGitLabRequest)).toEqual([]);

@@ -83,7 +83,8 @@ export function groupsPage(viewer: Viewer, project: Project, groups: FailureGrou
         <Tabs label="Which groups" tabs={tabs} />
         {owner ? (
           <p>
-            Groups with a test owned by <strong>{owner}</strong> · <a href={listPath}>every owner</a>
+            Groups with a test owned by <strong>{owner}</strong> · <a href={listPath}>every owner</a> ·{' '}
+            <a href={`/projects/${project.id}/runs?owner=${encodeURIComponent(owner)}`}>runs with their failures</a>
           </p>
         ) : null}
         {groups.length === 0 ? (

@@ -127,7 +127,7 @@ export interface RunsView {
   project: Project;
   runs: RunRow[];
   environments: { slug: string; name: string }[];
-  filter: { environment?: string; branch?: string; state?: string };
+  filter: { environment?: string; branch?: string; state?: string; owner?: string };
   /** The API call that lists the same runs, for the live update. */
   liveUrl: string;
 }
@@ -176,6 +176,11 @@ function runsEvents(view: RunsView): string {
   return `/projects/${project.id}/runs/events?${query.toString()}`;
 }
 
+/** The list's filter without its owner, as a query. */
+function ownerless(filter: RunsView['filter']): string {
+  return new URLSearchParams(Object.entries(filter).filter((entry): entry is [string, string] => entry[0] !== 'owner' && Boolean(entry[1]))).toString();
+}
+
 function RunsFilter(props: { view: RunsView }) {
   const { filter, environments } = props.view;
   return (
@@ -196,6 +201,10 @@ function RunsFilter(props: { view: RunsView }) {
           <Options choices={[['', 'any'], ...STATES.map((s) => [s, s] as const)]} value={filter.state ?? ''} />
         </select>
       </label>
+      <label>
+        Owner
+        <input name="owner" value={filter.owner ?? ''} placeholder="@org/team" maxlength={200} />
+      </label>
       <button type="submit">Filter</button>
     </form>
   );
@@ -211,6 +220,12 @@ export function runsPage(viewer: Viewer, view: RunsView): string {
       <>
         <h1>Runs of {project.name}</h1>
         <RunsFilter view={view} />
+        {view.filter.owner ? (
+          <p class="muted" data-runs-owner="">
+            Runs with a failed or flaky test owned by <strong>{view.filter.owner}</strong> ·{' '}
+            <a href={`/projects/${project.id}/runs?${ownerless(view.filter)}`}>every owner</a>
+          </p>
+        ) : null}
         {runs.length === 0 ? (
           <p class="empty" data-runs-empty="">
             No run matches.

@@ -115,21 +115,28 @@ export function dashboardRoutes(ctx: RouteContext, deps: AppDeps, mailer: Mailer
 
   addProjectPage(ctx, deps, {
     path: '/projects/:projectId/runs',
-    summary: "A project's runs, newest first, by environment, branch and state; runs under way update live",
+    summary: "A project's runs, newest first, by environment, branch, state and owner (runs with a failed or flaky test of theirs); runs under way update live",
     params: projectParams,
     query: z
       .object({
         environment: z.string().max(200).optional(),
         branch: z.string().max(500).optional(),
         state: z.enum(['', 'pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled']).optional(),
+        owner: z.string().max(200).optional(),
       })
       .strict(),
     render: async ({ viewer, project, query }) => {
-      const filter = { environment: query.environment || undefined, branch: query.branch || undefined, state: query.state || undefined };
+      const filter = {
+        environment: query.environment || undefined,
+        branch: query.branch || undefined,
+        state: query.state || undefined,
+        owner: query.owner || undefined,
+      };
       const { rows } = await listRuns(sql, project.id, {
         environment: filter.environment,
         branch: filter.branch,
         states: filter.state ? [filter.state] : [],
+        owner: filter.owner,
         limit: RUNS_PER_PAGE,
         offset: 0,
       });

@@ -113,12 +113,24 @@ function KindFilter(props: { base: string; details: RunPageDetails; shown: Failu
   return <FailureFilter label="Failures by kind" noun="kind" base={props.base} param="category" counts={counts} shown={props.shown} />;
 }
 
-/** The owners of the run's failed and flaky tests, each a link that shows their failures alone. */
-function OwnerFilter(props: { base: string; details: RunPageDetails; shown: string | null }) {
+/**
+ * The owners of the run's failed and flaky tests, each a link that shows their failures alone; with
+ * one shown, a link to the project's runs with failures of theirs.
+ */
+function OwnerFilter(props: { base: string; runs: string; details: RunPageDetails; shown: string | null }) {
   const counts = new Map<string, number>();
   for (const test of props.details.tests)
     if (test.status === 'failed' || test.status === 'flaky') for (const owner of test.owners) counts.set(owner, (counts.get(owner) ?? 0) + 1);
-  return <FailureFilter label="Failures by owner" noun="owner" base={props.base} param="owner" counts={counts} shown={props.shown} />;
+  return (
+    <>
+      <FailureFilter label="Failures by owner" noun="owner" base={props.base} param="owner" counts={counts} shown={props.shown} />
+      {props.shown ? (
+        <p class="muted">
+          <a href={`${props.runs}?owner=${encodeURIComponent(props.shown)}`}>Runs with failures owned by {props.shown}</a>
+        </p>
+      ) : null}
+    </>
+  );
 }
 
 export function runPage(
@@ -185,7 +197,7 @@ export function runPage(
                     </p>
                   ) : null}
                   <KindFilter base={base} details={details} shown={kind} />
-                  <OwnerFilter base={base} details={details} shown={owner} />
+                  <OwnerFilter base={base} runs={`/projects/${project.id}/runs`} details={details} shown={owner} />
                 </>
               ),
               test: (test) => <SnoozeForm run={run} test={test} today={today} />,

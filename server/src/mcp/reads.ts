@@ -57,11 +57,12 @@ function runSummary(deps: Deps, run: RunRow) {
 export async function readRuns(
   deps: Deps,
   projectId: number,
-  input: { environment?: string; branch?: string; state?: string; since?: string; page: number; per_page: number },
+  input: { environment?: string; branch?: string; state?: string; since?: string; owner?: string; page: number; per_page: number },
 ) {
   const { rows, total } = await listRuns(deps.sql, projectId, {
     environment: input.environment,
     branch: input.branch,
+    owner: input.owner,
     states: input.state ? [input.state] : [],
     since: input.since ? new Date(input.since) : undefined,
     limit: input.per_page,

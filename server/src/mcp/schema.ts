@@ -19,6 +19,7 @@ export const TOOL_INPUTS = {
     branch: z.string().min(1).max(500).optional(),
     state: z.enum(RUN_STATES).optional(),
     since: timestamp.optional().describe('runs made at or after this time (ISO 8601)'),
+    owner: owner.describe('only the runs with a failed or flaky test this owner owns, as CODEOWNERS names it (`@org/team`, `@user`)'),
     page,
     per_page: perPage,
   },

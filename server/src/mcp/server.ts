@@ -35,7 +35,8 @@ export function proctorMcpServer(deps: AppDeps, scope: Scope, version: string): 
   server.registerTool(
     'list_runs',
     {
-      description: "The project's runs, newest first, by environment (slug), branch, state and since a time",
+      description:
+        "The project's runs, newest first, by environment (slug), branch, state, since a time and owner (runs with a failed or flaky test of theirs)",
       inputSchema: TOOL_INPUTS.list_runs,
       annotations: readOnly,
     },

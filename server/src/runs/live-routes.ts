@@ -49,6 +49,7 @@ export const runsListQuery = z
     environment: z.string().max(200).optional().describe('the filter of the new runs: an environment, by slug'),
     branch: z.string().max(500).optional().describe('the filter of the new runs: a branch'),
     state: z.enum(['', 'pending', 'queued', 'running', 'passed', 'failed', 'error', 'cancelled']).optional().describe('the filter of the new runs: a state'),
+    owner: z.string().max(200).optional().describe('the filter of the new runs: an owner (`@org/team`), sent once a run has a failed or flaky test it owns'),
   })
   .strict();
 
@@ -57,7 +58,12 @@ export function runsListOf(query: z.infer<typeof runsListQuery>): RunsList {
   return {
     runIds: query.runs ? query.runs.split(',').map(Number) : [],
     after: query.after ?? null,
-    filter: { environment: query.environment || undefined, branch: query.branch || undefined, state: query.state || undefined },
+    filter: {
+      environment: query.environment || undefined,
+      branch: query.branch || undefined,
+      state: query.state || undefined,
+      owner: query.owner || undefined,
+    },
   };
 }
 

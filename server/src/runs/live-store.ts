@@ -1,4 +1,5 @@
 import type { Tx } from '../db.ts';
+import { withFailuresOwnedBy } from './store.ts';
 
 // The SQL of a live run's stream (issue 55, point 3): how far the run has come, its final results
 // stored after a position, and the position a page's snapshot stands at.
@@ -138,6 +139,8 @@ export interface RunsListFilter {
   environment?: string | undefined;
   branch?: string | undefined;
   state?: string | undefined;
+  /** An owner: runs with a failed or flaky test of theirs (a new run comes once it has one). */
+  owner?: string | undefined;
 }
 
 /** New runs a list's read sends at most. */
@@ -161,6 +164,7 @@ export async function runRowsOf(sql: Tx, projectId: number, runIds: number[], af
            ${filter.environment ? sql`and e.slug = ${filter.environment}` : sql``}
            ${filter.state ? sql`and r.state = ${filter.state}` : sql``}
            ${filter.branch ? sql`and (r.test_run_branch = ${filter.branch} or r.build_branch = ${filter.branch})` : sql``}
+           ${withFailuresOwnedBy(sql, projectId, filter.owner)}
          order by r.id desc limit ${NEW_RUNS_READ})`;
   return sql<LiveRunRow[]>`
     select * from (

@@ -50,7 +50,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
     method: 'get',
     path: '/api/test-runs',
     tag: TAG,
-    summary: 'List runs, newest first',
+    summary: 'List runs, newest first, by environment, state, branch and owner',
     query: runListQuery,
     response: runListResponse,
     handler: async ({ query, scope }) => {
@@ -58,6 +58,7 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
         environment: query.environment,
         states: query.state ? query.state.split(',') : [],
         branch: query.branch,
+        owner: query.owner,
         limit: query.per_page,
         offset: offsetOf(query.page, query.per_page),
       });

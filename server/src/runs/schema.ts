@@ -4,7 +4,7 @@ import { refusedOverride } from '@proctor/reporter/toolchain/overrides';
 import { attachmentViewSchema } from '../artifacts/schema.ts';
 import { bodyId, decimalInteger, MAX_INT4, positiveId, runnerTestId, timestamp } from '../http/fields.ts';
 import { generalError, pagination } from '../http/openapi.ts';
-import { listedTestSchema } from '../testcases/schema.ts';
+import { listedTestSchema, ownerQuery } from '../testcases/schema.ts';
 import { paginationQuery } from '../http/pagination.ts';
 import {
   type ReportRunBody,
@@ -123,6 +123,9 @@ export const runListQuery = z
       .regex(new RegExp(`^(${RUN_STATES.join('|')})(,(${RUN_STATES.join('|')}))*$`), `must be comma-separated states: ${RUN_STATES.join(', ')}`)
       .optional(),
     branch: z.string().min(1).optional(),
+    owner: ownerQuery.describe(
+      'only the runs with a failed or flaky test this owner owns, named as CODEOWNERS or the annotation names it (`@org/team`, `@user`, an e-mail address)',
+    ),
   })
   .strict();
 export const runListResponse = z.object({ data: z.object({ test_runs: z.array(testRunSchema) }), pagination });

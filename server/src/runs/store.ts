@@ -93,8 +93,31 @@ export interface RunFilter {
   branch?: string;
   /** Only runs made at or after this time. */
   since?: Date;
+  /** Only runs with a failed or flaky test this owner owns (`@org/team`), as a run's page filters its failures. */
+  owner?: string | undefined;
   limit: number;
   offset: number;
+}
+
+/**
+ * The runs (`r`) with a failed or flaky test (its final outcome, snoozed or not) that `owner` owns,
+ * as a run's page and MCP's get_run filter its failures. A run's counts leave out at once those with
+ * neither; the others are each read by the primary key of their results (test_run_id, test_case_id)
+ * for the owner's tests (found once, by the index of owners, test_cases_owners). `offset 0` keeps
+ * the check per run: made a join, PostgreSQL may read every failed result of the project (the whole
+ * table, as results have no index by outcome) to find the few runs a page shows.
+ */
+export function withFailuresOwnedBy(sql: Tx, projectId: number, owner: string | undefined) {
+  if (!owner) return sql``;
+  return sql`
+    and (r.failed_count > 0 or r.flaky_count > 0)
+    and exists (
+      select 1 from test_results owned_result
+      where owned_result.test_run_id = r.id
+        and owned_result.test_case_id = any(array(
+          select owned.id from test_cases owned where owned.project_id = ${projectId} and owned.owners @> ${[owner]}::text[]))
+        and owned_result.is_final and owned_result.outcome in ('failed', 'flaky')
+      offset 0)`;
 }
 
 export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): Promise<{ rows: RunRow[]; total: number }> {
@@ -103,7 +126,8 @@ export async function listRuns(sql: Tx, projectId: number, filter: RunFilter): P
     ${filter.environment ? sql`and e.slug = ${filter.environment}` : sql``}
     ${filter.states.length > 0 ? sql`and r.state = any(${filter.states}::text[])` : sql``}
     ${filter.branch ? sql`and (r.test_run_branch = ${filter.branch} or r.build_branch = ${filter.branch})` : sql``}
-    ${filter.since ? sql`and r.created_at >= ${filter.since}` : sql``}`;
+    ${filter.since ? sql`and r.created_at >= ${filter.since}` : sql``}
+    ${withFailuresOwnedBy(sql, projectId, filter.owner)}`;
   const [count] = await sql<{ total: number }[]>`
     select count(*)::int as total from test_runs r join environments e on e.id = r.environment_id where ${where}`;
   const rows = await sql<RunRow[]>`
