@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listedTest } from '../helpers/attempts.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
-import { freePort, type ServerProcess, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { type ServedNode, serveNode } from '../helpers/process.ts';
 import { seedEnvironment, seedProject, testId } from '../helpers/server.ts';
 
 // Issue 55: the limit of live streams a key holds at once (8) counts across the cluster, not per
@@ -13,23 +13,18 @@ const TTL_S = 10;
 
 describe.skipIf(!process.env.DATABASE_URL)('live streams across two nodes on one database', () => {
   let db: TestDatabase;
-  const nodes: { url: string; server: ServerProcess }[] = [];
+  const nodes: ServedNode[] = [];
   let key: string;
   let runId: number;
 
-  async function startNode(): Promise<{ url: string; server: ServerProcess }> {
-    const port = await freePort();
-    const server = spawnProctor(['serve'], {
+  async function startNode(): Promise<ServedNode> {
+    return serveNode({
       DATABASE_URL: db.url,
-      PORT: String(port),
       PROCTOR_DEMO: 'false',
       PROCTOR_EXECUTOR_CONCURRENCY: '0',
       PROCTOR_DB_POOL_MAX: '4',
       PROCTOR_LIVE_STREAM_TTL_S: String(TTL_S),
     });
-    const url = `http://127.0.0.1:${port}`;
-    await waitForHealth(url);
-    return { url, server };
   }
 
   beforeAll(async () => {
@@ -46,12 +41,7 @@ describe.skipIf(!process.env.DATABASE_URL)('live streams across two nodes on one
   }, 180_000);
 
   afterAll(async () => {
-    for (const node of nodes) {
-      if (node.server.child.exitCode === null && node.server.child.signalCode === null) {
-        node.server.child.kill('SIGTERM');
-        await node.server.exited;
-      }
-    }
+    for (const node of nodes) await node.stop();
     await db?.drop();
   });
 
@@ -78,7 +68,7 @@ describe.skipIf(!process.env.DATABASE_URL)('live streams across two nodes on one
   }
 
   it('when one key opens streams on two nodes, then the limit holds across both, and a killed node stops counting once its streams expire', async () => {
-    const [a, b] = nodes as [{ url: string; server: ServerProcess }, { url: string; server: ServerProcess }];
+    const [a, b] = nodes as [ServedNode, ServedNode];
     const first = [];
     for (let i = 0; i < 5; i++) first.push(await open(a.url));
     for (let i = 0; i < 3; i++) first.push(await open(b.url));
@@ -90,8 +80,7 @@ describe.skipIf(!process.env.DATABASE_URL)('live streams across two nodes on one
     expect(rows).toEqual({ n: 8, nodes: 2 });
 
     // Node A dies without closing anything: its five rows stay, and count until they expire.
-    a.server.child.kill('SIGKILL');
-    await a.server.exited;
+    await a.stop('SIGKILL');
     expect(await open(b.url)).toBe(429);
     const deadline = Date.now() + (TTL_S + 60) * 1000;
     // A's rows expire one by one (each from its own opening or A's last renewal): wait until only B's

@@ -4,7 +4,7 @@ import { resultWriter } from '../../server/src/runs/group-commit.ts';
 import { migrate } from '../../server/src/migrate.ts';
 import { canMakeCluster, createPrivateCluster, type PrivateCluster } from '../helpers/cluster.ts';
 import { reporterEnv, runSampleSuite } from '../helpers/playwright.ts';
-import { freePort, type ServerProcess, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { type ServedNode, serveNode } from '../helpers/process.ts';
 import { runIdLinkedIn, waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, testId } from '../helpers/server.ts';
 import { attempt, listedTest } from '../helpers/attempts.ts';
@@ -13,7 +13,7 @@ let cluster: PrivateCluster;
 let sql: Sql;
 let key: string;
 let projectId: number;
-let server: ServerProcess;
+let server: ServedNode;
 let url: string;
 
 beforeAll(async () => {
@@ -24,22 +24,18 @@ beforeAll(async () => {
   key = project.key;
   projectId = project.projectId;
   await seedEnvironment(sql, project.projectId, 'local');
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  server = spawnProctor(['serve'], {
+  server = await serveNode({
     DATABASE_URL: cluster.url,
-    PORT: String(port),
     PROCTOR_DEMO: 'false',
     PROCTOR_EXECUTOR_CONCURRENCY: '0',
     PROCTOR_DB_POOL_MAX: '2',
     PROCTOR_SWEEP_INTERVAL_S: '1',
   });
-  await waitForHealth(url);
+  url = server.url;
 }, 60_000);
 
 afterAll(async () => {
-  server?.child.kill('SIGTERM');
-  await server?.exited;
+  await server?.stop();
   await sql?.end({ timeout: 1 }).catch(() => undefined);
   cluster?.destroy();
 });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/database.ts';
-import { freePort, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { freePort, type ServedNode, serveNode, spawnProctor } from '../helpers/process.ts';
 
 it('when the port is already in use, then serve stops with one line naming the port and PORT, before it touches the data directory', async () => {
   const port = await freePort();
@@ -25,16 +25,10 @@ it('when the port is already in use, then serve stops with one line naming the p
 
 it('when the CLI prints a link without PORT or PUBLIC_URL, then it is on the address the running server recorded at its start', async () => {
   const db = await createTestDatabase();
-  const port = await freePort();
-  const server = spawnProctor(['serve'], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: db.url,
-    PROCTOR_DEMO: 'false',
-    PROCTOR_EXECUTOR_CONCURRENCY: '0',
-  });
+  let server: ServedNode | undefined;
   try {
-    await waitForHealth(`http://127.0.0.1:${port}`);
+    server = await serveNode({ HOST: '127.0.0.1', DATABASE_URL: db.url, PROCTOR_DEMO: 'false', PROCTOR_EXECUTOR_CONCURRENCY: '0' });
+    const { port } = server;
     // No one can sign in yet: the hint says how to make the first admin, then how to sign in.
     expect(server.output()).toContain('No one can sign in yet: npx proctor user create --email <your email> --name <your name> --admin');
     const cli = async (...args: string[]) => {
@@ -45,8 +39,7 @@ it('when the CLI prints a link without PORT or PUBLIC_URL, then it is on the add
     await cli('user', 'create', '--email', 'ida@example.com', '--name', 'Ida', '--admin');
     expect(await cli('user', 'login-link', '--email', 'ida@example.com')).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/sign-in/link\\?token=`));
   } finally {
-    server.child.kill('SIGTERM');
-    await server.exited;
+    await server?.stop();
     await db.drop();
   }
 });

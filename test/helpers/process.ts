@@ -94,6 +94,40 @@ export async function waitForHealth(url: string, timeoutMs = 90_000): Promise<vo
   throw new Error(`${url} did not become healthy in ${timeoutMs} ms`);
 }
 
+/** A `proctor serve` started by `serveNode`, healthy. */
+export interface ServedNode extends ServerProcess {
+  url: string;
+  port: number;
+  /** Ends it with `signal` (SIGTERM unless told) unless it has ended already; its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * `proctor serve` (as `spawnProctor` starts it, `env` added) on a free port, once it answers its
+ * health check (`timeoutMs`, as `waitForHealth`'s); one that does not is stopped, and the error
+ * carries its output.
+ */
+export async function serveNode(env: Record<string, string>, timeoutMs?: number): Promise<ServedNode> {
+  const port = await freePort();
+  const server = spawnProctor(['serve'], { ...env, PORT: String(port) });
+  const node: ServedNode = {
+    ...server,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    stop: async (signal = 'SIGTERM') => {
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill(signal);
+      return server.exited;
+    },
+  };
+  try {
+    await waitForHealth(node.url, timeoutMs);
+  } catch (error) {
+    await node.stop();
+    throw new Error(`${(error as Error).message}: ${server.output()}`, { cause: error });
+  }
+  return node;
+}
+
 /** A port nothing listens on right now. */
 export async function freePort(): Promise<number> {
   const { createServer } = await import('node:net');

@@ -11,7 +11,7 @@ import { FileStorage } from '../../server/src/storage/blobs.ts';
 import { createTestDatabase, type TestDatabase, throwawayDatabase } from '../helpers/database.ts';
 import { serveInProcess } from '../helpers/app.ts';
 import { client } from '../helpers/http.ts';
-import { freePort, httpWorkersOf, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { freePort, httpWorkersOf, type ServedNode, serveNode, spawnProctor } from '../helpers/process.ts';
 import { printedKey } from '../helpers/release.ts';
 
 describe('migrations', () => {
@@ -82,23 +82,14 @@ describe('the command line and the demo', () => {
     expect(await cli('user', 'link', '--user', userId, '--chat', JSON.stringify(chat))).toBe('ok');
     const key = await cli('key', 'create', '--user', userId);
     expect(key).toMatch(/^prc_u_/);
-    const port = await freePort();
-    const server = spawnProctor(['serve'], {
-      DATABASE_URL: db.url,
-      PORT: String(port),
-      PROCTOR_DEMO: 'false',
-      PROCTOR_EXECUTOR_CONCURRENCY: '0',
-      PROCTOR_DB_POOL_MAX: '1',
-    });
+    const server = await serveNode({ DATABASE_URL: db.url, PROCTOR_DEMO: 'false', PROCTOR_EXECUTOR_CONCURRENCY: '0', PROCTOR_DB_POOL_MAX: '1' });
     try {
-      await waitForHealth(`http://127.0.0.1:${port}`);
-      const me = await client(`http://127.0.0.1:${port}`, key).get(`/api/users/${userId}`);
+      const me = await client(server.url, key).get(`/api/users/${userId}`);
       expect(me.body.data).toMatchObject({ id: userId, email: 'ann@example.com', name: 'Ann Lee', connected_accounts: { chat: [chat], scm: [] } });
       const [project] = await db.sql`select repo_name from projects where id = ${Number(projectId)}`;
       expect(project?.repo_name).toBe('acme/web');
     } finally {
-      server.child.kill('SIGTERM');
-      await server.exited;
+      await server.stop();
     }
     const bad = spawnProctor(['member', 'add', '--project', 'x', '--user', userId], { DATABASE_URL: db.url });
     expect(await bad.exited).toBe(2);
@@ -108,17 +99,11 @@ describe('the command line and the demo', () => {
 
   it('when npm start meets an empty database, then it makes the demo project, prints its key once and a sign-in link to the dashboard', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-demo-'));
-    const port = await freePort();
-    // Two HTTP workers are asked for, but the embedded database serves one process.
-    const server = spawnProctor(['serve'], {
-      DATABASE_URL: '',
-      PROCTOR_DATA_DIR: dataDir,
-      PORT: String(port),
-      PROCTOR_EXECUTOR_CONCURRENCY: '0',
-      PROCTOR_HTTP_WORKERS: '2',
-    });
+    let server: ServedNode | undefined;
     try {
-      await waitForHealth(`http://127.0.0.1:${port}`);
+      // Two HTTP workers are asked for, but the embedded database serves one process.
+      server = await serveNode({ DATABASE_URL: '', PROCTOR_DATA_DIR: dataDir, PROCTOR_EXECUTOR_CONCURRENCY: '0', PROCTOR_HTTP_WORKERS: '2' });
+      const { port } = server;
       expect(server.output()).toContain('the embedded database serves one process');
       expect(httpWorkersOf(server.child.pid as number)).toEqual([]);
       // The demo is made once the server listens (its links carry the port): its key comes just after.
@@ -133,8 +118,7 @@ describe('the command line and the demo', () => {
       const projects = await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie } });
       expect(await projects.text()).toContain('>Demo</a>');
     } finally {
-      server.child.kill('SIGTERM');
-      await server.exited;
+      await server?.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });

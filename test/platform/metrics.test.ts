@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { client } from '../helpers/http.ts';
-import { freePort, httpWorkersOf, type ServerProcess, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { freePort, httpWorkersOf, type ServedNode, serveNode } from '../helpers/process.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { waitUntil } from '../helpers/runs.ts';
 import { seedEnvironment, seedProject, testId } from '../helpers/server.ts';
@@ -53,7 +53,7 @@ describe('a node serving its metrics', () => {
   let db: TestDatabase;
   let receiver: Receiver;
   let dataDir: string;
-  let server: ServerProcess;
+  let server: ServedNode;
   let url: string;
   let metricsUrl: string;
 
@@ -61,9 +61,8 @@ describe('a node serving its metrics', () => {
     db = await createTestDatabase();
     receiver = await startReceiver();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proctor-metrics-'));
-    const [port, metricsPort] = [await freePort(), await freePort()];
-    server = spawnProctor(['serve'], {
-      PORT: String(port),
+    const metricsPort = await freePort();
+    server = await serveNode({
       HOST: '127.0.0.1',
       PROCTOR_METRICS_PORT: String(metricsPort),
       DATABASE_URL: db.url,
@@ -77,14 +76,12 @@ describe('a node serving its metrics', () => {
       PROCTOR_NOTIFY_ALLOW_HOSTS: '127.0.0.1',
       LOG_LEVEL: 'info',
     });
-    url = `http://127.0.0.1:${port}`;
+    url = server.url;
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    await waitForHealth(url);
   }, 120_000);
 
   afterAll(async () => {
-    server?.child.kill('SIGTERM');
-    await server?.exited;
+    await server?.stop();
     await receiver?.close();
     await db?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config.ts';
 import { openStorage } from '../../server/src/storage/open.ts';
 import { client } from '../helpers/http.ts';
-import { freePort, spawnProctor, waitForHealth } from '../helpers/process.ts';
+import { serveNode } from '../helpers/process.ts';
 import { printedKey } from '../helpers/release.ts';
 import { startLocalS3 } from '../helpers/s3.ts';
 
@@ -23,12 +23,9 @@ describe('the folders of stored bytes', () => {
     const dataDir = path.join(scratch, 'served');
     fs.mkdirSync(path.join(dataDir, 'files'), { recursive: true, mode: 0o755 });
     fs.chmodSync(path.join(dataDir, 'files'), 0o755);
-    const port = await freePort();
-    const server = spawnProctor(['serve'], { DATABASE_URL: '', PROCTOR_DATA_DIR: dataDir, PORT: String(port), PROCTOR_EXECUTOR_CONCURRENCY: '0' });
+    const server = await serveNode({ DATABASE_URL: '', PROCTOR_DATA_DIR: dataDir, PROCTOR_EXECUTOR_CONCURRENCY: '0' });
     try {
-      const url = `http://127.0.0.1:${port}`;
-      await waitForHealth(url);
-      const api = client(url, await printedKey(server));
+      const api = client(server.url, await printedKey(server));
       const bytes = randomBytes(1000);
       const resource = (await api.post('/api/resources', { project_id: 1, name: 'a.bin', mime_type: 'application/octet-stream', size_bytes: bytes.length }))
         .body.data.resource;
@@ -40,8 +37,7 @@ describe('the folders of stored bytes', () => {
       expect(modeOf(path.join(files, stored[0] as string)).toString(8)).toBe('600');
       expect(modeOf(dataDir).toString(8)).toBe('711');
     } finally {
-      server.child.kill('SIGTERM');
-      await server.exited;
+      await server.stop();
     }
   });
 

@@ -1,7 +1,7 @@
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beginShard, endShard } from '../../server/src/runs/ingest.ts';
-import { insertResults, recordResultBatch } from '../../server/src/runs/results.ts';
+import { insertResults, recordBatch } from '../../server/src/runs/results.ts';
 import { finishSilentRuns } from '../../server/src/executor/sweeper.ts';
 import { client } from '../helpers/http.ts';
 import { seedEnvironment, seedProjectWithEnvironment, startTestServer, testId, type TestServer } from '../helpers/server.ts';
@@ -144,7 +144,7 @@ describe('result batches', () => {
       if (write === 'copy' && server.db.embedded) context.skip();
       const runId = await newRun(1);
       const batch = [tried(20, 0, 'failed', null, awkward), tried(20, 1, 'failed', 'unexpected', awkward), tried(21, 0, 'passed', 'expected')];
-      expect(await recordResultBatch(server.sql, { projectId, runId, shard: 1, attempts: batch, now: server.clock.now }, write)).toBe(3);
+      expect((await recordBatch(server.sql, { projectId, runId, shard: 1, attempts: batch, now: server.clock.now }, write)).recorded).toBe(3);
       const rows = await written(runId);
       expect(rows.map((row) => [row.retry, row.status, row.error_message, row.stdout_tail, row.final_error_message, row.outcome, row.is_final])).toEqual([
         [0, 'failed', awkward, awkward, null, null, false],

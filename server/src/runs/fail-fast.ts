@@ -15,23 +15,23 @@ export const STOPPED_BY_FAILURES = 'max_failures';
 const NAMED = 10;
 
 /** Stops a run at its failure limit: see `failFast`. */
-export type StopAtFailureLimit = (runId: number, now: Date) => Promise<boolean>;
+export type StopAtFailureLimit = (runId: number, maxFailures: number, now: Date) => Promise<boolean>;
 
 /**
- * After a batch with failures is committed into a run that has a limit: the run is cancelled if
- * its failures reached it. True when this call stopped it (a batch beside it may have, first).
- * Whether a run has a limit is read from its row by the results' write, which locks it anyway (a
- * run's limit is set when it is made and never after): a run without one costs no statement more,
+ * After a batch with failures is committed into a run that has a limit, `maxFailures`: the run is
+ * cancelled if its failures reached it. True when this call stopped it (a batch beside it may
+ * have, first). The limit is read from the run's row by the results' write, which locks it anyway
+ * (a run's limit is set when it is made and never after): a run without one is never asked about,
  * and no process keeps a memory of runs.
  */
 export function failFast(sql: Sql): StopAtFailureLimit {
-  return async (runId, now) => {
-    const reached = await failureLimitReached(sql, runId);
-    if (reached === 'limitless' || !reached) return false;
+  return async (runId, maxFailures, now) => {
+    const failing = await failureLimitReached(sql, runId, maxFailures);
+    if (failing === null) return false;
     const failures = await unsnoozedFailures(sql, runId, NAMED);
     const named = failures.map((failure) => failure.title).join('; ');
-    const more = reached.failing > failures.length ? `; and ${reached.failing - failures.length} more` : '';
-    const reason = `stopped after ${reached.failing} failed test${reached.failing === 1 ? '' : 's'} (max_failures ${reached.max_failures}): ${named}${more}`;
+    const more = failing > failures.length ? `; and ${failing - failures.length} more` : '';
+    const reason = `stopped after ${failing} failed test${failing === 1 ? '' : 's'} (max_failures ${maxFailures}): ${named}${more}`;
     return retryingConflicts(() => sql.begin((tx) => finishRun(tx, runId, { kind: 'cancelled', reason, by: STOPPED_BY_FAILURES }, now)));
   };
 }

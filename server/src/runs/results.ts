@@ -125,13 +125,8 @@ type Refusal = NotFoundError | RunEndedError;
  * A batch of attempts in its own transaction. COPY writes it fastest but refuses the whole batch
  * when one attempt is stored already, which is how a retried batch shows itself: it then takes
  * the insert that skips what is stored. `write` defaults to what the database takes. Returns how
- * many attempts were new.
+ * many attempts were new, and the run's fail-fast limit.
  */
-export async function recordResultBatch(sql: Sql, batch: ResultBatch, write?: ResultWrite): Promise<number> {
-  return (await recordBatch(sql, batch, write)).recorded;
-}
-
-/** `recordResultBatch`, with its run's fail-fast limit. */
 export async function recordBatch(sql: Sql, batch: ResultBatch, write?: ResultWrite): Promise<Recorded> {
   const copy = write ? write === 'copy' : await takesCopyFromStdin(sql);
   if (copy) {

@@ -205,8 +205,8 @@ export function runRoutes(ctx: RouteContext, deps: AppDeps): void {
       resultsIngested.inc({ source: 'batch' }, recorded);
       // Fail fast: only a batch that brought a failure can take the run to its limit, and only a
       // run that has one (its row, as the write locked it, says): the others ask nothing more.
-      const failed = recorded > 0 && maxFailures !== null && body.results.some((a) => a.final?.outcome === 'unexpected');
-      const stopped = failed && (await stopAtFailureLimit(params.id, clock()));
+      const failed = recorded > 0 && body.results.some((a) => a.final?.outcome === 'unexpected');
+      const stopped = failed && maxFailures !== null && (await stopAtFailureLimit(params.id, maxFailures, clock()));
       if (stopped) {
         // As a cancel does: the executor's shards of this run are stopped now, not at their heartbeat.
         deps.jobs?.runEnded();

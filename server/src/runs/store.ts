@@ -291,17 +291,15 @@ export async function getSourceRun(sql: Tx, projectId: number, runId: number): P
 }
 
 /**
- * A running run whose failures no snooze covers have reached its `max_failures`: `reached`; null
- * otherwise. `limitless` when the run has no `max_failures` (set when a run is made, never after).
+ * How many failures no snooze covers a running run has, when they have reached its `max_failures`
+ * (the caller's: the results' write read it from the run's row, set when a run is made, never
+ * after); null otherwise.
  */
-export async function failureLimitReached(sql: Tx, runId: number): Promise<{ failing: number; max_failures: number } | 'limitless' | null> {
-  const [run] = await sql<{ failing: number; max_failures: number | null; reached: boolean }[]>`
-    select failed_count - snoozed_count as failing, max_failures,
-           state = 'running' and failed_count - snoozed_count >= max_failures as reached
-    from test_runs where id = ${runId}`;
-  if (!run) return null;
-  if (run.max_failures === null) return 'limitless';
-  return run.reached ? { failing: run.failing, max_failures: run.max_failures } : null;
+export async function failureLimitReached(sql: Tx, runId: number, maxFailures: number): Promise<number | null> {
+  const [run] = await sql<{ failing: number }[]>`
+    select failed_count - snoozed_count as failing from test_runs
+    where id = ${runId} and state = 'running' and failed_count - snoozed_count >= ${maxFailures}`;
+  return run?.failing ?? null;
 }
 
 /** The run's first failures that no snooze covers, in the order they were recorded, with their titles. */
