@@ -11,6 +11,7 @@ import { CHROMIUM_LAUNCH_OPTIONS, reporterEnv, ROOT, runSampleSuite } from '../h
 import { runIdLinkedIn, waitForRollups } from '../helpers/runs.ts';
 import { createLoginLink } from '../../server/src/sessions/store.ts';
 import { seedEnvironment, seedProject, seedUser, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+import { memberPages } from '../helpers/pages.ts';
 
 // A repository of its own (git init) whose CODEOWNERS (GitHub's place for it) gives every test to
 // @acme/qa and the admin folder to @acme/admin, and one test that names its owner in an annotation:
@@ -130,14 +131,7 @@ describe('owners from CODEOWNERS and annotations', () => {
   });
 
   it("when a member opens the tests page and the run page by owner, then each shows that owner's tests or failures alone, every owner a link to its filter", async () => {
-    const { userId } = await seedUser(server.sql, [projectId], { role: 'member' });
-    const signIn = await fetch(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, userId, server.clock.now)}`, { redirect: 'manual' });
-    const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string;
-    const page = async (path: string) => {
-      const response = await fetch(`${server.url}/projects/${projectId}${path}`, { headers: { cookie } });
-      expect(response.status, path).toBe(200);
-      return response.text();
-    };
+    const page = await memberPages(server, projectId);
     const tests = await page(`/tests?days=30&owner=${encodeURIComponent('@acme/admin')}`);
     expect(tests).toContain('lists users');
     expect(tests).not.toContain('adds to the cart');

@@ -1,10 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLoginLink } from '../../server/src/sessions/store.ts';
 import { attempt, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
-import { seedEnvironment, seedProject, seedUser, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { memberPages } from '../helpers/pages.ts';
 
 // A failure group's owners (issue 58, point 2: owners shown and filterable on every list): the
 // owners of its member tests, as the reporter listed them. Test 1 is @acme/pay's, test 2 both
@@ -97,14 +97,7 @@ describe("a failure group's owners", () => {
   });
 
   it("when a member opens the groups page by owner, then it lists that owner's groups alone, each group's owners a link to their filter", async () => {
-    const { userId } = await seedUser(server.sql, [projectId], { role: 'member' });
-    const signIn = await fetch(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, userId, server.clock.now)}`, { redirect: 'manual' });
-    const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string;
-    const page = async (path: string) => {
-      const response = await fetch(`${server.url}/projects/${projectId}${path}`, { headers: { cookie } });
-      expect(response.status, path).toBe(200);
-      return response.text();
-    };
+    const page = await memberPages(server, projectId);
     const groups = (html: string) => [...html.matchAll(/data-group="([^"]+)"/g)].map((m) => m[1]).sort();
     const all = await page('/failure-groups');
     expect(groups(all)).toEqual(['fg-a', 'fg-b', 'fg-c']);

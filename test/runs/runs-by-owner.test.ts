@@ -1,11 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLoginLink } from '../../server/src/sessions/store.ts';
 import type { FinalOutcome } from '../../reporter/src/api/wire.ts';
 import { attemptsOf, listedTest } from '../helpers/attempts.ts';
 import { client } from '../helpers/http.ts';
-import { seedEnvironment, seedProject, seedUser, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { seedEnvironment, seedProject, startTestServer, testId, type TestServer } from '../helpers/server.ts';
+import { memberPages } from '../helpers/pages.ts';
 
 // The runs list by owner: the runs with a failed or flaky test the owner owns (as a run's page
 // shows its failures by owner), through the API, its live stream, the dashboard and MCP.
@@ -117,14 +117,7 @@ describe('the runs list by owner', () => {
   });
 
   it("when a member opens the runs page by owner, then it lists that owner's runs alone with the owner in its form, its live update keeps the owner, and the run page and failure groups link to it", async () => {
-    const { userId } = await seedUser(server.sql, [projectId], { role: 'member' });
-    const signIn = await fetch(`${server.url}/sign-in/link?token=${await createLoginLink(server.sql, userId, server.clock.now)}`, { redirect: 'manual' });
-    const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string;
-    const page = async (path: string) => {
-      const response = await fetch(`${server.url}/projects/${projectId}${path}`, { headers: { cookie } });
-      expect(response.status, path).toBe(200);
-      return response.text();
-    };
+    const page = await memberPages(server, projectId);
     const shownRuns = (html: string) => [...html.matchAll(/<tr data-run="(\d+)"/g)].map((match) => Number(match[1]));
 
     const alice = await page(`/runs?owner=${encodeURIComponent('@alice')}`);
