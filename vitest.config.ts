@@ -4,22 +4,22 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // CI's second pass runs again on the embedded database (PROCTOR_TEST_PASS=embedded, Node 24,
 // docs/decisions/ci-budget.md): the files whose subject is what the embedded database does
 // differently (one session at a time, no COPY from a stream, its own process and files): results'
-// writes, uploads, agents' leases, retention, backups, faults, keys and members, the commands that
+// writes, uploads, agents' leases, retention, a backup, its own faults, keys, the commands that
 // open it; and the README's quick start (the newcomer's path and the demo), which a newcomer runs
 // embedded. Everything else reads and writes through the same store functions on both, and the
 // first pass ran it on PostgreSQL. `npm test` without the variable (the README's command) runs
 // every file, on whichever database it has.
 const EMBEDDED_PASS_RUNS = [
   'test/runs/**',
-  'test/junit/{upload,repeats,faults,failure-groups}.test.ts',
+  'test/junit/{upload,repeats,failure-groups}.test.ts',
   'test/agents/{agents,units,batches,tokens}.test.ts',
   'test/retention/**',
   'test/storage/**',
-  'test/backup/**',
-  'test/faults/{begin-race,deadlock,embedded,notifications,outage,retention,serve}.test.ts',
-  'test/access/{keys,members,invitations}.test.ts',
+  'test/backup/backup.test.ts',
+  'test/faults/{begin-race,deadlock,embedded,serve}.test.ts',
+  'test/access/keys.test.ts',
   'test/notifications/notifications.test.ts',
-  'test/platform/{db,foundation,drain,npm-start,npx-proctor,storage-folders,cli-and-openapi}.test.ts',
+  'test/platform/{db,foundation,drain,npm-start,npx-proctor,storage-folders}.test.ts',
   'test/e2e/{newcomer,dashboard}.test.ts',
 ];
 const embeddedPass = process.env.PROCTOR_TEST_PASS === 'embedded';

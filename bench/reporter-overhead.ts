@@ -1,7 +1,8 @@
 // Wall time of the sample suite with the Proctor reporter (against a live server) over the same
 // suite with the list reporter alone, pair by pair in the same run. Target: under 3% overhead.
 // Twice: as the sample suite is, and with screenshots, traces and videos of its failures recorded
-// (in both arms) and uploaded by the reporter.
+// (in both arms) and uploaded by the reporter (BENCH_OVERHEAD_VARIANTS, comma-separated, picks:
+// `plain`, `artifacts`; both unless given).
 import fs from 'node:fs';
 import path from 'node:path';
 import { videoEnv } from '../test/helpers/playwright.ts';
@@ -16,10 +17,12 @@ const MAX_PAIRS = Number(process.env.BENCH_OVERHEAD_PAIRS ?? 10);
 const MIN_PAIRS = Math.min(MAX_PAIRS, 4);
 // On a slow machine each variant's pairs stop at this budget, once MIN_PAIRS are in, to keep CI in its time.
 const BUDGET_MS = Number(process.env.BENCH_OVERHEAD_SECONDS ?? 120) * 1000;
+const VARIANTS = (process.env.BENCH_OVERHEAD_VARIANTS ?? 'plain,artifacts').split(',');
 
 type Arm = 'list' | 'proctor';
 
 interface Variant {
+  name: 'plain' | 'artifacts';
   label: string;
   /** Arguments after `playwright test`. */
   args: string[];
@@ -60,8 +63,9 @@ async function main(): Promise<void> {
   const reporter = REPORTER;
   buildReporter();
   const variants: Variant[] = [
-    { label: 'the sample suite (10 tests, 14 attempts)', args: [], env: {}, uploads: null },
+    { name: 'plain', label: 'the sample suite (10 tests, 14 attempts)', args: [], env: {}, uploads: null },
     {
+      name: 'artifacts',
       label: 'the same with screenshot, trace and video of every failure (artifacts: failures)',
       args: ['--config', artifactsConfig()],
       env: videoEnv(),
@@ -74,7 +78,7 @@ async function main(): Promise<void> {
   try {
     const { key } = await benchProject(db.sql, 'local');
     const withReporter = { PROCTOR_URL: server.url, PROCTOR_API_KEY: key, PROCTOR_ENVIRONMENT: 'local' };
-    for (const variant of variants) {
+    for (const variant of variants.filter((v) => VARIANTS.includes(v.name))) {
       const run = (arm: Arm) => (arm === 'list' ? runSuite(variant, 'list', {}) : runSuite(variant, `list,${reporter}`, withReporter));
       await measure(variant.label, run, db.sql);
     }
