@@ -125,7 +125,7 @@ describe('a Slack destination by bot token', () => {
     const channel = await api.post('/api/notification-destinations', { type: 'slack', channel: CHANNEL, token: TOKEN, environments: ['nightly'] });
     expect(channel.status, channel.text).toBe(201);
     const channelId = channel.body.data.destination.id as number;
-    for (const error of ['channel_not_found', 'invalid_auth']) {
+    for (const error of ['channel_not_found', 'invalid_auth', 'invalid_blocks']) {
       slack.answerNext({ status: 200, body: { ok: false, error } }, { status: 200, body: { ok: false, error } });
       const runId = await failingRun();
       const failed = await settledDelivery(runId, channelId);

@@ -9,8 +9,13 @@ import type { StoredDestination } from './store.ts';
 
 export type SlackSent = { ok: true } | { ok: false; error: string; permanent: boolean; retryAfterMs?: number };
 
-/** Slack's errors that no retry mends: the token, the app or the conversation must be changed first. */
-const PERMANENT = new Set(['invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'channel_not_found', 'not_in_channel', 'is_archived']);
+/**
+ * Slack's errors that a later try may not meet: its own trouble, which its documentation of
+ * chat.postMessage says to retry. Every other code (a revoked token, an unknown channel, a message
+ * Slack will not take as it is) needs a person to change something first: the delivery fails at
+ * once with it rather than retrying for hours.
+ */
+const TRANSIENT = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 
 /** Retry-After in seconds (Slack sends seconds), as milliseconds; undefined when absent or unreadable. */
 function retryAfterMs(header: string | null): number | undefined {
@@ -60,5 +65,5 @@ export async function postSlackMessage(destination: StoredDestination, payload: 
   const code = typeof parsed.error === 'string' && /^[a-z_]{1,64}$/.test(parsed.error) ? parsed.error : 'unknown_error';
   if (code === 'ratelimited' || code === 'rate_limited')
     return { ok: false, error: 'Slack: ratelimited', permanent: false, retryAfterMs: retryAfterMs(answer.retryAfter) };
-  return { ok: false, error: `Slack refused the message: ${code}`, permanent: PERMANENT.has(code) };
+  return { ok: false, error: `Slack refused the message: ${code}`, permanent: !TRANSIENT.has(code) };
 }
