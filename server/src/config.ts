@@ -58,6 +58,7 @@ const envSchema = z.object({
   PROCTOR_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
   PROCTOR_GITLAB_API_URL: z.url({ protocol: /^https?$/ }).default('https://gitlab.com/api/v4'),
   PROCTOR_LINEAR_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.linear.app/graphql'),
+  PROCTOR_SLACK_API_URL: z.url({ protocol: /^https?$/ }).default('https://slack.com/api'),
   PROCTOR_GITHUB_APP_ID: z.coerce.number().int().min(1).optional(),
   PROCTOR_GITHUB_APP_PRIVATE_KEY: z.string().includes('PRIVATE KEY', { error: 'must be the GitHub App private key in PEM' }).optional(),
   PROCTOR_GITLAB_TOKEN: z.string().min(1).max(500).optional(),
@@ -111,6 +112,8 @@ export interface NotifySettings {
   gitlabApiUrl: string;
   /** Linear's GraphQL API; reached under the receivers' outbound rules, as a Jira site is. */
   linearApiUrl: string;
+  /** Slack's Web API, for Slack destinations by bot token (chat.postMessage); reached under the receivers' outbound rules. */
+  slackApiUrl: string;
   /** A GitHub App whose installations authenticate GitHub destinations that have no token. */
   githubApp: { appId: number; privateKey: string } | null;
   /**
@@ -256,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       githubApiUrl: e.PROCTOR_GITHUB_API_URL.replace(/\/+$/, ''),
       gitlabApiUrl: e.PROCTOR_GITLAB_API_URL.replace(/\/+$/, ''),
       linearApiUrl: e.PROCTOR_LINEAR_API_URL,
+      slackApiUrl: e.PROCTOR_SLACK_API_URL.replace(/\/+$/, ''),
       githubApp: githubApp(e),
       gitlabToken: e.PROCTOR_GITLAB_TOKEN ?? null,
     },

@@ -94,6 +94,7 @@ describe('notification destinations', () => {
       repo: 'acme/shop',
       project: null,
       recipients: null,
+      channel: null,
       environments: [],
       when: 'failed',
       has_secret: true,

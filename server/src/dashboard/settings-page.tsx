@@ -17,6 +17,8 @@ export interface DestinationView {
   repo: string | null;
   project: string | null;
   recipients: string[] | null;
+  /** A Slack destination by bot token: the channel or user id it posts to. */
+  channel?: string | null;
   environments: string[];
   when: 'always' | 'failed' | 'changed' | 'never';
   has_secret: boolean;
@@ -25,7 +27,7 @@ export interface DestinationView {
 const WHEN_TEXT = { always: 'every end', failed: 'failed or error', changed: 'a change of state', never: 'never (digests and owners only)' } as const;
 
 function secretText(d: DestinationView): string {
-  const tokened = d.type === 'github' || d.type === 'gitlab';
+  const tokened = d.type === 'github' || d.type === 'gitlab' || Boolean(d.channel);
   if (d.has_secret) return tokened ? 'token set' : d.type === 'teams' ? 'in the URL' : 'signed';
   return d.type === 'github' ? 'GitHub App' : d.type === 'gitlab' ? "the server's token" : '';
 }
@@ -42,6 +44,8 @@ function DestinationRow(props: { d: DestinationView }) {
           <code>{d.project ?? ''}</code>
         ) : d.type === 'email' ? (
           (d.recipients ?? []).join(', ')
+        ) : d.channel ? (
+          <code>chat.postMessage to {d.channel}</code>
         ) : (
           <code class="url">{d.url ?? ''}</code>
         )}
@@ -83,8 +87,11 @@ function DestinationForm(props: { mail: boolean }) {
             <Options choices={types} value={undefined} />
           </select>
         </Field>
-        <TypeField types="slack teams webhook" for="dest-url" label="URL (Slack, Teams Workflows, webhook)">
+        <TypeField types="slack teams webhook" for="dest-url" label="URL (Slack incoming webhook, Teams Workflows, webhook)">
           <input id="dest-url" name="url" type="url" size={40} data-optional="" />
+        </TypeField>
+        <TypeField types="slack" for="dest-channel" label="Or a Slack app: channel id (C…, G…) or user id (U…, W…) to post to, with its bot token below">
+          <input id="dest-channel" name="channel" size={16} data-optional="" />
         </TypeField>
         <TypeField types="github" for="dest-repo" label="Repository (GitHub, owner/name)">
           <input id="dest-repo" name="repo" data-optional="" />
@@ -108,7 +115,7 @@ function DestinationForm(props: { mail: boolean }) {
         <TypeField types="webhook" for="dest-secret" label="Webhook secret">
           <input id="dest-secret" name="secret" type="password" autocomplete="new-password" data-optional="" />
         </TypeField>
-        <TypeField types="github gitlab" for="dest-token" label="GitHub or GitLab token">
+        <TypeField types="github gitlab slack" for="dest-token" label="GitHub or GitLab token, or the Slack app's bot token (xoxb-…)">
           <input id="dest-token" name="token" type="password" autocomplete="new-password" data-optional="" />
         </TypeField>
       </ApiForm>
@@ -288,8 +295,9 @@ export function settingsPage(
         <ProjectForm project={project} />
         <h2>Notifications</h2>
         <p class="muted">
-          Where run endings are told: a Slack channel, a Microsoft Teams channel or chat (an Adaptive Card posted to its Workflows webhook), a webhook (signed
-          with its secret), GitHub (a commit status and a pull request comment), GitLab (a commit status and a merge request note)
+          Where run endings are told: a Slack channel (its incoming webhook), a Slack channel or person (a Slack app's bot token and a channel or user id,
+          posted with chat.postMessage), a Microsoft Teams channel or chat (an Adaptive Card posted to its Workflows webhook), a webhook (signed with its
+          secret), GitHub (a commit status and a pull request comment), GitLab (a commit status and a merge request note)
           {view.mail
             ? ', email (a mail to its recipients).'
             : '. This server sends no mail (its operator has not set PROCTOR_SMTP_URL): there are no email destinations.'}

@@ -16,6 +16,7 @@ import { type EmailMessage, emailMessage, slackMessage, teamsMessage, webhookEve
 import { type DueDelivery, keepPayload, markAttemptFailed, markDelivered, markStepDone, takeDue } from './store.ts';
 import type { ReceiverPolicy } from '../outbound/addresses.ts';
 import { postToReceiver } from '../outbound/receiver.ts';
+import { postSlackMessage } from './slack-api.ts';
 import { outboxDeliveries } from '../metrics.ts';
 
 export interface NotifyDeps {
@@ -66,7 +67,8 @@ export async function deliverNext(deps: NotifyDeps): Promise<boolean> {
       return true;
     }
     const attempts = due.attempts + 1;
-    const retryAt = new Date(deps.clock().getTime() + retryDelayMs(attempts));
+    // Slack's Retry-After (a 429 or `ratelimited`) says when to try again; otherwise the doubling waits.
+    const retryAt = new Date(deps.clock().getTime() + Math.max(retryDelayMs(attempts), sent.retryAfterMs ?? 0));
     const givenUp = sent.permanent || retryAt.getTime() - due.created_at.getTime() > deps.settings.retryMs;
     await markAttemptFailed(tx, due.id, sent.error, givenUp ? null : retryAt);
     outcome = givenUp ? 'failed' : 'retry';
@@ -129,7 +131,7 @@ async function composeNextDigest(deps: NotifyDeps): Promise<void> {
   await keepDigestPayload(deps.sql, due.id, JSON.stringify(payload));
 }
 
-type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean };
+type Attempt = { ok: true } | { ok: false; error: string; permanent: boolean; retryAfterMs?: number };
 
 async function attempt(tx: Tx, due: DueDelivery, payload: string, deps: NotifyDeps): Promise<Attempt> {
   const { destination } = due;
@@ -142,6 +144,7 @@ async function attempt(tx: Tx, due: DueDelivery, payload: string, deps: NotifyDe
     return tell(tx, destination, JSON.parse(payload) as RunStory, deps.settings, progress);
   }
   if (destination.type === 'email') return mail(destination.recipients, JSON.parse(payload) as EmailMessage, deps.mailer);
+  if (destination.type === 'slack' && destination.channel !== null) return postSlackMessage(destination, payload, deps.settings.slackApiUrl, deps.receivers);
   return post(due, payload, deps.receivers);
 }
 

@@ -7,7 +7,7 @@ import type { DestinationUpdate, NewDestination } from './schema.ts';
 import type { StoredDestination } from './store.ts';
 import { knownEnvironments } from './store.ts';
 
-type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'project' | 'recipients' | 'secret' | 'token' | 'environments'>;
+type Shape = Pick<StoredDestination, 'type' | 'url' | 'repo' | 'project' | 'recipients' | 'channel' | 'secret' | 'token' | 'environments'>;
 
 /** What the server offers destinations: its GitHub App, its GitLab token, its mail (PROCTOR_SMTP_URL). */
 export interface ServerOffers {
@@ -17,19 +17,30 @@ export interface ServerOffers {
 }
 
 /**
- * What each type takes: a URL (Slack, Teams, webhook), a repository and a token (GitHub) or a project and
+ * What each type takes: a URL (Slack's incoming webhook, Teams, webhook) or a channel and a bot token
+ * (Slack's chat.postMessage), a repository and a token (GitHub) or a project and
  * a token (GitLab), the token left out where the server has its own (its App, its GitLab token); a
  * secret for webhooks only.
  */
 function problemOf(d: Shape, server: ServerOffers): string | null {
   if (d.project !== null && d.type !== 'gitlab') return 'body.project: only a gitlab destination has a project';
   if (d.recipients !== null && d.type !== 'email') return 'body.recipients: only an email destination has recipients';
+  if (d.channel !== null && d.type !== 'slack') return 'body.channel: only a slack destination has a channel';
+  if (d.type === 'slack' && (d.channel !== null || d.token !== null)) {
+    // A Slack app's bot token and a channel or user id, posted with chat.postMessage: the second kind of Slack destination.
+    if (d.url !== null) return 'body.url: a slack destination by bot token has no url (give channel and token, or only url for an incoming webhook)';
+    if (d.channel === null) return 'body.channel: required with a token (a Slack channel id C…/G… or user id U…/W…)';
+    if (d.token === null) return "body.token: required with a channel (the Slack app's bot token, xoxb-…, with the chat:write scope)";
+    if (d.repo !== null) return 'body.repo: only a github destination has a repo';
+    if (d.secret !== null) return 'body.secret: a slack destination has no secret (its token is the secret)';
+    return null;
+  }
   if (d.type === 'email') {
     if (!server.mail) return 'body.type: this server sends no mail (its operator has not set PROCTOR_SMTP_URL): an email destination would tell nobody';
     if (d.recipients === null) return 'body.recipients: required for an email destination (the addresses to mail)';
     if (d.url !== null) return 'body.url: an email destination has no url (give recipients)';
     if (d.repo !== null) return 'body.repo: an email destination has no repo (give recipients)';
-    if (d.token !== null) return 'body.token: only a github or gitlab destination has a token';
+    if (d.token !== null) return 'body.token: only a github, gitlab or slack destination has a token';
     if (d.secret !== null) return 'body.secret: only a webhook destination has a secret';
     return null;
   }
@@ -51,7 +62,7 @@ function problemOf(d: Shape, server: ServerOffers): string | null {
   }
   if (d.url === null) return `body.url: required for a ${d.type} destination`;
   if (d.repo !== null) return `body.repo: only a github destination has a repo`;
-  if (d.token !== null) return 'body.token: only a github or gitlab destination has a token';
+  if (d.token !== null) return 'body.token: only a github, gitlab or slack destination has a token';
   if ((d.type === 'slack' || d.type === 'teams') && d.secret !== null) return `body.secret: a ${d.type} destination has no secret (its URL is the secret)`;
   return null;
 }
@@ -91,6 +102,7 @@ export function shapeOfNew(given: NewDestination): Shape {
     repo: given.repo ?? null,
     project: given.project ?? null,
     recipients: given.recipients ?? null,
+    channel: given.channel ?? null,
     secret: given.secret ?? null,
     token: given.token ?? null,
     environments: given.environments,
@@ -104,6 +116,7 @@ export function shapeAfter(current: StoredDestination, change: DestinationUpdate
     repo: change.repo === undefined ? current.repo : change.repo,
     project: change.project === undefined ? current.project : change.project,
     recipients: change.recipients === undefined ? current.recipients : change.recipients,
+    channel: change.channel === undefined ? current.channel : change.channel,
     secret: change.secret === undefined ? current.secret : change.secret,
     token: change.token === undefined ? current.token : change.token,
     environments: change.environments ?? current.environments,

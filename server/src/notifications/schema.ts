@@ -15,6 +15,13 @@ const recipients = z
   .min(1)
   .max(50)
   .describe("the addresses an email destination mails (sent through the server's PROCTOR_SMTP_URL), 1 to 50");
+/** A Slack conversation id: a channel (C…), a private channel (G…) or a person (U…, W…: the app's direct message with them). */
+const slackChannel = z
+  .string()
+  .regex(/^[CGUW][A-Z0-9]{6,20}$/, { error: 'must be a Slack channel id (C…, G…) or user id (U…, W…), as Slack shows it, not a name' })
+  .describe(
+    "for a Slack destination by bot token: the conversation chat.postMessage posts to, a channel id (C…, G…; the app must be in it) or a user id (U…, W…: the app's direct message with that person)",
+  );
 const writeOnly = (what: string) => z.string().min(1).max(500).describe(`${what}; write-only: answers say only has_secret`);
 
 export const destinationSchema = z
@@ -30,13 +37,14 @@ export const destinationSchema = z
     repo: z.string().nullable().describe('owner/name, for GitHub; null otherwise'),
     project: z.string().nullable().describe("the project's path (group/name) or id, for GitLab; null otherwise"),
     recipients: z.array(z.string()).nullable().describe('the addresses an email destination mails; null for other types'),
+    channel: z.string().nullable().describe('the channel or user id a Slack destination by bot token posts to; null for other destinations'),
     environments: z.array(z.string()).describe('environment slugs whose runs are told; empty: every environment'),
     when: z
       .enum(NOTIFY_WHEN)
       .describe(
         "always: every end; failed: failed or error only; changed: the state differs from the previous run's of the same environment and branch; never: no run's end (only digests and owners' failures routed here)",
       ),
-    has_secret: z.boolean().describe('a webhook secret, a GitHub or GitLab token or a credential in the URL is set'),
+    has_secret: z.boolean().describe('a webhook secret, a GitHub, GitLab or Slack bot token or a credential in the URL is set'),
     created_at: z.string(),
   })
   .openapi('NotificationDestination');
@@ -48,11 +56,12 @@ export const createDestinationSchema = z
     repo: repo.optional(),
     project: gitlabProject.optional(),
     recipients: recipients.optional(),
+    channel: slackChannel.optional(),
     environments: z.array(environmentSlug).max(100).default([]),
     when: z.enum(NOTIFY_WHEN).default('always'),
     secret: writeOnly("the webhook's HMAC-SHA256 key: each event carries X-Proctor-Signature-256: sha256=<hex of the body's HMAC>").optional(),
     token: writeOnly(
-      "a GitHub token with commit status and pull request write access; a GitLab token with the api scope (a project, group or personal access token). Left out: the server's GitHub App or GitLab token, on a repository an instance admin bound to the project only",
+      "a GitHub token with commit status and pull request write access; a GitLab token with the api scope (a project, group or personal access token); a Slack app's bot token (xoxb-…, the chat:write scope) with `channel`. Left out: the server's GitHub App or GitLab token, on a repository an instance admin bound to the project only",
     ).optional(),
   })
   .strict()
@@ -64,10 +73,11 @@ export const updateDestinationSchema = z
     repo: repo.optional(),
     project: gitlabProject.optional(),
     recipients: recipients.optional(),
+    channel: slackChannel.optional(),
     environments: z.array(environmentSlug).max(100).optional(),
     when: z.enum(NOTIFY_WHEN).optional(),
     secret: writeOnly('a new webhook secret').nullable().optional().describe('null removes it'),
-    token: writeOnly('a new GitHub or GitLab token').optional(),
+    token: writeOnly('a new GitHub, GitLab or Slack bot token').optional(),
   })
   .strict()
   .openapi('NotificationDestinationUpdate');

@@ -18,6 +18,8 @@ export interface StoredDestination {
   project: string | null;
   /** The addresses an email destination mails. */
   recipients: string[] | null;
+  /** A Slack destination by bot token: the channel or user id it posts to (its url is then null). */
+  channel: string | null;
   environments: string[];
   when: Destination['when'];
   secret: string | null;
@@ -27,7 +29,7 @@ export interface StoredDestination {
 
 /** A destination's columns, as `StoredDestination` holds them. */
 export const destinationColumns = (sql: Tx) =>
-  sql`id, project_id, type, url, repo, gitlab_project as project, recipients, environments, "when", secret, token, created_at`;
+  sql`id, project_id, type, url, repo, gitlab_project as project, recipients, slack_channel as channel, environments, "when", secret, token, created_at`;
 
 /** What the API shows of a destination: never its secret, its token or a credential in its URL. */
 export function presentDestination(row: StoredDestination): Destination {
@@ -39,6 +41,7 @@ export function presentDestination(row: StoredDestination): Destination {
     repo: row.repo,
     project: row.project,
     recipients: row.recipients,
+    channel: row.channel,
     environments: row.environments,
     when: row.when,
     has_secret: row.secret !== null || row.token !== null || url?.masked === true,
@@ -68,8 +71,8 @@ export async function getDestination(sql: Tx, projectId: number, id: number): Pr
 
 export async function createDestination(sql: Tx, projectId: number, given: NewDestination, now: Date): Promise<StoredDestination> {
   const [row] = await sql<StoredDestination[]>`
-    insert into notification_destinations (project_id, type, url, repo, gitlab_project, recipients, environments, "when", secret, token, created_at, updated_at)
-    values (${projectId}, ${given.type}, ${given.url ?? null}, ${given.repo ?? null}, ${given.project ?? null}, ${given.recipients ?? null}, ${given.environments}, ${given.when},
+    insert into notification_destinations (project_id, type, url, repo, gitlab_project, recipients, slack_channel, environments, "when", secret, token, created_at, updated_at)
+    values (${projectId}, ${given.type}, ${given.url ?? null}, ${given.repo ?? null}, ${given.project ?? null}, ${given.recipients ?? null}, ${given.channel ?? null}, ${given.environments}, ${given.when},
             ${given.secret ?? null}, ${given.token ?? null}, ${now}, ${now})
     returning ${destinationColumns(sql)}`;
   return row as StoredDestination;
@@ -82,6 +85,7 @@ export async function updateDestination(sql: Tx, projectId: number, id: number, 
       repo = ${change.repo === undefined ? sql`repo` : change.repo},
       gitlab_project = ${change.project === undefined ? sql`gitlab_project` : change.project},
       recipients = ${change.recipients === undefined ? sql`recipients` : change.recipients},
+      slack_channel = ${change.channel === undefined ? sql`slack_channel` : change.channel},
       environments = ${change.environments === undefined ? sql`environments` : change.environments},
       "when" = ${change.when === undefined ? sql`"when"` : change.when},
       secret = ${change.secret === undefined ? sql`secret` : change.secret},

@@ -20,6 +20,8 @@ export async function pinnedAgent(url: URL, policy: ReceiverPolicy): Promise<htt
 export interface PinnedAnswer {
   status: number;
   contentType: string;
+  /** The Retry-After header, as sent; null without one. */
+  retryAfter: string | null;
   text: string;
 }
 
@@ -34,6 +36,7 @@ export function requestPinned(url: URL, agent: http.Agent, init: { method: strin
         resolve({
           status: response.statusCode ?? 0,
           contentType: String(response.headers['content-type'] ?? ''),
+          retryAfter: response.headers['retry-after'] ?? null,
           text: Buffer.concat(chunks).toString('utf8'),
         }),
       );
