@@ -79,7 +79,7 @@ describe('the new-destination form', () => {
     const page = await settingsOf('admin');
     const common = ['dest-envs', 'dest-when'];
     const expected = {
-      slack: ['dest-type', 'dest-url', ...common],
+      slack: ['dest-type', 'dest-url', 'dest-channel', ...common, 'dest-token'],
       teams: ['dest-type', 'dest-url', ...common],
       webhook: ['dest-type', 'dest-url', ...common, 'dest-secret'],
       github: ['dest-type', 'dest-repo', ...common, 'dest-token'],
@@ -101,11 +101,31 @@ describe('the new-destination form', () => {
     await page.getByRole('button', { name: 'Add destination' }).click();
     await expect.poll(() => page.locator('tr[data-destination]').count(), { timeout: 10_000 }).toBe(1);
     expect(await page.locator('tr[data-destination] td').first().textContent()).toBe('gitlab');
+
+    // A Slack app's destination by a person's id and its bot token: listed by where it posts, the token never shown.
+    await page.getByLabel('Type').selectOption('slack');
+    await page.getByLabel(/^Or a Slack app: channel id/).fill('U0123ABCD');
+    await page.locator('#dest-token').fill('xoxb-settings-page-token');
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    await expect.poll(() => page.locator('tr[data-destination]').count(), { timeout: 10_000 }).toBe(2);
+    const rows = await page.locator('tr[data-destination]').allTextContents();
+    expect(rows.join('\n')).toContain('chat.postMessage to U0123ABCD');
+    expect(await page.content()).not.toContain('xoxb-settings-page-token');
   });
 
   it('when JavaScript is off, then every field shows, each label naming its types', async () => {
     const page = await settingsOf('admin', { javaScriptEnabled: false });
-    expect(await visibleFields(page)).toEqual(['dest-type', 'dest-url', 'dest-repo', 'dest-project', 'dest-envs', 'dest-when', 'dest-secret', 'dest-token']);
-    expect(await page.getByLabel('URL (Slack, Teams Workflows, webhook)').isVisible()).toBe(true);
+    expect(await visibleFields(page)).toEqual([
+      'dest-type',
+      'dest-url',
+      'dest-channel',
+      'dest-repo',
+      'dest-project',
+      'dest-envs',
+      'dest-when',
+      'dest-secret',
+      'dest-token',
+    ]);
+    expect(await page.getByLabel('URL (Slack incoming webhook, Teams Workflows, webhook)').isVisible()).toBe(true);
   });
 });
