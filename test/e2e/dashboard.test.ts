@@ -279,7 +279,7 @@ describe('a run, and acting on it', () => {
     // The repository typed for GitHub is hidden with its type, and not sent.
     await page.getByLabel('Type').selectOption('webhook');
     expect(await page.getByLabel('Repository (GitHub, owner/name)').isHidden()).toBe(true);
-    await page.getByLabel('URL (Slack, Teams Workflows, webhook)').fill('https://hooks.example.com/proctor');
+    await page.getByLabel('URL (Slack incoming webhook, Teams Workflows, webhook)').fill('https://hooks.example.com/proctor');
     await page.getByLabel('Environments (slugs, comma-separated; none: all)').fill('staging');
     await page.getByLabel('When').selectOption('failed');
     await page.getByLabel('Webhook secret').fill('a secret of the receiver');
