@@ -110,6 +110,8 @@ describe('the new-destination form', () => {
     await expect.poll(() => page.locator('tr[data-destination]').count(), { timeout: 10_000 }).toBe(2);
     const rows = await page.locator('tr[data-destination]').allTextContents();
     expect(rows.join('\n')).toContain('chat.postMessage to U0123ABCD');
+    // Digests and owners' routes offer it by where it posts, not as a bare "slack".
+    await expect.poll(() => page.locator('select[name="destination_id"] option').allTextContents(), { timeout: 10_000 }).toContain('slack to U0123ABCD');
     expect(await page.content()).not.toContain('xoxb-settings-page-token');
   });
 

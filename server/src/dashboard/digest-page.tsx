@@ -4,6 +4,11 @@ import type { Project } from '../projects/index.ts';
 import { formatDuration } from '../runs/index.ts';
 import { Options } from './components/forms.tsx';
 import { renderPage, type Viewer } from './components/page.tsx';
+
+/** "1 run", "2 runs". */
+function runCount(n: number): string {
+  return `${n} run${n === 1 ? '' : 's'}`;
+}
 import { issueName } from './issue-section.tsx';
 
 // An environment's digest as a page: what the daily or weekly report says, each test a link to its
@@ -150,9 +155,9 @@ export function digestPage(viewer: Viewer, project: Project, view: DigestView): 
         <p>
           {digest.environment_name}, {PERIOD_LABELS[digest.period]} ({digest.from} to {digest.to}, UTC):{' '}
           <strong>
-            {runs.runs} runs, {percent(runs.pass_rate)} passed
+            {runCount(runs.runs)}, {percent(runs.pass_rate)} passed
           </strong>
-          {change}; the period before: {runs.previous.runs} runs, {percent(runs.previous.pass_rate)} passed.
+          {change}; the period before: {runCount(runs.previous.runs)}, {percent(runs.previous.pass_rate)} passed.
         </p>
         <List
           projectId={p}
@@ -194,29 +199,29 @@ export function digestPage(viewer: Viewer, project: Project, view: DigestView): 
           empty="No test got flakier than in the 14 days before."
           items={digest.flakier}
           says={(t) =>
-            `flaky in ${percent(t.flaky_rate)} of ${t.runs_counted} runs, was ${t.previous_flaky_rate === null ? 'not run' : percent(t.previous_flaky_rate)} in the 14 days before`
+            `flaky in ${percent(t.flaky_rate)} of ${runCount(t.runs_counted)}, was ${t.previous_flaky_rate === null ? 'not run' : percent(t.previous_flaky_rate)} in the 14 days before`
           }
         />
         <List
           projectId={p}
           heading="Flakiest"
-          empty="No test is flaky over the last 14 days."
+          empty="No test is classed flaky over the last 14 days (a test is classed once it has run often enough)."
           items={digest.flakiest}
-          says={(t) => `flaky in ${t.flaky_runs} of ${t.runs_counted} runs`}
+          says={(t) => `flaky in ${t.flaky_runs} of ${runCount(t.runs_counted)}`}
         />
         <List
           projectId={p}
           heading="Most failing"
           empty="No test failed in this period."
           items={digest.most_failing}
-          says={(t) => `failed in ${t.fail_count} of ${t.runs} runs`}
+          says={(t) => `failed in ${t.fail_count} of ${runCount(t.runs)}`}
         />
         <List
           projectId={p}
           heading="Slowest"
           empty="No test ran in this period."
           items={digest.slowest}
-          says={(t) => `${formatDuration(t.mean_duration)} on average over ${t.runs} runs`}
+          says={(t) => `${formatDuration(t.mean_duration)} on average over ${runCount(t.runs)}`}
         />
         <OpenIssues projectId={p} digest={digest} />
       </>

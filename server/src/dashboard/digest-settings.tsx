@@ -11,6 +11,10 @@ interface DestinationView {
   type: string;
   url: string | null;
   recipients: string[] | null;
+  repo?: string | null;
+  project?: string | null;
+  /** A Slack destination by bot token: the channel or person it posts to. */
+  channel?: string | null;
 }
 
 export interface DigestSettingsView {
@@ -25,7 +29,16 @@ const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Satur
 /** A destination as a person recognises it: its type and where it goes (never a secret: the API's masked shape). */
 function destinationLabel(d: DestinationView | undefined, id: number): string {
   if (!d) return `destination ${id}`;
-  const where = d.type === 'email' ? (d.recipients ?? []).join(', ') : (d.url ?? '');
+  const where =
+    d.type === 'email'
+      ? (d.recipients ?? []).join(', ')
+      : d.channel
+        ? `to ${d.channel}`
+        : d.type === 'github'
+          ? (d.repo ?? '')
+          : d.type === 'gitlab'
+            ? (d.project ?? '')
+            : (d.url ?? '');
   return `${d.type} ${where}`.trim();
 }
 
